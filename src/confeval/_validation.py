@@ -1,0 +1,121 @@
+"""Input checks shared by the metric functions.
+
+Metric functions are strict: they take clean arrays and raise ``ValueError`` naming the
+argument at fault. Dirty *files* are handled one level up, in :mod:`confeval.records`, where
+unusable rows are excluded and counted by reason instead of raising.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def as_float_1d(x: ArrayLike, name: str, *, lo: float | None = None,
+                hi: float | None = None) -> np.ndarray:
+    """Return ``x`` as a finite 1-D float64 array, optionally bounded to [lo, hi]."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        bad = int((~np.isfinite(arr)).sum())
+        raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
+    if lo is not None and arr.size and arr.min() < lo:
+        raise ValueError(f"{name} has values below {lo} (min {arr.min()!r})")
+    if hi is not None and arr.size and arr.max() > hi:
+        raise ValueError(f"{name} has values above {hi} (max {arr.max()!r})")
+    return arr
+
+
+def as_unit_interval(x: ArrayLike, name: str) -> np.ndarray:
+    """Return ``x`` as a 1-D float64 array of values in [0, 1]."""
+    return as_float_1d(x, name, lo=0.0, hi=1.0)
+
+
+def as_binary(x: ArrayLike, name: str) -> np.ndarray:
+    """Return ``x`` as a 1-D float64 array whose values are all 0 or 1."""
+    arr = as_float_1d(x, name)
+    if not np.isin(arr, (0.0, 1.0)).all():
+        raise ValueError(f"{name} must contain only 0/1 (or False/True)")
+    return arr
+
+
+def as_prob_matrix(p: ArrayLike, name: str, *, atol: float = 1e-6) -> np.ndarray:
+    """Return ``p`` as an (n, K) float64 matrix of rows on the probability simplex."""
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_classes), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} has non-finite values")
+    if (arr < 0).any():
+        raise ValueError(f"{name} has negative probabilities")
+    sums = arr.sum(axis=1)
+    if arr.shape[0] and np.abs(sums - 1.0).max() > atol:
+        worst = sums[np.abs(sums - 1).argmax()]
+        raise ValueError(f"{name} rows must sum to 1 (worst row sums to {worst!r})")
+    return arr
+
+
+def as_labels(y: ArrayLike, name: str, n_classes: int) -> np.ndarray:
+    """Return integer class indices in [0, n_classes)."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        as_float = np.asarray(arr, dtype=np.float64)
+        if not np.all(np.mod(as_float, 1) == 0):
+            raise ValueError(f"{name} must hold integer class indices")
+        arr = as_float.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n_classes):
+        raise ValueError(f"{name} must be class indices in [0, {n_classes})")
+    return arr.astype(np.int64)
+
+
+def same_length(**arrays: np.ndarray) -> int:
+    """Check that all arrays have the same first dimension; return it."""
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
+        raise ValueError(f"inputs must have the same length ({detail})")
+    return next(iter(lengths.values()))
+
+
+def check_positive_int(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def tie_group_means(keys_sorted: np.ndarray, values_sorted: np.ndarray) -> np.ndarray:
+    """Replace each value by the mean over its run of equal keys.
+
+    ``keys_sorted`` must be sorted so that equal keys are adjacent. This is the tie rule
+    used by the ranking metrics: averaging a target over a tied block equals its expectation
+    over every ordering of the block, so the result does not depend on input order.
+    """
+    n = keys_sorted.shape[0]
+    if n == 0:
+        return values_sorted.astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, keys_sorted[1:] != keys_sorted[:-1]])
+    sums = np.add.reduceat(values_sorted.astype(np.float64), starts)
+    counts = np.diff(np.r_[starts, n])
+    return np.repeat(sums / counts, counts)
+
+
+def index_in(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each value in ``labels`` (any order, distinct), or -1 where absent.
+
+    Vectorised through a sorted copy of the labels: O((n + L) log L).
+    """
+    labels = np.asarray(labels)
+    values = np.asarray(values)
+    if labels.size == 0:
+        return np.full(values.shape, -1, dtype=np.int64)
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    pos = np.clip(np.searchsorted(sorted_labels, values), 0, labels.size - 1)
+    found = sorted_labels[pos] == values
+    return np.where(found, order[pos], -1).astype(np.int64)

@@ -1,0 +1,61 @@
+"""Metrics: pure numpy/scipy functions, validated inputs, documented conventions.
+
+- :mod:`~confeval.metrics.calibration` — ECE, MCE, class-wise ECE, Brier, reliability data,
+  histogram binning.
+- :mod:`~confeval.metrics.selective` — AUROC, accuracy-rejection / risk-coverage, AUARC, AURC,
+  PRR, rank-calibration error.
+- :mod:`~confeval.metrics.agreement` — correlations and error measures for scored judgments.
+- :mod:`~confeval.metrics.classification` — accuracy, per-class and macro F1.
+- :mod:`~confeval.metrics.bootstrap` — seeded, vectorised bootstrap intervals.
+"""
+
+from .agreement import (
+    bias_by_level,
+    confusion_matrix,
+    exact_accuracy,
+    kendall,
+    mean_absolute_error,
+    mean_bias,
+    overconfidence_rate,
+    pearson,
+    spearman,
+    within_k_accuracy,
+)
+from .bootstrap import BootstrapDiff, BootstrapResult, bootstrap_ci, paired_bootstrap
+from .calibration import (
+    HistogramBinning,
+    ReliabilityDiagram,
+    bin_edges,
+    bin_indices,
+    brier_score,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+    multiclass_brier_score,
+    reliability_diagram,
+    top_label,
+    top_label_calibration_error,
+)
+from .classification import accuracy, f1_per_class, macro_f1
+from .selective import (
+    UndefinedMetricWarning,
+    accuracy_rejection_curve,
+    auarc,
+    aurc,
+    auroc,
+    prediction_rejection_ratio,
+    rank_calibration_error,
+    risk_coverage_curve,
+)
+
+__all__ = [
+    "BootstrapDiff", "BootstrapResult", "HistogramBinning", "ReliabilityDiagram",
+    "UndefinedMetricWarning", "accuracy", "accuracy_rejection_curve", "auarc", "auroc", "aurc",
+    "bias_by_level", "bin_edges", "bin_indices", "bootstrap_ci", "brier_score",
+    "classwise_calibration_error", "confusion_matrix", "exact_accuracy",
+    "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
+    "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
+    "overconfidence_rate", "paired_bootstrap", "pearson", "prediction_rejection_ratio",
+    "rank_calibration_error", "reliability_diagram", "risk_coverage_curve", "spearman",
+    "top_label", "top_label_calibration_error", "within_k_accuracy",
+]

@@ -1,0 +1,254 @@
+"""Selective prediction and ranking metrics: AUROC, accuracy-rejection and risk-coverage
+curves (AUARC, AURC), prediction rejection ratio (PRR) and rank-calibration error (RCE).
+
+Tie rule (order-independent, documented once)
+---------------------------------------------
+Samples are accepted from the most to the least confident. When several samples share a
+confidence, no order among them is more right than another, so every curve here uses the
+**expectation over all orderings of each tied block**: within a block, each sample's
+correctness (or loss) is replaced by the block mean. For AUROC this is the usual "a tie counts
+one half" rule, which gives exactly ``sklearn.metrics.roc_auc_score``. The result never
+depends on the order in which the samples were given.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import rankdata
+
+from .._validation import (
+    as_binary,
+    as_float_1d,
+    as_unit_interval,
+    check_positive_int,
+    same_length,
+    tie_group_means,
+)
+
+__all__ = [
+    "UndefinedMetricWarning",
+    "accuracy_rejection_curve",
+    "auarc",
+    "auroc",
+    "aurc",
+    "prediction_rejection_ratio",
+    "rank_calibration_error",
+    "risk_coverage_curve",
+]
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined for this input (e.g. AUROC with one class); NaN is returned."""
+
+
+def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
+    """Area under the ROC curve of ``confidence`` as a detector of correct answers.
+
+    Computed in O(n log n) as the Mann-Whitney statistic with mid-ranks, so a tied
+    (correct, incorrect) pair counts one half, exactly as ``sklearn.metrics.roc_auc_score``.
+
+    Parameters
+    ----------
+    confidence : array of shape (n,)
+        Any real score; higher means more confident.
+    correct : array of shape (n,)
+        Binary correctness (0/1).
+
+    Returns
+    -------
+    float
+        NaN, with an :class:`UndefinedMetricWarning`, when only one class is present.
+
+    Examples
+    --------
+    >>> auroc([0.9, 0.8, 0.8, 0.1], [1, 1, 0, 0])
+    0.875
+    """
+    score = as_float_1d(confidence, "confidence")
+    y = as_binary(correct, "correct")
+    same_length(confidence=score, correct=y)
+    n_pos = y.sum()
+    n_neg = y.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        warnings.warn("AUROC is undefined when only one class is present; returning NaN",
+                      UndefinedMetricWarning, stacklevel=2)
+        return float("nan")
+    ranks = rankdata(score)
+    return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _sorted_by_confidence(confidence, target):
+    """Targets sorted from most to least confident, tied blocks replaced by their mean."""
+    order = np.argsort(-confidence, kind="stable")
+    return tie_group_means(confidence[order], target[order])
+
+
+def accuracy_rejection_curve(confidence: ArrayLike, correct: ArrayLike
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy of the k most confident samples, k = 1..n.
+
+    Returns
+    -------
+    coverage : array of shape (n,)
+        k / n.
+    accuracy : array of shape (n,)
+        Expected accuracy of the k most confident samples (tie rule in the module docstring).
+    """
+    conf = as_float_1d(confidence, "confidence")
+    target = as_unit_interval(correct, "correct")
+    n = same_length(confidence=conf, correct=target)
+    if n == 0:
+        raise ValueError("need at least one sample")
+    k = np.arange(1, n + 1, dtype=np.float64)
+    return k / n, np.cumsum(_sorted_by_confidence(conf, target)) / k
+
+
+def risk_coverage_curve(confidence: ArrayLike, loss: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Selective risk (mean loss of the k most confident samples) against coverage k/n.
+
+    ``loss`` is any per-sample loss, e.g. ``1 - correct``. Ties as in the module docstring.
+    """
+    conf = as_float_1d(confidence, "confidence")
+    loss = as_float_1d(loss, "loss")
+    n = same_length(confidence=conf, loss=loss)
+    if n == 0:
+        raise ValueError("need at least one sample")
+    k = np.arange(1, n + 1, dtype=np.float64)
+    return k / n, np.cumsum(_sorted_by_confidence(conf, loss)) / k
+
+
+def auarc(confidence: ArrayLike, correct: ArrayLike, *, integration: str = "mean") -> float:
+    r"""Area under the accuracy-rejection curve.
+
+    ``integration="mean"`` (default): :math:`\frac1n\sum_{k=1}^{n}\mathrm{acc}_k`, the
+    accuracy averaged over the n coverage levels k/n.
+    ``integration="trapezoid"``: trapezoid rule over coverages ``linspace(0, 1, n)``, as in the
+    UQ-NLG code of Lin et al. (2024); use it to compare with their published numbers.
+
+    References
+    ----------
+    Nadeem, Zucker and Hanczar (2009), "Accuracy-rejection curves (ARCs) for comparing
+    classification methods with a reject option", MLSB.
+
+    Examples
+    --------
+    >>> auarc([0.9, 0.5, 0.1], [1, 0, 1])
+    0.7222222222222222
+    """
+    _, acc = accuracy_rejection_curve(confidence, correct)
+    if integration == "mean":
+        return float(acc.mean())
+    if integration == "trapezoid":
+        if acc.size < 2:
+            return float(acc[0])
+        return float((acc.sum() - 0.5 * (acc[0] + acc[-1])) / (acc.size - 1))
+    raise ValueError(f"integration must be 'mean' or 'trapezoid', got {integration!r}")
+
+
+def aurc(confidence: ArrayLike, loss: ArrayLike) -> float:
+    """Area under the risk-coverage curve (mean selective risk over coverages k/n).
+
+    References
+    ----------
+    Geifman, Uziel and El-Yaniv (2019), "Bias-reduced uncertainty estimation for deep neural
+    classifiers", ICLR.
+    """
+    _, risk = risk_coverage_curve(confidence, loss)
+    return float(risk.mean())
+
+
+def prediction_rejection_ratio(confidence: ArrayLike, correct: ArrayLike) -> float:
+    r"""Prediction rejection ratio.
+
+    .. math:: \mathrm{PRR} = \frac{\mathrm{AUARC}(c) - \mathrm{AUARC}_{\text{random}}}
+                                  {\mathrm{AUARC}_{\text{oracle}} - \mathrm{AUARC}_{\text{random}}}
+
+    with the mean integration of :func:`auarc`. A random (or constant) confidence scores 0, the
+    oracle that ranks every correct sample first scores 1; negative values are worse than
+    random. NaN (with a warning) when all samples have the same correctness.
+
+    References
+    ----------
+    Malinin et al. (2017), "Incorporating uncertainty into deep learning for spoken language
+    assessment", ACL. Vashurin et al. (2024), "Benchmarking uncertainty quantification methods
+    for large language models with LM-Polygraph".
+    """
+    target = as_unit_interval(correct, "correct")
+    random_area = float(target.mean()) if target.size else float("nan")
+    oracle_area = auarc(target, target)
+    if np.isclose(oracle_area, random_area, rtol=0, atol=1e-15):
+        warnings.warn("PRR is undefined when every sample has the same correctness; returning NaN",
+                      UndefinedMetricWarning, stacklevel=2)
+        return float("nan")
+    return (auarc(confidence, target) - random_area) / (oracle_area - random_area)
+
+
+def rank_calibration_error(confidence: ArrayLike, correctness: ArrayLike, *, n_bins: int = 20,
+                           is_uncertainty: bool = False) -> float:
+    r"""Rank-calibration error (RCE) of Huang et al. (2024), plug-in estimator, O(n log n).
+
+    RCE asks whether a higher confidence goes with a higher expected correctness, without
+    requiring confidences to be probabilities. In uncertainty form (their Eq. for U):
+
+    .. math:: \mathrm{RCE} = \mathbb{E}_U\Bigl|\,\mathbb{P}_{U'}\{\mathrm{reg}(U') \ge
+              \mathrm{reg}(U)\} - \mathbb{P}_{U'}\{U' \le U\}\Bigr|,\qquad
+              \mathrm{reg}(u) = \mathbb{E}[A \mid U = u].
+
+    A confidence C is handled as the uncertainty U = -C. (MCQA-Eval, Eq. 5, prints the formula
+    with C in place of U but keeps ``C' <= C``; with confidences the second probability must be
+    ``C' >= C``, which is what negating gives.)
+
+    Estimator, following the authors' code: sort by uncertainty; split the n sorted positions
+    into ``n_bins`` equal-mass bins (edges ``round(linspace(0, n, B + 1))``); reg is the mean
+    correctness of the bin; the empirical CDF of U at sorted position i is i/(n-1); the CDF of
+    reg is the share of *other* samples with reg greater or equal, de-tied within each bin
+    (minus (m-1)/(2(n-1)) for a bin of m samples). RCE is the mean absolute gap.
+
+    Ties in the confidence: tied samples first share the mean correctness of their tie block
+    (the module's tie rule), so the result does not depend on input order; without ties this is
+    exactly the authors' estimator.
+
+    Parameters
+    ----------
+    confidence : array of shape (n,), any real values (uncertainties if ``is_uncertainty``)
+    correctness : array of shape (n,), values in [0, 1] (binary or graded)
+    n_bins : int, default 20
+    is_uncertainty : bool, default False
+        Set when the first argument is an uncertainty (higher = less confident).
+
+    References
+    ----------
+    Huang et al. (2024), "Uncertainty in language models: assessment through
+    rank-calibration", EMNLP. Section 3.2 of MCQA-Eval (Lin et al.).
+
+    Examples
+    --------
+    >>> rank_calibration_error([0.1, 0.2, 0.3, 0.4], [0.0, 0.3, 0.6, 1.0], n_bins=4)
+    0.0
+    """
+    values = as_float_1d(confidence, "confidence")
+    a = as_unit_interval(correctness, "correctness")
+    n = same_length(confidence=values, correctness=a)
+    n_bins = check_positive_int(n_bins, "n_bins")
+    if n < 2:
+        raise ValueError("rank-calibration error needs at least two samples")
+    u = values if is_uncertainty else -values
+    order = np.argsort(u, kind="stable")
+    a_sorted = tie_group_means(u[order], a[order])
+
+    edges = np.round(np.linspace(0, n, n_bins + 1)).astype(np.int64)
+    bin_of_position = np.searchsorted(edges[1:], np.arange(n), side="right")
+    bin_size = np.diff(edges).astype(np.float64)
+    bin_sum = np.bincount(bin_of_position, weights=a_sorted, minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bin_mean = bin_sum / bin_size
+    reg = bin_mean[bin_of_position]
+
+    reg_sorted = np.sort(reg)
+    count_ge = n - np.searchsorted(reg_sorted, reg, side="left")
+    reg_cdf = (count_ge - 1) / (n - 1) - (bin_size[bin_of_position] - 1) / (2 * (n - 1))
+    u_cdf = np.arange(n) / (n - 1)
+    return float(np.abs(reg_cdf - u_cdf).mean())

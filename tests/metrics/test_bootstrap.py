@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+
+from confeval.metrics import (
+    auroc,
+    bootstrap_ci,
+    brier_score,
+    expected_calibration_error,
+    paired_bootstrap,
+    rank_calibration_error,
+)
+from confeval.metrics.bootstrap import BATCHED
+
+
+def test_percentile_ci_covers_the_true_mean_at_nominal_rate():
+    # Known case: 95% percentile interval for the mean of N(0, 1), n = 200.
+    rng = np.random.default_rng(123)
+    hits = 0
+    trials = 300
+    for t in range(trials):
+        x = rng.normal(size=200)
+        res = bootstrap_ci(np.mean, x, n_resamples=1000, seed=t)
+        hits += res.low <= 0.0 <= res.high
+    assert 0.92 <= hits / trials <= 0.98
+    # and the standard error is close to 1/sqrt(n)
+    assert res.std_error == pytest.approx(1 / np.sqrt(200), rel=0.15)
+
+
+def test_seeded_and_no_global_rng():
+    x = np.arange(50.0)
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking the legacy global RNG
+    a = bootstrap_ci(np.mean, x, seed=5)
+    b = bootstrap_ci(np.mean, x, seed=5)
+    assert a == b
+    assert np.array_equal(np.random.get_state()[1], state)  # noqa: NPY002
+
+
+@pytest.mark.parametrize("metric", [expected_calibration_error, auroc, brier_score])
+def test_batched_path_equals_loop_path(metric):
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(size=300)
+    correct = (rng.uniform(size=300) < conf).astype(float)
+    fast = bootstrap_ci(metric, conf, correct, n_resamples=200, seed=9)
+
+    def plain(c, y):  # same metric, not registered as batched -> per-resample loop
+        return metric(c, y)
+
+    assert plain not in BATCHED
+    slow = bootstrap_ci(plain, conf, correct, n_resamples=200, seed=9)
+    assert fast.low == pytest.approx(slow.low, abs=1e-12)
+    assert fast.high == pytest.approx(slow.high, abs=1e-12)
+
+
+def test_kwargs_and_any_callable():
+    rng = np.random.default_rng(1)
+    conf = rng.uniform(size=400)
+    correct = (rng.uniform(size=400) < conf).astype(float)
+    res = bootstrap_ci(rank_calibration_error, conf, correct, n_resamples=50, n_bins=10)
+    assert res.estimate == rank_calibration_error(conf, correct, n_bins=10)
+    assert res.low <= res.estimate <= res.high
+
+
+def test_cluster_bootstrap_resamples_whole_clusters():
+    # Two clusters with constant values: every resample mean is 0, 0.5 or 1 (weighted by size 2).
+    x = np.array([0.0, 0.0, 1.0, 1.0])
+    res = bootstrap_ci(lambda v: v.mean(), x, clusters=[1, 1, 2, 2], n_resamples=400, seed=0)
+    assert res.low == 0.0 and res.high == 1.0
+    vals = {bootstrap_ci(lambda v: v.mean(), x, clusters=[1, 1, 2, 2], n_resamples=1,
+                         seed=s).low for s in range(30)}
+    assert vals <= {0.0, 0.5, 1.0}
+
+
+def test_paired_difference():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, size=500).astype(float)
+    good = y + rng.normal(scale=0.5, size=500)
+    noise = rng.normal(size=500)
+    d = paired_bootstrap(auroc, (good, y), (noise, y), n_resamples=500, seed=3)
+    assert d.estimate == pytest.approx(auroc(good, y) - auroc(noise, y))
+    assert d.low > 0.2 and d.p_value < 0.01
+    same = paired_bootstrap(auroc, (good, y), (good, y), n_resamples=100, seed=3)
+    assert same.estimate == 0 and same.p_value == 1.0
+
+
+def test_undefined_resamples_are_counted():
+    y = np.array([1.0] * 19 + [0.0])
+    res = bootstrap_ci(auroc, np.linspace(0, 1, 20), y, n_resamples=300, seed=0)
+    assert 0 < res.n_undefined < 300

@@ -1,0 +1,151 @@
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import auc, roc_auc_score
+
+from confeval.metrics import (
+    UndefinedMetricWarning,
+    accuracy_rejection_curve,
+    auarc,
+    aurc,
+    auroc,
+    prediction_rejection_ratio,
+    rank_calibration_error,
+    risk_coverage_curve,
+)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_auroc_equals_sklearn_with_and_without_ties(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=3000)
+    continuous = rng.normal(size=3000) + y
+    likert = np.round(rng.uniform(size=3000) * 4 + y) / 4  # heavy ties
+    for score in (continuous, likert):
+        assert auroc(score, y) == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+
+
+def test_auroc_single_class_is_nan_with_warning():
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(auroc([0.1, 0.2], [1, 1]))
+
+
+def _brute_force_expected_curve(conf, correct):
+    """Average accuracy@k over every ordering consistent with the confidences."""
+    n = len(conf)
+    curves = []
+    for perm in itertools.permutations(range(n)):
+        c = conf[list(perm)]
+        a = correct[list(perm)]
+        order = sorted(range(n), key=lambda i: -c[i])  # stable: permutation decides ties
+        curves.append(np.cumsum(a[order]) / np.arange(1, n + 1))
+    return np.mean(curves, axis=0)
+
+
+def test_accuracy_rejection_curve_is_the_expectation_over_tie_orders():
+    conf = np.array([0.9, 0.5, 0.5, 0.5, 0.2, 0.2])
+    correct = np.array([1, 1, 0, 0, 1, 0], dtype=float)
+    _, acc = accuracy_rejection_curve(conf, correct)
+    np.testing.assert_allclose(cov, np.arange(1, 7) / 6)
+    np.testing.assert_allclose(acc, _brute_force_expected_curve(conf, correct), atol=1e-12)
+
+
+def test_auarc_hand_computed_and_order_independent():
+    conf = np.array([0.9, 0.5, 0.5, 0.1])
+    correct = np.array([1, 1, 0, 0])
+    # acc@1 = 1, acc@2 = (1 + .5)/2, acc@3 = 2/3, acc@4 = 1/2
+    expected = np.mean([1.0, 0.75, 2 / 3, 0.5])
+    assert auarc(conf, correct) == pytest.approx(expected, abs=1e-15)
+    assert auarc(conf[::-1], correct[::-1]) == pytest.approx(expected, abs=1e-15)
+
+
+def test_auarc_trapezoid_matches_uq_nlg_formula_without_ties():
+    # UQ-NLG: sort by uncertainty, expanding mean, sklearn.metrics.auc on linspace(0, 1, n).
+    rng = np.random.default_rng(2)
+    u = rng.normal(size=200)
+    a = rng.integers(0, 2, size=200).astype(float)
+    order = np.argsort(u)
+    amean = np.cumsum(a[order]) / np.arange(1, 201)
+    reference = auc(np.linspace(0, 1, 200), amean)
+    assert auarc(-u, a, integration="trapezoid") == pytest.approx(reference, abs=1e-12)
+
+
+def test_risk_coverage_and_aurc():
+    conf = np.array([0.9, 0.8, 0.3])
+    loss = np.array([0.0, 1.0, 1.0])
+    cov, risk = risk_coverage_curve(conf, loss)
+    np.testing.assert_allclose(risk, [0.0, 0.5, 2 / 3])
+    assert aurc(conf, loss) == pytest.approx((0 + 0.5 + 2 / 3) / 3)
+
+
+def test_prr_bounds():
+    y = np.array([1, 0, 1, 1, 0, 0, 1, 0], dtype=float)
+    assert prediction_rejection_ratio(y, y) == pytest.approx(1.0)
+    assert prediction_rejection_ratio(np.ones(8), y) == pytest.approx(0.0, abs=1e-15)
+    assert prediction_rejection_ratio(-y, y) == pytest.approx(-1.0)
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(prediction_rejection_ratio([0.1, 0.2], [1, 1]))
+
+
+def _naive_rce(confidence, correctness, n_bins):
+    """Direct O(n^2) transcription of the plug-in estimator of Huang et al. (2024)."""
+    u = -np.asarray(confidence, float)
+    a = np.asarray(correctness, float)
+    n = len(u)
+    order = np.argsort(u, kind="stable")
+    a_s = a[order]
+    edges = [round(e) for e in np.linspace(0, n, n_bins + 1)]
+    reg = np.zeros(n)
+    size = np.zeros(n)
+    for lo, hi in itertools.pairwise(edges):
+        if hi > lo:
+            reg[lo:hi] = a_s[lo:hi].mean()
+            size[lo:hi] = hi - lo
+    total = 0.0
+    for i in range(n):
+        others_ge = sum(1 for j in range(n) if j != i and reg[j] >= reg[i])
+        reg_cdf = others_ge / (n - 1) - (size[i] - 1) / (2 * (n - 1))
+        total += abs(reg_cdf - i / (n - 1))
+    return total / n
+
+
+@pytest.mark.parametrize("n,bins", [(50, 5), (97, 20), (300, 7), (15, 20)])
+def test_rce_equals_naive_estimator_without_ties(n, bins):
+    rng = np.random.default_rng(n)
+    conf = rng.normal(size=n)
+    correctness = np.clip(0.5 + 0.3 * conf + rng.normal(scale=0.3, size=n), 0, 1)
+    assert rank_calibration_error(conf, correctness, n_bins=bins) == pytest.approx(
+        _naive_rce(conf, correctness, bins), abs=1e-12)
+
+
+def test_rce_hand_computed():
+    conf = [0.1, 0.2, 0.3, 0.4]
+    assert rank_calibration_error(conf, [0.0, 0.3, 0.6, 1.0], n_bins=4) == 0.0
+    # Anti-ranked: gaps |0-1|, |1/3-2/3|, |2/3-1/3|, |1-0| -> mean 2/3
+    assert rank_calibration_error(conf, [1.0, 0.6, 0.3, 0.0], n_bins=4) == pytest.approx(2 / 3)
+    # Same result given as uncertainty.
+    assert rank_calibration_error([-c for c in conf], [1.0, 0.6, 0.3, 0.0], n_bins=4,
+                                  is_uncertainty=True) == pytest.approx(2 / 3)
+
+
+def test_rce_with_ties_is_order_independent():
+    rng = np.random.default_rng(7)
+    conf = rng.integers(1, 6, size=400) / 5  # Likert confidences
+    correct = (rng.uniform(size=400) < conf).astype(float)
+    base = rank_calibration_error(conf, correct)
+    for seed in range(5):
+        perm = np.random.default_rng(seed).permutation(400)
+        assert rank_calibration_error(conf[perm], correct[perm]) == pytest.approx(base, abs=1e-12)
+
+
+def test_rce_prefers_the_informative_measure():
+    rng = np.random.default_rng(11)
+    p = rng.uniform(size=5000)
+    correct = (rng.uniform(size=5000) < p).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        good = rank_calibration_error(p, correct)
+        bad = rank_calibration_error(-p, correct)
+    assert good < 0.05 < 0.5 < bad
