@@ -47,7 +47,7 @@ def _brute_force_expected_curve(conf, correct):
 def test_accuracy_rejection_curve_is_the_expectation_over_tie_orders():
     conf = np.array([0.9, 0.5, 0.5, 0.5, 0.2, 0.2])
     correct = np.array([1, 1, 0, 0, 1, 0], dtype=float)
-    _, acc = accuracy_rejection_curve(conf, correct)
+    cov, acc = accuracy_rejection_curve(conf, correct)
     np.testing.assert_allclose(cov, np.arange(1, 7) / 6)
     np.testing.assert_allclose(acc, _brute_force_expected_curve(conf, correct), atol=1e-12)
 
@@ -76,6 +76,7 @@ def test_risk_coverage_and_aurc():
     conf = np.array([0.9, 0.8, 0.3])
     loss = np.array([0.0, 1.0, 1.0])
     cov, risk = risk_coverage_curve(conf, loss)
+    np.testing.assert_allclose(cov, [1 / 3, 2 / 3, 1])
     np.testing.assert_allclose(risk, [0.0, 0.5, 2 / 3])
     assert aurc(conf, loss) == pytest.approx((0 + 0.5 + 2 / 3) / 3)
 
