@@ -1,0 +1,305 @@
+"""Reading record files into validated tables, with every excluded row counted by reason.
+
+Formats: CSV, CSV.gz, TSV, JSONL / JSONL.gz (also ``.ndjson``), Parquet. The format is taken
+from the file name.
+
+The contract
+------------
+* A file that is missing, unreadable or of an unknown format, and a requested column that is
+  not there, raise :class:`RecordsError` — one message naming the file (and the column, and the
+  columns that *are* there).
+* A JSONL line that is not valid JSON, or not a JSON object, does not stop the read: the line
+  is skipped, counted under ``unparseable_line`` and listed with its line number in
+  :attr:`RecordSet.problems`.
+* Rows whose values are unusable (non-numeric text, NaN/inf, a probability outside [0, 1],
+  an unknown label, ...) are *excluded*, never silently dropped: each check marks rows with a
+  reason, a row is counted once under the first reason that caught it, and
+  :attr:`RecordSet.excluded` gives the counts that every result reports.
+
+Example
+-------
+>>> import pandas as pd
+>>> rs = RecordSet.from_frame(pd.DataFrame({"p": [0.2, "x", 1.5, None], "y": [1, 0, 1, 0]}))
+>>> p = rs.numeric(["p"], lo=0, hi=1, what="probability")
+>>> rs.excluded
+{'non_numeric_probability': 1, 'probability_out_of_range': 1, 'missing_probability': 1}
+>>> rs.valid()["p"].tolist()
+[0.2]
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import io
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ROW_COLUMN", "Problem", "RecordSet", "RecordsError", "read_records",
+           "read_table", "resolve_columns"]
+
+ROW_COLUMN = "_row"
+"""Column added to every table: the 1-based line number in the file (JSONL, and CSV where the
+header is line 1) or the 1-based row number (Parquet), so any record can be traced back."""
+
+
+class RecordsError(ValueError):
+    """Input that cannot be read at all (a missing file or column, an unknown format)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One skipped line or excluded row: where, and why."""
+
+    row: int
+    reason: str
+    detail: str = ""
+
+
+def _format_of(path: Path) -> str:
+    name = path.name.lower()
+    for suffix, fmt in ((".jsonl.gz", "jsonl"), (".ndjson.gz", "jsonl"), (".jsonl", "jsonl"),
+                        (".ndjson", "jsonl"), (".csv.gz", "csv"), (".csv", "csv"),
+                        (".tsv.gz", "tsv"), (".tsv", "tsv"), (".parquet", "parquet"),
+                        (".pq", "parquet")):
+        if name.endswith(suffix):
+            return fmt
+    raise RecordsError(f"{path}: unknown file format (expected .csv, .csv.gz, .tsv, .jsonl, "
+                       ".jsonl.gz or .parquet)")
+
+
+def _open_text(path: Path):
+    if path.name.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[Problem]]:
+    rows, line_numbers, problems = [], [], []
+    with _open_text(path) as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(number, "unparseable_line", f"invalid JSON: {exc.msg}"))
+                continue
+            if not isinstance(obj, dict):
+                problems.append(Problem(number, "unparseable_line",
+                                        f"expected a JSON object, got {type(obj).__name__}"))
+                continue
+            rows.append(obj)
+            line_numbers.append(number)
+    frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
+    frame[ROW_COLUMN] = np.asarray(line_numbers, dtype=np.int64)
+    return frame, problems
+
+
+def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
+    """Read one record file into a DataFrame with a ``_row`` column.
+
+    Returns the table and the list of skipped lines (JSONL only). Raises
+    :class:`RecordsError` when the file cannot be read at all.
+    """
+    path = Path(path)
+    fmt = _format_of(path)
+    if not path.is_file():
+        raise RecordsError(f"{path}: no such file")
+    try:
+        if fmt == "jsonl":
+            return _read_jsonl(path)
+        if fmt in ("csv", "tsv"):
+            frame = pd.read_csv(path, sep="," if fmt == "csv" else "\t", low_memory=False)
+            frame[ROW_COLUMN] = np.arange(2, len(frame) + 2, dtype=np.int64)
+        else:
+            frame = pd.read_parquet(path)
+            frame[ROW_COLUMN] = np.arange(1, len(frame) + 1, dtype=np.int64)
+    except RecordsError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
+        raise RecordsError(f"{path}: cannot read as {fmt}: {exc}") from None
+    return frame, []
+
+
+def resolve_columns(columns: Sequence[str], spec: str | Iterable[str], *, source: str = "",
+                    what: str = "column") -> list[str]:
+    """Expand a column spec into existing column names.
+
+    ``spec`` is a comma-separated string or a list; each entry is a column name or a glob
+    (``'logit_*'``, ``'s2_lp[1-5]'``). Glob matches keep the file's column order. An entry that
+    matches nothing raises :class:`RecordsError` naming the file and listing the columns.
+
+    Examples
+    --------
+    >>> resolve_columns(["id", "logit_A", "logit_B", "answer"], "logit_*")
+    ['logit_A', 'logit_B']
+    """
+    entries = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
+    available = [c for c in columns if c != ROW_COLUMN]
+    out: list[str] = []
+    for entry in entries:
+        if not entry:
+            continue
+        if any(ch in entry for ch in "*?["):
+            matched = [c for c in available if fnmatch.fnmatchcase(str(c), entry)]
+        else:
+            matched = [entry] if entry in available else []
+        if not matched:
+            where = f"{source}: " if source else ""
+            shown = ", ".join(map(str, available[:30])) + (" ..." if len(available) > 30 else "")
+            raise RecordsError(f"{where}{what} {entry!r} not found; columns are: {shown}")
+        out.extend(m for m in matched if m not in out)
+    return out
+
+
+@dataclass
+class RecordSet:
+    """A table read from one source, with rows excluded (never dropped) by reason."""
+
+    frame: pd.DataFrame
+    source: str = "<memory>"
+    problems: list[Problem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if ROW_COLUMN not in self.frame.columns:
+            self.frame = self.frame.copy()
+            self.frame[ROW_COLUMN] = np.arange(1, len(self.frame) + 1, dtype=np.int64)
+        self.frame = self.frame.reset_index(drop=True)
+        # 0 = valid; k > 0 = excluded for self._reasons[k - 1] (the first reason that caught it)
+        self._code = np.zeros(len(self.frame), dtype=np.int32)
+        self._reasons: list[str] = []
+        self._skipped: dict[str, int] = {}
+        for p in self.problems:
+            self._skipped[p.reason] = self._skipped.get(p.reason, 0) + 1
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, source: str = "<memory>") -> RecordSet:
+        return cls(frame, source)
+
+    @classmethod
+    def read(cls, path: str | Path) -> RecordSet:
+        frame, problems = read_table(path)
+        return cls(frame, str(path), problems)
+
+    # ------------------------------------------------------------------ bookkeeping
+    @property
+    def n_read(self) -> int:
+        """Rows read plus lines that could not be parsed."""
+        return len(self.frame) + sum(self._skipped.values())
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Boolean mask of rows still valid."""
+        return self._code == 0
+
+    @property
+    def excluded(self) -> dict[str, int]:
+        """Count of skipped lines and excluded rows per reason (each row counted once)."""
+        counts = dict(self._skipped)
+        per_code = np.bincount(self._code, minlength=len(self._reasons) + 1)
+        for reason, c in zip(self._reasons, per_code[1:]):
+            if c:
+                counts[reason] = counts.get(reason, 0) + int(c)
+        return counts
+
+    def exclude(self, rows: np.ndarray, reason: str) -> int:
+        """Mark rows (boolean mask over the frame) as excluded for ``reason``.
+
+        Rows already excluded keep their first reason. Returns how many rows were newly
+        excluded.
+        """
+        rows = np.asarray(rows, dtype=bool) & self.mask
+        if rows.any():
+            if reason not in self._reasons:
+                self._reasons.append(reason)
+            self._code[rows] = self._reasons.index(reason) + 1
+        return int(rows.sum())
+
+    def excluded_rows(self) -> pd.DataFrame:
+        """The excluded rows with their ``_row`` number and reason (for flagged output)."""
+        bad = ~self.mask
+        names = np.asarray([""] + self._reasons, dtype=object)
+        return pd.DataFrame({ROW_COLUMN: self.frame.loc[bad, ROW_COLUMN].to_numpy(),
+                             "reason": names[self._code[bad]]})
+
+    def valid(self) -> pd.DataFrame:
+        """The rows that passed every check so far."""
+        return self.frame.loc[self.mask].reset_index(drop=True)
+
+    def columns(self, spec: str | Iterable[str], what: str = "column") -> list[str]:
+        """:func:`resolve_columns` against this table."""
+        return resolve_columns(list(self.frame.columns), spec, source=self.source, what=what)
+
+    # ------------------------------------------------------------------ checks
+    def numeric(self, spec: str | Iterable[str], *, lo: float | None = None,
+                hi: float | None = None, what: str = "value",
+                allow_inf: bool = False) -> np.ndarray:
+        """Return the columns as a float matrix (n_rows, n_cols), excluding unusable rows.
+
+        Reasons: ``missing_<what>`` (empty/None/NaN), ``non_numeric_<what>`` (text that is not a
+        number), ``non_finite_<what>`` (inf), ``<what>_out_of_range`` (outside [lo, hi]).
+        Values of excluded rows in the returned matrix are NaN.
+        """
+        cols = self.columns(spec, what=what)
+        raw = self.frame[cols]
+        values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
+                                  for c in cols]) if cols else np.empty((len(raw), 0))
+        is_missing = raw.isna().to_numpy()
+        self.exclude(is_missing.any(axis=1), f"missing_{what}")
+        self.exclude((np.isnan(values) & ~is_missing).any(axis=1), f"non_numeric_{what}")
+        if not allow_inf:
+            self.exclude(np.isinf(values).any(axis=1), f"non_finite_{what}")
+        with np.errstate(invalid="ignore"):
+            out_of_range = np.zeros(len(values), dtype=bool)
+            if lo is not None:
+                out_of_range |= (values < lo).any(axis=1)
+            if hi is not None:
+                out_of_range |= (values > hi).any(axis=1)
+        self.exclude(out_of_range, f"{what}_out_of_range")
+        values[~self.mask] = np.nan
+        return values
+
+    def labels(self, column: str, allowed: Iterable | None = None, *,
+               what: str = "label") -> np.ndarray:
+        """Return a label column as strings, excluding missing and unknown labels.
+
+        Labels are compared as stripped strings, so ``1``, ``1.0`` from a CSV float column and
+        ``"1"`` are the same label when ``allowed`` holds ``"1"``. Reasons: ``missing_<what>``,
+        ``unknown_<what>``.
+        """
+        col = self.columns([column], what=what)[0]
+        raw = self.frame[col]
+        self.exclude(raw.isna().to_numpy(), f"missing_{what}")
+        text = _labels_as_text(raw)
+        if allowed is not None:
+            allowed_text = _labels_as_text(pd.Series(list(allowed), dtype=object))
+            self.exclude(~np.isin(text, allowed_text) & self.mask, f"unknown_{what}")
+        return text
+
+    def summary(self) -> dict:
+        """Counts that every result reports: rows read, used, and excluded by reason."""
+        return {"source": self.source, "n_read": self.n_read, "n_used": int(self.mask.sum()),
+                "excluded": self.excluded}
+
+
+def _labels_as_text(values: pd.Series) -> np.ndarray:
+    """Labels as stripped strings; integral numbers print without a decimal part (1.0 -> "1")."""
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+    text = values.astype(str).str.strip().to_numpy(dtype=object)
+    with np.errstate(invalid="ignore"):
+        integral = np.isfinite(numeric) & (np.mod(numeric, 1) == 0)
+    text[integral] = numeric[integral].astype(np.int64).astype(str)
+    return text.astype(str)
+
+
+def read_records(paths: str | Path | Iterable[str | Path]) -> list[RecordSet]:
+    """Read one or several files into :class:`RecordSet` objects (one per file)."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    return [RecordSet.read(p) for p in paths]

@@ -1,0 +1,129 @@
+"""The run folder every suite writes, and JSON that is always valid.
+
+Layout (one folder per run)::
+
+    RUN_DIR/
+      run.json        config of the run + versions of confeval and its stack + creation time
+      records.jsonl   one JSON object per scored record (including flagged/excluded ones)
+      metrics.json    every computed result, including excluded-row counts
+      report.html     self-contained report rendered from metrics.json
+      inputs/         optional: input records a run produced itself (e.g. the demo's)
+
+JSON written here never contains NaN or Infinity (not valid JSON): they become ``null``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RunFolder", "dumps", "to_jsonable", "versions"]
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, dataclasses, paths and non-finite floats for JSON."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer, int)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        value = float(obj)
+        return value if math.isfinite(value) else None
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(obj.to_dict() if hasattr(obj, "to_dict") else dataclasses.asdict(obj))
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def dumps(obj: Any, *, indent: int | None = 2) -> str:
+    """JSON text of ``obj`` after :func:`to_jsonable` (strict: no NaN)."""
+    return json.dumps(to_jsonable(obj), indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def versions() -> dict[str, str]:
+    """Versions of confeval, Python and the numeric stack, recorded in every run.json."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for dist in ("confeval", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+class RunFolder:
+    """Read and write the files of one run folder (see the module docstring)."""
+
+    RUN = "run.json"
+    RECORDS = "records.jsonl"
+    METRICS = "metrics.json"
+    REPORT = "report.html"
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not self.path.is_dir():
+            raise FileNotFoundError(f"{self.path}: not a run folder (no such directory)")
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def _write_text(self, name: str, text: str) -> Path:
+        # Write then rename, so a killed process never leaves a half-written file behind.
+        target = self.file(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+        return target
+
+    def write_run(self, config: Mapping[str, Any]) -> Path:
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        return self._write_text(self.RUN, dumps({"config": config, "versions": versions(),
+                                                 "created": now}) + "\n")
+
+    def read_run(self) -> dict:
+        return json.loads(self.file(self.RUN).read_text(encoding="utf-8"))
+
+    def write_records(self, records: Iterable[Mapping[str, Any]], name: str = RECORDS) -> Path:
+        text = "".join(dumps(r, indent=None) + "\n" for r in records)
+        return self._write_text(name, text)
+
+    def append_records(self, records: Iterable[Mapping[str, Any]]) -> None:
+        with open(self.file(self.RECORDS), "a", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(dumps(r, indent=None) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def write_metrics(self, metrics: Mapping[str, Any]) -> Path:
+        return self._write_text(self.METRICS, dumps(metrics) + "\n")
+
+    def read_metrics(self) -> dict:
+        path = self.file(self.METRICS)
+        if not path.is_file():
+            raise FileNotFoundError(f"{self.path}: no {self.METRICS} (was the run finished?)")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def write_report(self, html: str) -> Path:
+        return self._write_text(self.REPORT, html)

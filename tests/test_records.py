@@ -1,0 +1,94 @@
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from confeval.records import RecordSet, RecordsError, read_table, resolve_columns
+
+
+@pytest.fixture
+def frame():
+    return pd.DataFrame({
+        "answer": ["A", "B", "C", "Z", None],
+        "logit_A": [1.0, 0.5, np.nan, 1.0, 2.0],
+        "logit_B": [0.0, np.inf, 1.0, 2.0, 1.0],
+        "category": ["x", "y", "x", "y", "x"],
+    })
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".tsv", ".jsonl", ".jsonl.gz", ".parquet"])
+def test_every_format_reads_the_same_table(tmp_path, frame, suffix):
+    path = tmp_path / f"records{suffix}"
+    if suffix.startswith(".csv"):
+        frame.to_csv(path, index=False)
+    elif suffix == ".tsv":
+        frame.to_csv(path, index=False, sep="\t")
+    elif suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        text = "\n".join(json.dumps({k: (None if isinstance(v, float) and np.isnan(v) else v)
+                                     for k, v in row.items()}, allow_nan=True)
+                         for row in frame.to_dict(orient="records"))
+        path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    rs = RecordSet.read(path)
+    logits = rs.numeric("logit_*", what="logit")
+    labels = rs.labels("answer", allowed="ABC")
+    assert rs.excluded == {"missing_logit": 1, "non_finite_logit": 1, "unknown_label": 1,
+                           "missing_label": 1}
+    assert rs.valid()["answer"].tolist() == ["A"]
+    np.testing.assert_array_equal(logits[rs.mask], [[1.0, 0.0]])
+    assert labels[0] == "A"
+    assert rs.summary()["n_used"] == 1 and rs.n_read == 5
+
+
+def test_broken_jsonl_lines_are_counted_with_line_numbers(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"p": 0.5, "y": 1}\n{"p": 0.7, "y": \n\n[1, 2]\n{"p": "0.9", "y": 0}\n')
+    rs = RecordSet.read(path)
+    assert [(p.row, p.reason) for p in rs.problems] == [(2, "unparseable_line"),
+                                                        (4, "unparseable_line")]
+    p = rs.numeric("p", lo=0, hi=1, what="probability")
+    assert rs.frame["_row"].tolist() == [1, 5]
+    np.testing.assert_allclose(p[:, 0], [0.5, 0.9])  # numeric text is accepted
+    assert rs.excluded == {"unparseable_line": 2}
+    assert rs.n_read == 4
+
+
+def test_missing_file_unknown_format_and_missing_column_are_clear_errors(tmp_path):
+    with pytest.raises(RecordsError, match="nope.csv: no such file"):
+        read_table(tmp_path / "nope.csv")
+    with pytest.raises(RecordsError, match="unknown file format"):
+        read_table(tmp_path / "x.xlsx")
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(RecordsError, match="bad.parquet: cannot read as parquet"):
+        read_table(bad)
+    path = tmp_path / "ok.csv"
+    pd.DataFrame({"a": [1], "b": [2]}).to_csv(path, index=False)
+    rs = RecordSet.read(path)
+    with pytest.raises(RecordsError, match=r"ok.csv: logit 'logit_\*' not found; columns are: a, b"):
+        rs.numeric("logit_*", what="logit")
+
+
+def test_column_globs_keep_file_order_and_dedupe():
+    cols = ["s2_lp1", "s2_lp2", "gt", "s2_lp3", "_row"]
+    assert resolve_columns(cols, "s2_lp*") == ["s2_lp1", "s2_lp2", "s2_lp3"]
+    assert resolve_columns(cols, ["s2_lp2", "s2_lp*"]) == ["s2_lp2", "s2_lp1", "s2_lp3"]
+    assert resolve_columns(cols, "gt, s2_lp[13]") == ["gt", "s2_lp1", "s2_lp3"]
+
+
+def test_first_reason_wins_and_excluded_rows_are_listed():
+    rs = RecordSet.from_frame(pd.DataFrame({"p": ["x", 2.0, 0.5], "q": [np.nan, np.nan, 0.1]}))
+    rs.numeric("p", lo=0, hi=1, what="p")
+    rs.numeric("q", what="q")
+    assert rs.excluded == {"non_numeric_p": 1, "p_out_of_range": 1}
+    assert rs.excluded_rows().to_dict(orient="list") == {
+        "_row": [1, 2], "reason": ["non_numeric_p", "p_out_of_range"]}
+
+
+def test_numeric_labels_match_across_float_and_text():
+    rs = RecordSet.from_frame(pd.DataFrame({"gt": [1.0, 3.0, 2.5, 6.0]}))
+    rs.labels("gt", allowed=[1, 2, 3, 4, 5], what="score")
+    assert rs.excluded == {"unknown_score": 2}
