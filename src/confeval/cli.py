@@ -1,0 +1,367 @@
+"""The ``confeval`` command line.
+
+Every scoring command reads one or more record files, prints a table (or, with ``--json``, one
+JSON document on stdout), and reports how many rows it excluded and why. Errors are one line
+on stderr with exit code 2; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from . import __version__
+from .evaluate import evaluate_agreement, evaluate_confidence
+from .records import RecordSet, RecordsError
+from .runs import RunFolder, dumps
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="confeval",
+    help="Can the confidence of an LLM, a VLM or an LLM/VLM judge be trusted? "
+         "Score records you already have, or run the demo on simulated judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class UserError(Exception):
+    """An error caused by the user's input; shown as one line, exit code 2."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"confeval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
+
+
+@contextmanager
+def _progress(total: int, what: str, enabled: bool = True):
+    """A progress bar on stderr (stdout stays clean for --json); a no-op when disabled."""
+    if not enabled:
+        yield lambda _msg=None: None
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(what, total=total)
+
+        def advance(msg: str | None = None) -> None:
+            bar.update(task, advance=1, description=msg or what)
+
+        yield advance
+
+
+def _read(path: Path) -> RecordSet:
+    try:
+        return RecordSet.read(path)
+    except RecordsError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _emit(results: dict[str, dict], as_json: bool, table: Callable[[dict], Table]) -> None:
+    if as_json:
+        sys.stdout.write(dumps({"results": results}) + "\n")
+        return
+    out.print(table(results))
+    for source, res in results.items():
+        if res.get("excluded"):
+            detail = ", ".join(f"{k}={v}" for k, v in res["excluded"].items())
+            out.print(f"[yellow]{source}: excluded {sum(res['excluded'].values())} row(s): "
+                      f"{detail}[/yellow]")
+
+
+def _cell(res: dict, key: str, with_ci: bool) -> str:
+    value = res.get(key)
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    ci = (res.get("ci") or {}).get(key)
+    text = f"{value:.3f}"
+    if with_ci and ci and ci.get("low") is not None:
+        text += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
+    return text
+
+
+def _table(results: dict, columns: Sequence[tuple[str, str]], title: str) -> Table:
+    # Intervals only where the terminal is wide enough; --json and the report always have them.
+    with_ci = out.width >= 200
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="95% bootstrap intervals: see --json or the report" if not with_ci
+                  else None)
+    table.add_column("file", overflow="fold", min_width=15)
+    for _, header in columns:
+        table.add_column(header, justify="right", no_wrap=True)
+    for source, res in results.items():
+        table.add_row(Path(source).name, *[_cell(res, key, with_ci) for key, _ in columns])
+    return table
+
+
+def _write_run(out_dir: Path | None, config: dict, section: dict) -> None:
+    if out_dir is None:
+        return
+    from .report import render_report
+
+    run = RunFolder(out_dir)
+    run.write_run(config)
+    metrics = {"title": f"confeval {config['command']}", "simulated": False,
+               "sections": [section]}
+    run.write_metrics(metrics)
+    run.write_report(render_report(metrics, run.read_run()))
+    err.print(f"run folder written: {out_dir}")
+
+
+Files = Annotated[list[Path], typer.Argument(metavar="FILE...", help="Record files (.csv, .csv.gz, .tsv, .jsonl, "
+                                                  ".jsonl.gz, .parquet).", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
+                                      help="Bootstrap resamples for 95% intervals (0: none).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step.")]
+OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run folder here "
+                                                          "(metrics.json, report.html).")]
+
+_CONF_COLUMNS = [("n_used", "n"), ("accuracy", "acc"), ("ece", "ECE"), ("mce", "MCE"),
+                 ("brier", "Brier"), ("auroc", "AUROC"), ("auarc", "AUARC"),
+                 ("prr", "PRR"), ("rce", "RCE")]
+
+
+@app.command()
+def score(
+    files: Files,
+    confidence_col: Annotated[str, typer.Option("--confidence-col", "-c",
+                                                help="Column with the confidence.")],
+    correct_col: Annotated[str, typer.Option("--correct-col", "-y",
+                                             help="Column with correctness (0/1 or [0, 1]).")],
+    any_confidence: Annotated[bool, typer.Option(
+        "--any-confidence", help="The confidence is any real-valued measure, not a "
+                                 "probability: skip ECE/MCE/Brier, keep ranking metrics.")] = False,
+    n_bins: Annotated[int, typer.Option("--n-bins", min=1, help="ECE bins (equal width).")] = 15,
+    rce_bins: Annotated[int, typer.Option("--rce-bins", min=1,
+                                          help="Rank-calibration bins (equal mass).")] = 20,
+    bootstrap: BootOpt = 1000,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """Score a confidence column against correctness: ECE, MCE, Brier, AUROC, AUARC, PRR, RCE."""
+    results = {}
+    with _progress(len(files), "scoring", enabled=len(files) > 1 or bootstrap > 0) as step:
+        for path in files:
+            rs = _read(path)
+            conf = rs.numeric([confidence_col], what="confidence",
+                              lo=None if any_confidence else 0.0,
+                              hi=None if any_confidence else 1.0)[:, 0]
+            correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
+            keep = rs.mask
+            if keep.sum() < 2:
+                raise UserError(f"{path}: fewer than two usable rows "
+                                f"(excluded: {rs.excluded or 'none'})")
+            res = evaluate_confidence(conf[keep], correct[keep], n_bins=n_bins,
+                                      rce_bins=rce_bins, n_resamples=bootstrap, seed=seed,
+                                      probability_scale=not any_confidence)
+            results[str(path)] = {**rs.summary(), **res}
+            step(f"scored {path.name}")
+    _emit(results, as_json, lambda r: _table(r, _CONF_COLUMNS, "Confidence vs correctness"))
+    _write_run(out_dir, {"command": "score", "files": [str(f) for f in files],
+                         "confidence_col": confidence_col, "correct_col": correct_col,
+                         "n_bins": n_bins, "rce_bins": rce_bins, "bootstrap": bootstrap,
+                         "seed": seed},
+               {"kind": "confidence", "title": "Confidence vs correctness",
+                "name_header": "file", "results": results})
+
+
+_AGREE_COLUMNS = [("n_used", "n"), ("pearson", "Pearson"), ("spearman", "Spearman"),
+                  ("kendall", "Kendall"), ("accuracy", "exact"), ("within1", "±1"),
+                  ("mae", "MAE"), ("bias", "bias"), ("top_prob_ece", "top-p ECE")]
+
+
+@app.command()
+def agreement(
+    files: Files,
+    pred_col: Annotated[str, typer.Option("--pred-col", help="Column with the judge's score.")],
+    gt_col: Annotated[str, typer.Option("--gt-col", help="Column with the reference score.")],
+    logprob_cols: Annotated[str | None, typer.Option(
+        "--logprob-cols", help="Score-token log-probability columns, lowest score first "
+                               "(comma list or glob, e.g. 's2_lp*').")] = None,
+    prob_cols: Annotated[str | None, typer.Option(
+        "--prob-cols", help="Score probability columns instead of log-probabilities.")] = None,
+    min_score: Annotated[float, typer.Option("--min-score",
+                                             help="Score of the first probability column.")] = 1,
+    bootstrap: BootOpt = 1000,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """Agreement of a judge's scores with reference scores (correlations, accuracy, bias)."""
+    if logprob_cols and prob_cols:
+        raise UserError("give --logprob-cols or --prob-cols, not both")
+    results = {}
+    with _progress(len(files), "scoring", enabled=len(files) > 1 or bootstrap > 0) as step:
+        for path in files:
+            rs = _read(path)
+            pred = rs.numeric([pred_col], what="pred_score")[:, 0]
+            truth = rs.numeric([gt_col], what="gt_score")[:, 0]
+            probs = None
+            if logprob_cols:
+                probs = np.exp(rs.numeric(logprob_cols, what="logprob", hi=0.0))
+            elif prob_cols:
+                probs = rs.numeric(prob_cols, what="prob", lo=0.0, hi=1.0)
+            keep = rs.mask
+            if keep.sum() < 2:
+                raise UserError(f"{path}: fewer than two usable rows "
+                                f"(excluded: {rs.excluded or 'none'})")
+            if probs is not None:
+                # Score-token probabilities rarely sum to 1 (mass on other tokens):
+                # renormalise over the scale, as the judge-interval literature does.
+                probs = probs[keep] / probs[keep].sum(axis=1, keepdims=True)
+            levels = None if probs is None else min_score + np.arange(probs.shape[1])
+            res = evaluate_agreement(pred[keep], truth[keep], probs, levels=levels,
+                                     n_resamples=bootstrap, seed=seed)
+            results[str(path)] = {**rs.summary(), **res}
+            step(f"scored {path.name}")
+    _emit(results, as_json, lambda r: _table(r, _AGREE_COLUMNS, "Judge vs reference scores"))
+    _write_run(out_dir, {"command": "agreement", "files": [str(f) for f in files],
+                         "pred_col": pred_col, "gt_col": gt_col, "bootstrap": bootstrap,
+                         "seed": seed},
+               {"kind": "agreement", "title": "Judge vs reference scores", "results": results})
+
+
+@app.command()
+def simulate(
+    kind: Annotated[str, typer.Argument(help="confidence | scores | steps | mcq")],
+    out_file: Annotated[Path, typer.Option("--out", help="Output file (.jsonl, .csv, .parquet, "
+                                                         "optionally .gz).")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Items (for steps: problems).")] = 2000,
+    behaviour: Annotated[str | None, typer.Option(
+        "--behaviour", help="confidence: calibrated|overconfident|underconfident|uninformative; "
+                            "scores: calibrated|overconfident|compressing; steps: "
+                            "typical|overconfident; mcq: calibrated|overconfident|"
+                            "underconfident. Default: the first.")] = None,
+    seed: SeedOpt = 0,
+    step: Annotated[float | None, typer.Option("--step", help="confidence: round to this grid "
+                                                              "(verbalised).")] = None,
+    n_options: Annotated[int, typer.Option("--n-options", help="mcq: options.")] = 4,
+    n_levels: Annotated[int, typer.Option("--n-levels", help="scores: scale points.")] = 5,
+) -> None:
+    """Write SIMULATED records of a judge behaviour (seeded; documented in confeval.simulate)."""
+    from .simulate import simulate as generate
+
+    options: dict[str, Any] = {}
+    if kind == "confidence" and step:
+        options["step"] = step
+    if kind == "mcq":
+        options["n_options"] = n_options
+    if kind == "scores":
+        options["n_levels"] = n_levels
+    try:
+        frame = generate(kind, n, behaviour, seed=seed, **options)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    name = out_file.name.lower()
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        frame.to_json(out_file, orient="records", lines=True,
+                      compression="gzip" if name.endswith(".gz") else None)
+    elif name.endswith((".csv", ".csv.gz")):
+        frame.to_csv(out_file, index=False)
+    elif name.endswith(".parquet"):
+        frame.to_parquet(out_file, index=False)
+    else:
+        raise UserError(f"{out_file}: use a .jsonl, .jsonl.gz, .csv, .csv.gz or .parquet name")
+    err.print(f"wrote {len(frame):,} simulated {kind} records to {out_file}")
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Run folder to write.")]
+    = Path("confeval-demo"),
+    seed: SeedOpt = 0,
+    n: Annotated[int, typer.Option("--n", min=50, help="Items per simulated judge.")] = 2000,
+    bootstrap: BootOpt = 1000,
+) -> None:
+    """Run every available evaluation on simulated judges; write a run folder and report.html."""
+    from .demo import run_demo
+
+    started = time.perf_counter()
+    with _progress(17, "demo") as step:
+        metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, progress=step)
+    for section in metrics["sections"]:
+        columns = _AGREE_COLUMNS if section["kind"] == "agreement" else _CONF_COLUMNS
+        columns = [("n", "n"), *columns[1:]]
+        table = _table(section["results"], columns, section["title"] + "  [SIMULATED]")
+        table.columns[0].header = "judge"
+        out.print(table)
+    out.print(f"report: {out_dir / RunFolder.REPORT}   "
+              f"({time.perf_counter() - started:.1f} s; all data simulated)")
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder with metrics.json.")],
+    out_file: Annotated[Path | None, typer.Option("--out", help="Where to write the HTML "
+                                                                "(default RUN_DIR/report.html).")]
+    = None,
+) -> None:
+    """Render RUN_DIR/metrics.json into a self-contained HTML report."""
+    from .report import render_report
+
+    try:
+        run = RunFolder(run_dir, create=False)
+        metrics = run.read_metrics()
+    except FileNotFoundError as exc:
+        raise UserError(str(exc)) from None
+    info = run.read_run() if run.file(RunFolder.RUN).is_file() else None
+    page = render_report(metrics, info)
+    target = out_file or run.file(RunFolder.REPORT)
+    target.write_text(page, encoding="utf-8")
+    out.print(f"report: {target}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
+
+    Usage errors (unknown option, missing argument) are reported by typer itself, also with
+    exit code 2.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        app(args=args, prog_name="confeval")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except (UserError, RecordsError, ValueError, FileNotFoundError, OSError) as exc:
+        if debug:
+            raise
+        sys.stderr.write(f"error: {exc}\n")  # one line, never wrapped
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

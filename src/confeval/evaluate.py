@@ -1,0 +1,175 @@
+"""One-call evaluations built from the metrics: the result dictionaries that the CLI prints,
+``metrics.json`` stores and the report renders.
+
+* :func:`evaluate_confidence` — any confidence against (binary or graded) correctness:
+  calibration, selective prediction and rank calibration, with bootstrap intervals and the data
+  of the reliability diagram and risk-coverage curve.
+* :func:`evaluate_agreement` — a judge's scores against ground-truth scores, optionally with
+  the judge's score probabilities.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import metrics as M
+from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
+
+__all__ = ["evaluate_agreement", "evaluate_confidence"]
+
+
+def _quiet(fn: Callable, *args, **kwargs) -> float:
+    """Run a metric whose undefined case returns NaN; the NaN itself is the report."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        return fn(*args, **kwargs)
+
+
+def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
+    """Thin a curve to at most ``points`` evenly spaced samples (the end point always kept)."""
+    if x.size > points:
+        keep = np.unique(np.linspace(0, x.size - 1, points).round().astype(np.int64))
+        x, y = x[keep], y[keep]
+    return {"coverage": x.tolist(), "risk": y.tolist()}
+
+
+def _intervals(specs: dict[str, tuple], n_resamples: int, seed: int) -> dict[str, dict]:
+    out = {}
+    for offset, (name, (fn, arrays, kwargs)) in enumerate(specs.items()):
+        res = M.bootstrap_ci(fn, *arrays, n_resamples=n_resamples, seed=seed + offset, **kwargs)
+        out[name] = {"low": res.low, "high": res.high, "std_error": res.std_error}
+    return out
+
+
+def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: int = 15,
+                        rce_bins: int = 20, n_resamples: int = 1000, seed: int = 0,
+                        probability_scale: bool = True, curve_points: int = 201) -> dict:
+    """Evaluate a confidence measure against correctness.
+
+    Parameters
+    ----------
+    confidence : array of shape (n,)
+        In [0, 1] when ``probability_scale``; any real-valued measure otherwise (then the
+        calibration metrics, which need probabilities, are ``None``).
+    correct : array of shape (n,)
+        0/1 correctness, or graded correctness in [0, 1] (AUROC then needs it binary and is
+        ``None`` otherwise).
+    n_bins : int, default 15
+        Equal-width bins for ECE/MCE and the reliability diagram (right-closed, see
+        :mod:`confeval.metrics.calibration`).
+    rce_bins : int, default 20
+        Equal-mass bins of the rank-calibration error.
+    n_resamples : int, default 1000
+        Bootstrap resamples for the 95% intervals in ``ci`` (0 to skip).
+    seed : int, default 0
+
+    Returns
+    -------
+    dict
+        ``n, accuracy, mean_confidence, ece, mce, brier, auroc, auarc, aurc, prr, rce``, the
+        intervals ``ci``, and curve data ``reliability`` and ``risk_coverage``.
+    """
+    conf = (as_unit_interval(confidence, "confidence") if probability_scale
+            else as_float_1d(confidence, "confidence"))
+    target = as_unit_interval(correct, "correct")
+    n = same_length(confidence=conf, correct=target)
+    if n < 2:
+        raise ValueError("evaluate_confidence needs at least two samples")
+    binary = bool(np.isin(target, (0.0, 1.0)).all())
+    result: dict = {"n": n, "accuracy": float(target.mean()),
+                    "mean_confidence": float(conf.mean())}
+    if probability_scale:
+        result.update(ece=M.expected_calibration_error(conf, target, n_bins=n_bins),
+                      mce=M.maximum_calibration_error(conf, target, n_bins=n_bins),
+                      brier=M.brier_score(conf, target))
+    else:
+        result.update(ece=None, mce=None, brier=None)
+    result.update(
+        auroc=_quiet(M.auroc, conf, target) if binary else None,
+        auarc=M.auarc(conf, target),
+        aurc=M.aurc(conf, 1.0 - target),
+        prr=_quiet(M.prediction_rejection_ratio, conf, target),
+        rce=M.rank_calibration_error(conf, target, n_bins=rce_bins),
+    )
+    if n_resamples:
+        specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
+        if probability_scale:
+            specs["ece"] = (M.expected_calibration_error, (conf, target), {"n_bins": n_bins})
+            specs["brier"] = (M.brier_score, (conf, target), {})
+        if binary:
+            specs["auroc"] = (M.auroc, (conf, target), {})
+        specs["auarc"] = (M.auarc, (conf, target), {})
+        result["ci"] = _intervals(specs, n_resamples, seed)
+    if probability_scale:
+        result["reliability"] = M.reliability_diagram(conf, target, n_bins=n_bins).to_dict()
+    coverage, risk = M.risk_coverage_curve(conf, 1.0 - target)
+    result["risk_coverage"] = _curve(coverage, risk, curve_points)
+    return result
+
+
+def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | None = None, *,
+                       levels: ArrayLike | None = None, n_bins: int = 15, n_resamples: int = 1000, seed: int = 0,
+                       overconfidence_thresholds: tuple[float, ...] = (0.99, 0.999)) -> dict:
+    """Evaluate a judge's scores against ground-truth scores.
+
+    Parameters
+    ----------
+    pred, truth : arrays of shape (n,)
+        The judge's score and the reference (e.g. human) score on the same scale.
+    probs : array of shape (n, K), optional
+        The judge's probabilities over the K scale points. Adds the top-label calibration of
+        the judge (confidence = top probability, correct = the top score equals the truth) and
+        the overconfidence rates.
+    levels : array of shape (K,), optional
+        The score each column of ``probs`` stands for; default 1..K.
+
+    Returns
+    -------
+    dict
+        ``n, pearson, spearman, kendall, accuracy, within1, mae, bias, bias_by_level,
+        confusion`` and, with ``probs``, ``top_prob_ece``, ``overconfidence`` and
+        ``reliability``; ``ci`` holds bootstrap intervals.
+    """
+    p = as_float_1d(pred, "pred")
+    t = as_float_1d(truth, "truth")
+    n = same_length(pred=p, truth=t)
+    if n < 2:
+        raise ValueError("evaluate_agreement needs at least two items")
+    matrix, labels = M.confusion_matrix(p, t)
+    result: dict = {
+        "n": n,
+        "pearson": _quiet(M.pearson, p, t),
+        "spearman": _quiet(M.spearman, p, t),
+        "kendall": _quiet(M.kendall, p, t),
+        "accuracy": M.exact_accuracy(p, t),
+        "within1": M.within_k_accuracy(p, t, 1),
+        "mae": M.mean_absolute_error(p, t),
+        "bias": M.mean_bias(p, t),
+        "bias_by_level": {str(k): v for k, v in M.bias_by_level(p, t).items()},
+        "confusion": {"labels": labels.tolist(), "matrix": matrix.tolist()},
+    }
+    if probs is not None:
+        prob = as_prob_matrix(probs, "probs")
+        same_length(pred=p, probs=prob)
+        scale = (np.arange(1, prob.shape[1] + 1, dtype=np.float64) if levels is None
+                 else as_float_1d(levels, "levels"))
+        if scale.size != prob.shape[1]:
+            raise ValueError(f"levels has {scale.size} values but probs has {prob.shape[1]} columns")
+        top = prob.max(axis=1)
+        top_is_right = (scale[prob.argmax(axis=1)] == t).astype(np.float64)
+        result["top_prob_ece"] = M.expected_calibration_error(top, top_is_right, n_bins=n_bins)
+        result["overconfidence"] = {str(th): M.overconfidence_rate(top, th)
+                                    for th in overconfidence_thresholds}
+        result["reliability"] = M.reliability_diagram(top, top_is_right, n_bins=n_bins).to_dict()
+    if n_resamples:
+        result["ci"] = _intervals({
+            "spearman": (M.spearman, (p, t), {}),
+            "pearson": (M.pearson, (p, t), {}),
+            "accuracy": (M.exact_accuracy, (p, t), {}),
+            "mae": (M.mean_absolute_error, (p, t), {}),
+        }, n_resamples, seed)
+    return result

@@ -1,0 +1,188 @@
+"""Render a run's ``metrics.json`` into one self-contained HTML file (no network needed).
+
+``metrics.json`` holds a list of *sections*; each has a ``kind`` that selects a renderer::
+
+    {"title": "...", "simulated": false,
+     "sections": [{"kind": "confidence", "title": "...", "description": "...",
+                   "results": {NAME: RESULT, ...}}, ...]}
+
+Built-in kinds: ``confidence`` (results of :func:`confeval.evaluate.evaluate_confidence`) and
+``agreement`` (:func:`confeval.evaluate.evaluate_agreement`). A suite adds its own kind with
+:func:`register_section`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .figures import confusion_figure, reliability_figure, risk_coverage_figure
+
+__all__ = ["SECTION_RENDERERS", "metric_table", "register_section", "render_report"]
+
+SECTION_RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {}
+
+
+def register_section(kind: str):
+    """Decorator: register ``fn(section) -> html`` as the renderer of a section kind."""
+    def wrap(fn):
+        SECTION_RENDERERS[kind] = fn
+        return fn
+    return wrap
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return esc(value)
+
+
+def metric_table(results: Mapping[str, Mapping], columns: list[tuple[str, str]],
+                 name_header: str = "judge") -> str:
+    """HTML table: one row per result, one column per (key, header); CIs shown under values."""
+    head = "".join(f"<th>{esc(h)}</th>" for _, h in columns)
+    rows = []
+    for name, res in results.items():
+        cells = []
+        for key, _ in columns:
+            value = res.get(key)
+            ci = (res.get("ci") or {}).get(key)
+            extra = (f"<div class='ci'>[{fmt(ci['low'])}, {fmt(ci['high'])}]</div>"
+                     if ci and ci.get("low") is not None else "")
+            cells.append(f"<td>{fmt(value)}{extra}</td>")
+        rows.append(f"<tr><th scope='row'>{esc(name)}</th>{''.join(cells)}</tr>")
+    return (f"<table><thead><tr><th>{esc(name_header)}</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _excluded_note(results: Mapping[str, Mapping]) -> str:
+    notes = []
+    for name, res in results.items():
+        excl = res.get("excluded") or {}
+        if excl:
+            detail = ", ".join(f"{esc(k)}: {v}" for k, v in excl.items())
+            notes.append(f"<li>{esc(name)}: {sum(excl.values())} excluded ({detail})</li>")
+    return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
+
+
+def _img(uri: str, alt: str) -> str:
+    return f"<figure><img src='{uri}' alt='{esc(alt)}'></figure>"
+
+
+@register_section("confidence")
+def render_confidence(section: Mapping[str, Any]) -> str:
+    results = section["results"]
+    cols = [("n", "n"), ("accuracy", "accuracy"), ("mean_confidence", "mean conf."),
+            ("ece", "ECE"), ("mce", "MCE"), ("brier", "Brier"), ("auroc", "AUROC"),
+            ("auarc", "AUARC"), ("aurc", "AURC"), ("prr", "PRR"), ("rce", "RCE")]
+    parts = [metric_table(results, cols, section.get("name_header", "judge")),
+             _excluded_note(results)]
+    diagrams = {k: r["reliability"] for k, r in results.items() if r.get("reliability")}
+    if diagrams:
+        parts.append("<h3>Reliability diagrams</h3>" + _img(reliability_figure(diagrams),
+                                                            "reliability diagrams"))
+    curves = {k: r["risk_coverage"] for k, r in results.items() if r.get("risk_coverage")}
+    if curves:
+        parts.append("<h3>Risk–coverage curves</h3>" + _img(risk_coverage_figure(curves),
+                                                            "risk-coverage curves"))
+    return "".join(parts)
+
+
+@register_section("agreement")
+def render_agreement(section: Mapping[str, Any]) -> str:
+    results = section["results"]
+    cols = [("n", "n"), ("pearson", "Pearson"), ("spearman", "Spearman"),
+            ("kendall", "Kendall τ"), ("accuracy", "exact acc."), ("within1", "±1 acc."),
+            ("mae", "MAE"), ("bias", "bias"), ("top_prob_ece", "top-prob ECE")]
+    parts = [metric_table(results, cols), _excluded_note(results)]
+    levels = sorted({lv for r in results.values() for lv in r.get("bias_by_level", {})},
+                    key=float)
+    if levels:
+        head = "".join(f"<th>GT {float(lv):g}</th>" for lv in levels)
+        rows = "".join(
+            f"<tr><th scope='row'>{esc(name)}</th>" + "".join(
+                f"<td>{fmt((r['bias_by_level'].get(lv) or {}).get('bias'))}</td>"
+                for lv in levels) + "</tr>"
+            for name, r in results.items())
+        parts.append("<h3>Signed bias by ground-truth level</h3>"
+                     f"<table><thead><tr><th>judge</th>{head}</tr></thead>"
+                     f"<tbody>{rows}</tbody></table>")
+    over = {k: r["overconfidence"] for k, r in results.items() if r.get("overconfidence")}
+    if over:
+        ths = sorted({t for o in over.values() for t in o}, key=float)
+        parts.append(metric_table({k: {t: o.get(t) for t in ths} for k, o in over.items()},
+                                  [(t, f"top prob > {t}") for t in ths]))
+    confusions = {k: r["confusion"] for k, r in results.items() if r.get("confusion")}
+    if confusions:
+        parts.append("<h3>Confusion matrices</h3>" + _img(confusion_figure(confusions),
+                                                          "confusion matrices"))
+    diagrams = {k: r["reliability"] for k, r in results.items() if r.get("reliability")}
+    if diagrams:
+        parts.append("<h3>Top-probability reliability</h3>"
+                     + _img(reliability_figure(diagrams), "reliability diagrams"))
+    return "".join(parts)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
+max-width:1150px;color:#1d2330;padding:0 1rem}
+h1{margin-bottom:.2rem} h2{border-bottom:2px solid #dde3ee;padding-bottom:.3rem;margin-top:2.2rem}
+h3{margin-top:1.4rem;font-size:1.02rem}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.86rem}
+th,td{border:1px solid #dde3ee;padding:.3rem .55rem;text-align:right;vertical-align:top}
+thead th{background:#f3f6fb} tbody th{text-align:left;background:#fafbfd}
+.ci{color:#6b7385;font-size:.72rem} .muted{color:#6b7385;font-size:.85rem}
+.badge{display:inline-block;background:#b3261e;color:#fff;border-radius:4px;padding:.1rem .5rem;
+font-size:.8rem;font-weight:600;letter-spacing:.03em}
+figure{margin:.6rem 0} img{max-width:100%} ul.excluded{font-size:.82rem;color:#8a4b08}
+details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
+"""
+
+
+def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None = None) -> str:
+    """Return the full HTML document for a run's metrics (and its ``run.json``, if known)."""
+    import json
+
+    title = metrics.get("title", "confeval report")
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{esc(title)}</h1>"]
+    if metrics.get("simulated"):
+        parts.append("<p><span class='badge'>SIMULATED DATA</span> <span class='muted'>"
+                     "Records generated by confeval's documented simulator "
+                     "(<code>confeval simulate</code>), not by a real model.</span></p>")
+    if metrics.get("note"):
+        parts.append(f"<p class='muted'>{esc(metrics['note'])}</p>")
+    toc = "".join(f"<li><a href='#s{i}'>{esc(s.get('title', s['kind']))}</a></li>"
+                  for i, s in enumerate(metrics.get("sections", [])))
+    parts.append(f"<ol>{toc}</ol>")
+    for i, section in enumerate(metrics.get("sections", [])):
+        renderer = SECTION_RENDERERS.get(section["kind"])
+        parts.append(f"<h2 id='s{i}'>{esc(section.get('title', section['kind']))}</h2>")
+        if section.get("description"):
+            parts.append(f"<p class='muted'>{esc(section['description'])}</p>")
+        if renderer is None:
+            parts.append(f"<p>No renderer for section kind {esc(section['kind'])!s}; "
+                         "raw results:</p><pre>"
+                         f"{esc(json.dumps(section.get('results'), indent=1)[:20000])}</pre>")
+        else:
+            parts.append(renderer(section))
+    if run_info:
+        parts.append("<details><summary>Run configuration and versions</summary><pre>"
+                     f"{esc(json.dumps(run_info, indent=2))}</pre></details>")
+    parts.append("<p class='muted'>Generated by confeval. Intervals are 95% bootstrap "
+                 "percentile intervals. Binned ECE is biased upward on resamples (duplicated "
+                 "rows add noise to every bin), so for a well-calibrated judge its interval can "
+                 "lie above the point estimate.</p></body></html>")
+    return "".join(parts)
