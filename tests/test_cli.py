@@ -122,5 +122,5 @@ def test_demo_writes_a_run_folder_fast(capsys, tmp_path):
 def test_report_rerenders(capsys, tmp_path):
     run(capsys, "demo", "--out", str(tmp_path / "d"), "--n", "100", "--bootstrap", "0")
     (tmp_path / "d" / "report.html").unlink()
-    code, out, _ = run(capsys, "report", str(tmp_path / "d"))
+    code, _, _ = run(capsys, "report", str(tmp_path / "d"))
     assert code == 0 and (tmp_path / "d" / "report.html").is_file()

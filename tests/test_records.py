@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from confeval.records import RecordSet, RecordsError, read_table, resolve_columns
+from confeval.records import RecordsError, RecordSet, read_table, resolve_columns
 
 
 @pytest.fixture
@@ -68,7 +68,8 @@ def test_missing_file_unknown_format_and_missing_column_are_clear_errors(tmp_pat
     path = tmp_path / "ok.csv"
     pd.DataFrame({"a": [1], "b": [2]}).to_csv(path, index=False)
     rs = RecordSet.read(path)
-    with pytest.raises(RecordsError, match=r"ok.csv: logit 'logit_\*' not found; columns are: a, b"):
+    with pytest.raises(RecordsError,
+                       match=r"ok.csv: logit 'logit_\*' not found; columns are: a, b"):
         rs.numeric("logit_*", what="logit")
 
 

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from . import __version__
 from .evaluate import evaluate_agreement, evaluate_confidence
-from .records import RecordSet, RecordsError
+from .records import RecordsError, RecordSet
 from .runs import RunFolder, dumps
 
 __all__ = ["app", "main"]
@@ -137,8 +137,9 @@ def _write_run(out_dir: Path | None, config: dict, section: dict) -> None:
     err.print(f"run folder written: {out_dir}")
 
 
-Files = Annotated[list[Path], typer.Argument(metavar="FILE...", help="Record files (.csv, .csv.gz, .tsv, .jsonl, "
-                                                  ".jsonl.gz, .parquet).", show_default=False)]
+Files = Annotated[list[Path], typer.Argument(
+    metavar="FILE...", help="Record files (.csv, .csv.gz, .tsv, .jsonl, .jsonl.gz, .parquet).",
+    show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
                                       help="Bootstrap resamples for 95% intervals (0: none).")]

@@ -112,7 +112,8 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
 
 
 def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | None = None, *,
-                       levels: ArrayLike | None = None, n_bins: int = 15, n_resamples: int = 1000, seed: int = 0,
+                       levels: ArrayLike | None = None, n_bins: int = 15,
+                       n_resamples: int = 1000, seed: int = 0,
                        overconfidence_thresholds: tuple[float, ...] = (0.99, 0.999)) -> dict:
     """Evaluate a judge's scores against ground-truth scores.
 
@@ -158,7 +159,8 @@ def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | Non
         scale = (np.arange(1, prob.shape[1] + 1, dtype=np.float64) if levels is None
                  else as_float_1d(levels, "levels"))
         if scale.size != prob.shape[1]:
-            raise ValueError(f"levels has {scale.size} values but probs has {prob.shape[1]} columns")
+            raise ValueError(f"levels has {scale.size} values but probs has "
+                             f"{prob.shape[1]} columns")
         top = prob.max(axis=1)
         top_is_right = (scale[prob.argmax(axis=1)] == t).astype(np.float64)
         result["top_prob_ece"] = M.expected_calibration_error(top, top_is_right, n_bins=n_bins)

@@ -22,7 +22,7 @@ Example
 >>> rs = RecordSet.from_frame(pd.DataFrame({"p": [0.2, "x", 1.5, None], "y": [1, 0, 1, 0]}))
 >>> p = rs.numeric(["p"], lo=0, hi=1, what="probability")
 >>> rs.excluded
-{'non_numeric_probability': 1, 'probability_out_of_range': 1, 'missing_probability': 1}
+{'missing_probability': 1, 'non_numeric_probability': 1, 'probability_out_of_range': 1}
 >>> rs.valid()["p"].tolist()
 [0.2]
 """
@@ -224,7 +224,7 @@ class RecordSet:
     def excluded_rows(self) -> pd.DataFrame:
         """The excluded rows with their ``_row`` number and reason (for flagged output)."""
         bad = ~self.mask
-        names = np.asarray([""] + self._reasons, dtype=object)
+        names = np.asarray(["", *self._reasons], dtype=object)
         return pd.DataFrame({ROW_COLUMN: self.frame.loc[bad, ROW_COLUMN].to_numpy(),
                              "reason": names[self._code[bad]]})
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 import matplotlib
 
 matplotlib.use("Agg")  # headless; must precede pyplot
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 __all__ = ["confusion_figure", "png_data_uri", "reliability_figure", "risk_coverage_figure"]
 
