@@ -38,6 +38,9 @@ def test_score_json_values_and_exclusions(capsys, conf_file):
     assert res["excluded"] == {"non_numeric_confidence": 1, "confidence_out_of_range": 1,
                                "missing_correct": 1}
     assert res["n_read"] == 400 and res["n_used"] == 397
+    # CSV line numbers count the header as line 1
+    assert [(f["row"], f["reason"]) for f in res["flagged"]] == [
+        (2, "confidence_out_of_range"), (3, "non_numeric_confidence"), (4, "missing_correct")]
     good = df.iloc[3:]
     conf = good.confidence.astype(float)
     assert res["auroc"] == pytest.approx(auroc(conf, good.correct), abs=1e-12)

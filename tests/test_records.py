@@ -54,6 +54,10 @@ def test_broken_jsonl_lines_are_counted_with_line_numbers(tmp_path):
     np.testing.assert_allclose(p[:, 0], [0.5, 0.9])  # numeric text is accepted
     assert rs.excluded == {"unparseable_line": 2}
     assert rs.n_read == 4
+    rs.numeric("y", lo=1, hi=1, what="y")  # excludes line 5 (y = 0)
+    assert [(f["row"], f["reason"]) for f in rs.summary()["flagged"]] == [
+        (2, "unparseable_line"), (4, "unparseable_line"), (5, "y_out_of_range")]
+    assert "invalid JSON" in rs.summary()["flagged"][0]["detail"]
 
 
 def test_missing_file_unknown_format_and_missing_column_are_clear_errors(tmp_path):

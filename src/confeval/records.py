@@ -282,10 +282,16 @@ class RecordSet:
             self.exclude(~np.isin(text, allowed_text) & self.mask, f"unknown_{what}")
         return text
 
-    def summary(self) -> dict:
-        """Counts that every result reports: rows read, used, and excluded by reason."""
+    def summary(self, max_examples: int = 10) -> dict:
+        """Counts that every result reports: rows read, used, excluded by reason, and the
+        first ``max_examples`` flagged lines/rows (``row`` is the line number in the file)."""
+        examples = [{"row": p.row, "reason": p.reason, "detail": p.detail}
+                    for p in self.problems[:max_examples]]
+        flagged = self.excluded_rows().head(max_examples - len(examples))
+        examples += [{"row": int(r), "reason": str(why), "detail": ""}
+                     for r, why in zip(flagged[ROW_COLUMN], flagged["reason"])]
         return {"source": self.source, "n_read": self.n_read, "n_used": int(self.mask.sum()),
-                "excluded": self.excluded}
+                "excluded": self.excluded, "flagged": sorted(examples, key=lambda e: e["row"])}
 
 
 def _labels_as_text(values: pd.Series) -> np.ndarray:
