@@ -1,0 +1,59 @@
+"""Model backends behind one async protocol, plus a response cache.
+
+``get_backend(spec)`` understands:
+
+* ``openai:MODEL`` — an OpenAI-compatible endpoint (``base_urls=`` for vLLM/SGLang/llama.cpp);
+* ``hf:PATH_OR_NAME`` — in-process transformers (the ``local`` extra);
+* ``local`` (or no model at all) — the embedded SmolLM2-135M-Instruct (the ``local`` extra);
+* ``replay:RUN_DIR_OR_FILE`` — answers recorded by an earlier ``confeval run``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import (
+    CAPABILITIES,
+    Backend,
+    BackendError,
+    CapabilityError,
+    GenerateParams,
+    Generation,
+    TokenLogprob,
+    require,
+)
+from .cache import CachedBackend, ResponseCache, call_key, request_key
+from .scripted import ReplayBackend, ScriptedBackend
+
+__all__ = ["CAPABILITIES", "Backend", "BackendError", "CachedBackend", "CapabilityError",
+           "GenerateParams", "Generation", "ReplayBackend", "ResponseCache", "ScriptedBackend",
+           "TokenLogprob", "call_key", "get_backend", "request_key", "require"]
+
+
+def get_backend(spec: str | None, **options: Any) -> Backend:
+    """Build a backend from a ``kind:model`` spec (see the module docstring)."""
+    if spec in (None, "", "local"):
+        from .local import local_backend
+
+        return local_backend(**_only(options, "device", "batch_size", "export_dir"))
+    kind, _, target = spec.partition(":")
+    if not target:
+        raise BackendError(f"model spec {spec!r} must look like openai:MODEL, hf:PATH, "
+                           "replay:RUN_DIR or local")
+    if kind == "openai":
+        from .openai_compat import OpenAIBackend
+
+        return OpenAIBackend(target, **_only(options, "base_urls", "api_key_env",
+                                             "concurrency", "max_retries", "timeout"))
+    if kind == "hf":
+        from .hf import HFBackend
+
+        return HFBackend(target, **_only(options, "device", "batch_size"))
+    if kind == "replay":
+        return ReplayBackend(target)
+    raise BackendError(f"unknown backend {kind!r} in {spec!r}; use openai:, hf:, replay: or "
+                       "local")
+
+
+def _only(options: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k in names and v is not None}

@@ -1,0 +1,170 @@
+"""The backend protocol: one async interface to every model, with declared capabilities.
+
+Messages are OpenAI chat messages: ``{"role": ..., "content": str | [parts]}`` where a part is
+``{"type": "text", "text": ...}`` or ``{"type": "image_url", "image_url": {"url": ...}}``
+(``data:`` URLs for local images). Every backend returns log-probabilities in one schema,
+:class:`TokenLogprob`, whatever its server or library calls them.
+
+Capabilities
+------------
+``generate``   sample text (``n`` samples per request)
+``logprobs``   per-token log-probabilities with top-k alternatives on generated tokens
+``score``      exact log-probability of given continuations after a prompt
+``images``     image parts in messages
+
+A suite states what it needs with :func:`require`; a backend that lacks it fails before any
+request is sent, with a message that says what is missing and why it is needed.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["CAPABILITIES", "Backend", "BackendError", "CapabilityError", "GenerateParams",
+           "Generation", "TokenLogprob", "require"]
+
+CAPABILITIES = ("generate", "logprobs", "score", "images")
+
+Message = Mapping[str, Any]
+
+
+class BackendError(RuntimeError):
+    """A model call failed for good (after retries), or a backend is misconfigured."""
+
+
+class CapabilityError(BackendError):
+    """The backend cannot do what the suite needs."""
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token, its log-probability, and the top alternatives (token, logprob)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"token": self.token, "logprob": self.logprob, "top": [list(t) for t in self.top]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TokenLogprob:
+        return cls(d["token"], float(d["logprob"]),
+                   tuple((str(t), float(lp)) for t, lp in d.get("top", ())))
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One sampled completion: its text and, when asked for, per-token log-probabilities."""
+
+    text: str
+    tokens: tuple[TokenLogprob, ...] | None = None
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "finish_reason": self.finish_reason,
+                "tokens": None if self.tokens is None else [t.to_dict() for t in self.tokens]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Generation:
+        tokens = d.get("tokens")
+        return cls(d["text"], None if tokens is None else
+                   tuple(TokenLogprob.from_dict(t) for t in tokens), d.get("finish_reason"))
+
+
+@dataclass(frozen=True)
+class GenerateParams:
+    """Every parameter that changes what a model returns (all of it goes into cache keys)."""
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+    logprobs: bool = False
+    top_logprobs: int = 0
+    stop: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        d["extra"] = dict(self.extra)
+        return d
+
+
+class Backend(abc.ABC):
+    """Base class of every model backend.
+
+    Subclasses set :attr:`kind` and :attr:`capabilities` and implement :meth:`_generate`
+    (and :meth:`_score` if they can). :meth:`identity` describes the model for cache keys; it
+    must never contain a secret.
+    """
+
+    kind: str = "abstract"
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "model": self.model}
+
+    def describe(self) -> str:
+        return f"{self.kind}:{self.model}"
+
+    async def generate(self, messages: Sequence[Message], params: GenerateParams | None = None,
+                       *, n: int = 1) -> list[Generation]:
+        """Return ``n`` samples for the chat ``messages``."""
+        params = params or GenerateParams()
+        require(self, ["generate"] + (["logprobs"] if params.logprobs else []),
+                "this call asks for them")
+        if _has_images(messages):
+            require(self, ["images"], "the messages contain images")
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        return await self._generate(messages, params, n)
+
+    async def score(self, messages: Sequence[Message], continuations: Sequence[str]
+                    ) -> list[float]:
+        """Total log-probability of each continuation as the assistant's reply to ``messages``."""
+        require(self, ["score"], "scoring continuations needs exact log-probabilities")
+        if _has_images(messages):
+            require(self, ["images"], "the messages contain images")
+        return await self._score(messages, list(continuations))
+
+    @abc.abstractmethod
+    async def _generate(self, messages: Sequence[Message], params: GenerateParams,
+                        n: int) -> list[Generation]:
+        ...
+
+    async def _score(self, messages: Sequence[Message], continuations: list[str]) -> list[float]:
+        raise CapabilityError(f"{self.describe()} cannot score continuations")
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release connections or memory; the default has nothing to release."""
+
+
+def require(backend: Backend, needed: Sequence[str], why: str = "") -> None:
+    """Raise :class:`CapabilityError` unless ``backend`` has every capability in ``needed``."""
+    unknown = [c for c in needed if c not in CAPABILITIES]
+    if unknown:
+        raise ValueError(f"unknown capabilities {unknown}; known: {CAPABILITIES}")
+    missing = [c for c in needed if c not in backend.capabilities]
+    if missing:
+        has = ", ".join(sorted(backend.capabilities)) or "none"
+        because = f" ({why})" if why else ""
+        raise CapabilityError(f"{backend.describe()} lacks {', '.join(missing)}{because}; "
+                              f"it has: {has}")
+
+
+def _has_images(messages: Sequence[Message]) -> bool:
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list) and any(
+                isinstance(p, Mapping) and p.get("type") in ("image_url", "image")
+                for p in content):
+            return True
+    return False

@@ -1,0 +1,104 @@
+"""Backends that need no model: a scripted fake for tests, and replay of recorded answers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .base import CAPABILITIES, Backend, BackendError, GenerateParams, Generation, TokenLogprob
+from .cache import call_key
+
+__all__ = ["ReplayBackend", "ScriptedBackend"]
+
+Reply = Callable[[Sequence[dict], GenerateParams, int], "str | Generation"]
+Scorer = Callable[[Sequence[dict], str], float]
+
+
+class ScriptedBackend(Backend):
+    """A fake model whose answers come from Python functions (for unit tests).
+
+    ``reply(messages, params, sample_index)`` returns the text (or a full
+    :class:`Generation`); ``scorer(messages, continuation)`` returns a log-probability.
+    Every call is recorded in :attr:`calls`.
+    """
+
+    kind = "scripted"
+
+    def __init__(self, reply: Reply | None = None, scorer: Scorer | None = None, *,
+                 model: str = "scripted", capabilities: Iterable[str] | None = None) -> None:
+        super().__init__(model)
+        self.reply = reply or (lambda messages, params, i: "A")
+        self.scorer = scorer
+        caps = set(capabilities) if capabilities is not None else (
+            {"generate", "logprobs"} | ({"score"} if scorer else set()))
+        if caps - set(CAPABILITIES):
+            raise ValueError(f"unknown capabilities {caps - set(CAPABILITIES)}")
+        self.capabilities = frozenset(caps)
+        self.calls: list[tuple[str, Any]] = []
+
+    async def _generate(self, messages, params, n):
+        self.calls.append(("generate", messages))
+        out = []
+        for i in range(n):
+            r = self.reply(messages, params, i)
+            if isinstance(r, Generation):
+                out.append(r)
+            else:
+                tokens = (TokenLogprob(str(r), 0.0, ((str(r), 0.0),)),) if params.logprobs \
+                    else None
+                out.append(Generation(str(r), tokens, "stop"))
+        return out
+
+    async def _score(self, messages, continuations):
+        self.calls.append(("score", messages))
+        if self.scorer is None:
+            return await super()._score(messages, continuations)
+        return [float(self.scorer(messages, c)) for c in continuations]
+
+
+class ReplayBackend(Backend):
+    """Answers from a previous run: re-score offline without calling any model.
+
+    Reads ``records.jsonl`` of a run folder (or any JSONL file) whose lines carry
+    ``request_key`` and ``response`` (as written by ``confeval run``). A request that was not
+    recorded is an error naming the missing key, never a silent default.
+    """
+
+    kind = "replay"
+
+    def __init__(self, source: str | Path) -> None:
+        path = Path(source)
+        if path.is_dir():
+            path = path / "records.jsonl"
+        if not path.is_file():
+            raise BackendError(f"replay: {path}: no such file")
+        super().__init__(str(path))
+        self._answers: dict[str, Any] = {}
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                for call in rec.get("calls", ()):
+                    self._answers[call["request_key"]] = call["response"]
+        self.capabilities = frozenset({"generate", "logprobs", "score", "images"})
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "source": self.model}
+
+    def lookup(self, key: str) -> Any:
+        if key not in self._answers:
+            raise BackendError(f"replay: no recorded answer for request {key[:12]}… in "
+                               f"{self.model}")
+        return self._answers[key]
+
+    async def _generate(self, messages, params, n):
+        key = call_key("generate", messages, params=params.to_dict(), n=n)
+        return [Generation.from_dict(g) for g in self.lookup(key)]
+
+    async def _score(self, messages, continuations):
+        key = call_key("score", messages, continuations=continuations)
+        return [float(v) for v in self.lookup(key)]

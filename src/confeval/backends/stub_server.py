@@ -1,0 +1,172 @@
+"""A local OpenAI-compatible chat server for tests, benchmarks and offline trials.
+
+Standard library only; binds to 127.0.0.1 on a free port; never contacts anything else.
+It answers ``POST /v1/chat/completions`` with a deterministic reply and token
+log-probabilities, and can misbehave on purpose, request by request, to exercise clients:
+
+``faults``  a list consumed one entry per request: ``"429"`` (Too Many Requests with
+            ``Retry-After``), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
+            ``"close"`` (drops the connection without answering) or ``None`` (normal).
+``delay``   seconds every request takes (e.g. 0.2 to measure concurrency).
+``ignore_n`` answer one choice whatever ``n`` asks for (like some servers do).
+``no_logprobs`` never return log-probabilities.
+
+The default reply is the first option letter found in the last user message ("A" if none),
+with log-probabilities over the letters A-D derived from a hash of the message, so different
+prompts get different but reproducible distributions.
+
+Example
+-------
+>>> with StubServer() as server:
+...     server.base_url.startswith("http://127.0.0.1:")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["StubServer", "default_reply"]
+
+LETTERS = "ABCD"
+
+
+def default_reply(body: dict[str, Any]) -> tuple[str, list[tuple[str, float]]]:
+    """Reply text and its top log-probabilities for a chat request body."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content", "")
+    if isinstance(content, list):
+        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    digest = hashlib.sha256(str(content).encode()).digest()
+    weights = [1.0 + digest[i] for i in range(len(LETTERS))]
+    total = sum(weights)
+    top = sorted(((c, math.log(w / total)) for c, w in zip(LETTERS, weights)),
+                 key=lambda t: -t[1])
+    return top[0][0], top
+
+
+class StubServer:
+    """Context manager running the stub server in a background thread."""
+
+    def __init__(self, *, faults: list[str | None] | None = None, delay: float = 0.0,
+                 slow_seconds: float = 5.0, retry_after: str = "1", ignore_n: bool = False,
+                 no_logprobs: bool = False,
+                 reply: Callable[[dict], tuple[str, list[tuple[str, float]]]] = default_reply
+                 ) -> None:
+        self.faults = list(faults or [])
+        self.delay = delay
+        self.slow_seconds = slow_seconds
+        self.retry_after = retry_after
+        self.ignore_n = ignore_n
+        self.no_logprobs = no_logprobs
+        self.reply = reply
+        self.requests = 0
+        self.completed = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.bodies: list[dict] = []
+        self.auth_headers: list[str] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> StubServer:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    stub.requests += 1
+                    stub.bodies.append(body)
+                    stub.auth_headers.append(self.headers.get("Authorization", ""))
+                    fault = stub.faults.pop(0) if stub.faults else None
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                try:
+                    self._answer(body, fault)
+                finally:
+                    with stub._lock:
+                        stub.in_flight -= 1
+
+            def _answer(self, body, fault):
+                if stub.delay:
+                    time.sleep(stub.delay)
+                if fault == "close":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault == "slow":
+                    time.sleep(stub.slow_seconds)
+                if fault in ("429", "500"):
+                    payload = json.dumps({"error": {"message": f"stub fault {fault}"}}).encode()
+                    self.send_response(int(fault))
+                    if fault == "429":
+                        self.send_header("Retry-After", stub.retry_after)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                self._complete(body)
+
+            def _complete(self, body):
+                n = 1 if stub.ignore_n else int(body.get("n") or 1)
+                text, top = stub.reply(body)
+                want_lp = bool(body.get("logprobs")) and not stub.no_logprobs
+                k = int(body.get("top_logprobs") or 0)
+                logprobs = None
+                if want_lp:
+                    chosen = dict(top).get(text, top[0][1])
+                    logprobs = {"content": [{
+                        "token": text, "logprob": chosen, "bytes": list(text.encode()),
+                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                                         for t, lp in top[:k]]}]}
+                choices = [{"index": i, "finish_reason": "stop", "logprobs": logprobs,
+                            "message": {"role": "assistant", "content": text}}
+                           for i in range(n)]
+                payload = json.dumps({
+                    "id": f"stub-{stub.requests}", "object": "chat.completion",
+                    "created": int(time.time()), "model": body.get("model", "stub"),
+                    "choices": choices,
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                with stub._lock:
+                    stub.completed += 1
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()

@@ -1,0 +1,110 @@
+import asyncio
+import math
+import time
+
+import pytest
+
+from confeval.backends import BackendError, CapabilityError, GenerateParams, get_backend
+from confeval.backends.stub_server import StubServer
+
+MESSAGES = [{"role": "user", "content": "Pick one. A) 1 B) 2 C) 3 D) 4"}]
+SECRET = "sk-test-SECRET-value-123"
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+def backend(server, **kw):
+    return get_backend("openai:stub-model", base_urls=[server.base_url], **kw)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_generation_and_normalised_logprobs():
+    with StubServer() as server:
+        b = backend(server)
+        gens = run(b.generate(MESSAGES, GenerateParams(logprobs=True, top_logprobs=4)))
+        assert len(gens) == 1
+        g = gens[0]
+        assert g.text in "ABCD" and g.finish_reason == "stop"
+        top = dict(g.tokens[0].top)
+        assert set(top) == set("ABCD")
+        assert math.isclose(sum(math.exp(v) for v in top.values()), 1.0, rel_tol=1e-9)
+        assert g.tokens[0].logprob == top[g.text]
+        assert server.bodies[0]["top_logprobs"] == 4 and server.bodies[0]["seed"] == 0
+        assert server.auth_headers[0] == f"Bearer {SECRET}"
+
+
+def test_server_that_ignores_n_is_looped():
+    with StubServer(ignore_n=True) as server:
+        gens = run(backend(server).generate(MESSAGES, n=3))
+        assert len(gens) == 3 and server.requests == 3
+
+
+def test_missing_logprobs_is_a_clear_capability_error():
+    with StubServer(no_logprobs=True) as server, pytest.raises(
+            CapabilityError, match="score-token logprobs need top_logprobs; this server"):
+        run(backend(server).generate(MESSAGES, GenerateParams(logprobs=True, top_logprobs=5)))
+
+
+def test_429_with_retry_after_is_respected():
+    with StubServer(faults=["429"], retry_after="1") as server:
+        start = time.perf_counter()
+        gens = run(backend(server).generate(MESSAGES))
+        elapsed = time.perf_counter() - start
+        assert gens[0].text and server.requests == 2
+        assert elapsed >= 0.95  # waited the server's Retry-After, not the 0.5 s default
+
+
+@pytest.mark.parametrize("fault", ["500", "close"])
+def test_server_errors_and_dropped_connections_are_retried(fault):
+    with StubServer(faults=[fault, fault]) as server:
+        gens = run(backend(server).generate(MESSAGES))
+        assert gens[0].text and server.requests == 3
+
+
+def test_timeouts_are_retried():
+    with StubServer(faults=["slow"], slow_seconds=2.0) as server:
+        gens = run(backend(server, timeout=0.5).generate(MESSAGES))
+        assert gens[0].text and server.requests == 2
+
+
+def test_persistent_failure_raises_without_leaking_the_key():
+    with StubServer(faults=["500"] * 10) as server:
+        with pytest.raises(BackendError) as info:
+            run(backend(server, max_retries=1).generate(MESSAGES))
+        assert "HTTP 500" in str(info.value) and SECRET not in str(info.value)
+        assert server.requests == 2
+
+
+def test_identity_has_no_secret_and_no_url():
+    with StubServer() as server:
+        ident = backend(server).identity()
+        assert ident == {"kind": "openai", "model": "stub-model"}
+
+
+def test_missing_key_for_the_real_api_names_the_variable(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(BackendError, match="set the environment variable OPENAI_API_KEY"):
+        get_backend("openai:gpt-4o-mini")
+
+
+def test_bounded_concurrency_and_scale_out():
+    with StubServer(delay=0.1) as s1, StubServer(delay=0.1) as s2:
+        b = get_backend("openai:stub", base_urls=[s1.base_url, s2.base_url], concurrency=3)
+
+        async def many():
+            return await asyncio.gather(*[b.generate([{"role": "user", "content": str(i)}])
+                                          for i in range(24)])
+
+        start = time.perf_counter()
+        results = run(many())
+        elapsed = time.perf_counter() - start
+        assert len(results) == 24
+        assert s1.requests == 12 and s2.requests == 12          # spread evenly
+        assert s1.max_in_flight <= 3 and s2.max_in_flight <= 3  # bounded per endpoint
+        assert elapsed < 24 * 0.1 / 3                           # and actually concurrent
