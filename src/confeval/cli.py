@@ -344,6 +344,107 @@ def report(
     out.print(f"report: {target}")
 
 
+@app.command("run")
+def run_command(
+    suite: Annotated[str, typer.Argument(help="Suite to run live: sets.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Run folder (resumed if it exists).")],
+    model: Annotated[str | None, typer.Option(
+        "--model", help="openai:MODEL, hf:PATH, replay:RUN_DIR, or local (default: the "
+                        "embedded SmolLM2-135M-Instruct).")] = None,
+    data: Annotated[str | None, typer.Option(
+        "--data", help="builtin:NAME or a file in the suite's input format (default: the "
+                       "suite's built-in task).")] = None,
+    n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
+    seed: SeedOpt = 0,
+    base_url: Annotated[list[str] | None, typer.Option(
+        "--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over "
+                           "several servers of the same model.")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1,
+                                             help="Requests in flight per endpoint.")] = 8,
+    api_key_env: Annotated[str, typer.Option("--api-key-env", help="Environment variable "
+                                                                   "holding the API key.")]
+    = "OPENAI_API_KEY",
+    method: Annotated[str, typer.Option("--method", help="sets: auto | score | top_logprobs "
+                                                         "(how option probabilities are "
+                                                         "read).")] = "auto",
+    idk: Annotated[bool, typer.Option("--idk", help="sets: add an \"I don't know\" option.")]
+    = False,
+    nota: Annotated[bool, typer.Option("--nota", help="sets: add \"None of the above\".")]
+    = False,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="top_logprobs to ask for.")] = 20,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
+                                                              "response cache.")] = False,
+    cache_path: Annotated[Path | None, typer.Option("--cache", help="Cache file (default "
+                                                                    "$CONFEVAL_CACHE or "
+                                                                    "~/.cache/confeval).")]
+    = None,
+    bootstrap: BootOpt = 1000,
+) -> None:
+    """Run a suite end to end: prompts -> model -> records.jsonl -> metrics.json + report.html."""
+    from .backends import BackendError, ResponseCache, get_backend
+    from .runner import RunMismatchError, run_suite
+    from .suites import get_suite
+
+    try:
+        chosen = get_suite(suite)
+        backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
+                              api_key_env=api_key_env)
+        items = chosen.load_items(data or chosen.default_data, n, seed)
+    except (BackendError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    options = {"method": method, "idk": idk, "nota": nota, "top_k": top_k, "seed": seed,
+               "bootstrap": bootstrap, "model_name": model or "local"}
+    config = {"command": "run", "suite": suite, "model": model or "local",
+              "backend": backend.identity(), "data": data or chosen.default_data, "n": n,
+              "seed": seed, "method": method, "idk": idk, "nota": nota, "top_k": top_k}
+    cache = None if no_cache else ResponseCache(cache_path)
+    started = time.perf_counter()
+    try:
+        with _progress(len(items), f"{suite} on {backend.describe()}") as step:
+            result = run_suite(chosen, backend, items, out_dir, config=config, options=options,
+                               cache=cache, progress=step)
+    except (BackendError, RunMismatchError) as exc:
+        raise UserError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    for section in result.metrics["sections"]:
+        if section["results"]:
+            out.print(_table(section["results"], [("n", "n"), *_CONF_COLUMNS[1:]],
+                             section["title"]))
+    out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "
+              f"{len(result.failures)} failed; {result.model_calls} model call(s); "
+              f"{elapsed:.1f} s. Report: {out_dir / RunFolder.REPORT}")
+    if result.failures:
+        for item_id, why in result.failures[:5]:
+            sys.stderr.write(f"failed {item_id}: {why}\n")
+        raise UserError(f"{len(result.failures)} item(s) failed; run the same command again "
+                        "to retry them")
+
+
+@app.command()
+def cache(
+    action: Annotated[str, typer.Argument(help="info | clear")],
+    cache_path: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show or clear the response cache."""
+    from .backends import ResponseCache
+
+    if action not in ("info", "clear"):
+        raise UserError(f"unknown cache action {action!r}; use info or clear")
+    store = ResponseCache(cache_path)
+    if action == "clear":
+        removed = store.clear()
+        out.print(f"removed {removed} cached response(s) from {store.path}")
+        return
+    info = store.info()
+    if as_json:
+        sys.stdout.write(dumps(info) + "\n")
+        return
+    out.print(f"{info['path']}: {info['entries']} response(s), {info['bytes'] / 1e6:.1f} MB")
+    for name, count in info["by_backend"].items():
+        out.print(f"  {name}: {count}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
 
@@ -356,7 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         app(args=args, prog_name="confeval")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except (UserError, RecordsError, ValueError, FileNotFoundError, OSError) as exc:
+    except (UserError, RecordsError, ValueError, FileNotFoundError, OSError,
+            RuntimeError) as exc:
         if debug:
             raise
         sys.stderr.write(f"error: {exc}\n")  # one line, never wrapped

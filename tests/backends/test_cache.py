@@ -65,7 +65,7 @@ def test_replay_answers_recorded_calls_and_refuses_unknown_ones(tmp_path):
     params = GenerateParams()
     key = call_key("generate", msgs, params=params.to_dict(), n=1)
     rec = tmp_path / "records.jsonl"
-    call = {"request_key": key,
+    call = {"method": "generate", "request_key": key,
             "response": [{"text": "B", "tokens": None, "finish_reason": "stop"}]}
     rec.write_text(json.dumps({"item_id": 1, "calls": [call]}) + "\n")
     replay = ReplayBackend(tmp_path)

@@ -76,6 +76,7 @@ class ReplayBackend(Backend):
             raise BackendError(f"replay: {path}: no such file")
         super().__init__(str(path))
         self._answers: dict[str, Any] = {}
+        methods: set[str] = set()
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 try:
@@ -84,7 +85,12 @@ class ReplayBackend(Backend):
                     continue
                 for call in rec.get("calls", ()):
                     self._answers[call["request_key"]] = call["response"]
-        self.capabilities = frozenset({"generate", "logprobs", "score", "images"})
+                    methods.add(call.get("method", "generate"))
+        # Offer what the recorded run used, so a suite picks the same path again.
+        caps = {"images"} | ({"score"} if "score" in methods else set())
+        if "generate" in methods or not methods:
+            caps |= {"generate", "logprobs"}
+        self.capabilities = frozenset(caps)
 
     def identity(self) -> dict[str, Any]:
         return {"kind": self.kind, "source": self.model}

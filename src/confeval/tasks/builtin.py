@@ -1,0 +1,202 @@
+"""Procedurally generated tasks with verifiable gold answers (seeded, shippable, offline).
+
+The public datasets cannot be shipped with confeval, so every suite's live path and the demo
+can run on these instead (``--data builtin:NAME``).
+
+``arith-mc``
+    Multiple-choice questions with 4-6 options: arithmetic ("What is 37 × 4?") and unit
+    conversions ("How many centimetres are in 3.5 metres?"). Distractors are the mistakes
+    people make (off by one, a slipped digit, the wrong operation, a factor of ten), so they
+    are plausible. The gold letter is uniformly placed.
+
+``arith-steps``
+    Four-step word problems (boxes of pens bought, sold and restocked) solved step by step.
+    A share of chains (``error_rate``, default 0.75) carries exactly one injected error at a
+    known step, of a known type:
+
+    * ``numerical_calculation`` — right operation and numbers, wrong result;
+    * ``reasoning`` — the wrong operation (adds what should be subtracted, ...);
+    * ``question_understanding`` — a number the problem does not use for that quantity;
+    * ``symbolic_calculation`` — the final step combines the terms with invalid algebra.
+
+    Steps after the error compute correctly from the (wrong) values before them, so they are
+    labelled correct: only the injected step is wrong (label 0). The rest are error-free chains.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import numpy as np
+
+__all__ = ["BUILTIN_TASKS", "ERROR_TYPES", "arith_mc", "arith_steps", "load_builtin"]
+
+ERROR_TYPES = ("numerical_calculation", "reasoning", "question_understanding",
+               "symbolic_calculation")
+
+_UNITS = [  # (from, to, factor)
+    ("metres", "centimetres", 100), ("kilometres", "metres", 1000), ("kilograms", "grams", 1000),
+    ("litres", "millilitres", 1000), ("hours", "minutes", 60), ("minutes", "seconds", 60),
+]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}" if float(x) != int(x) else str(int(x))
+
+
+def _arith_question(rng: np.random.Generator) -> tuple[str, float, list[float]]:
+    a, b = int(rng.integers(12, 99)), int(rng.integers(3, 19))
+    op = rng.choice(["+", "−", "×"])
+    if op == "+":
+        right, wrong_op = a + b, a - b
+    elif op == "−":
+        right, wrong_op = a - b, a + b
+    else:
+        right, wrong_op = a * b, a + b
+    distractors = [right + 1, right - 1, right + 10, right - 10, wrong_op, right * 10]
+    return f"What is {a} {op} {b}?", right, distractors
+
+
+def _units_question(rng: np.random.Generator) -> tuple[str, float, list[float]]:
+    src, dst, factor = _UNITS[int(rng.integers(len(_UNITS)))]
+    value = float(rng.integers(2, 40)) / (2 if rng.uniform() < 0.5 else 1)
+    right = value * factor
+    distractors = [value * factor / 10, value * factor * 10, value / factor, value + factor,
+                   right + factor]
+    return f"How many {dst} are in {_fmt(value)} {src}?", right, distractors
+
+
+def arith_mc(n: int = 200, *, seed: int = 0, min_options: int = 4,
+             max_options: int = 6) -> list[dict]:
+    """``n`` multiple-choice items: ``item_id, question, options, answer, category``."""
+    if not 2 <= min_options <= max_options <= 26:
+        raise ValueError("need 2 <= min_options <= max_options <= 26")
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(n):
+        category = "units" if rng.uniform() < 0.4 else "arithmetic"
+        question, right, distractors = (_units_question if category == "units"
+                                        else _arith_question)(rng)
+        k = int(rng.integers(min_options, max_options + 1))
+        pool = list(dict.fromkeys(d for d in distractors if d != right))
+        picked = [pool[j] for j in rng.permutation(len(pool))[:k - 1]]
+        while len(picked) < k - 1:  # top up with off-by-n values if the pool was small
+            extra = right + int(rng.integers(2, 50)) * (1 if rng.uniform() < 0.5 else -1)
+            if extra != right and extra not in picked:
+                picked.append(extra)
+        options = picked
+        gold = int(rng.integers(k))
+        options.insert(gold, right)
+        items.append({"item_id": f"arith-mc-{i}", "question": question,
+                      "options": [_fmt(o) for o in options],
+                      "answer": string.ascii_uppercase[gold], "category": category})
+    return items
+
+
+def _steps_for(a, b, c, d, error_step, error_type, rng):
+    """The four steps, with one error injected at ``error_step`` (or none if -1)."""
+    stock = a * b
+    steps, values = [], {}
+
+    def off(x):
+        return x + int(rng.choice([-1, 1])) * int(rng.integers(1, 10))
+
+    # step 0: stock = a × b
+    if error_step == 0 and error_type == "numerical_calculation":
+        stock = off(a * b)
+        steps.append(f"{a} boxes × {b} pens = {stock} pens at the start.")
+    elif error_step == 0 and error_type == "reasoning":
+        stock = a + b
+        steps.append(f"{a} boxes + {b} pens = {stock} pens at the start.")
+    elif error_step == 0 and error_type == "question_understanding":
+        stock = a * d
+        steps.append(f"{a} boxes × {d} pens = {stock} pens at the start.")
+    else:
+        steps.append(f"{a} boxes × {b} pens = {stock} pens at the start.")
+    values["stock"] = stock
+    # step 1: left = stock − c
+    left = stock - c
+    if error_step == 1 and error_type == "numerical_calculation":
+        left = off(stock - c)
+        steps.append(f"After selling {c}: {stock} − {c} = {left} pens.")
+    elif error_step == 1 and error_type == "reasoning":
+        left = stock + c
+        steps.append(f"After selling {c}: {stock} + {c} = {left} pens.")
+    elif error_step == 1 and error_type == "question_understanding":
+        left = stock - d
+        steps.append(f"After selling {d}: {stock} − {d} = {left} pens.")
+    else:
+        steps.append(f"After selling {c}: {stock} − {c} = {left} pens.")
+    # step 2: new = d × b
+    new = d * b
+    if error_step == 2 and error_type == "numerical_calculation":
+        new = off(d * b)
+    elif error_step == 2 and error_type == "reasoning":
+        new = d + b
+    elif error_step == 2 and error_type == "question_understanding":
+        new = d * c
+    op = "+" if error_step == 2 and error_type == "reasoning" else "×"
+    per_box = c if error_step == 2 and error_type == "question_understanding" else b
+    steps.append(f"The {d} new boxes hold {d} {op} {per_box} = {new} pens.")
+    # step 3: total = left + new
+    total = left + new
+    if error_step == 3 and error_type == "numerical_calculation":
+        total = off(left + new)
+        steps.append(f"Total: {left} + {new} = {total} pens.")
+    elif error_step == 3 and error_type == "reasoning":
+        total = left - new
+        steps.append(f"Total: {left} − {new} = {total} pens.")
+    elif error_step == 3 and error_type == "question_understanding":
+        total = left + d
+        steps.append(f"Total: {left} + {d} = {total} pens.")
+    elif error_step == 3 and error_type == "symbolic_calculation":
+        # (a + d) × b − c would be right; distributing the subtraction over the product is not.
+        total = (a + d) * (b - c)
+        steps.append(f"Total: {a} × {b} − {c} + {d} × {b} = ({a} + {d}) × ({b} − {c}) = "
+                     f"{total} pens.")
+    else:
+        steps.append(f"Total: {left} + {new} = {total} pens.")
+    return steps, total
+
+
+def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> list[dict]:
+    """``n`` step-by-step solutions: ``item_id, problem, steps, labels, error_step,
+    error_type, final_answer, correct_answer`` (``error_step`` -1 and ``error_type`` "" when
+    the chain is error-free)."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(n):
+        error_step, error_type = -1, ""
+        if rng.uniform() < error_rate:
+            error_type = str(rng.choice(ERROR_TYPES))
+            error_step = 3 if error_type == "symbolic_calculation" else int(rng.integers(4))
+        while True:  # redraw until no step, even after the error, counts negative pens
+            a, b = int(rng.integers(3, 20)), int(rng.integers(4, 13))
+            c = int(rng.integers(2, a * b - 1))
+            d = int(rng.integers(2, 9))
+            if d == b:
+                continue
+            steps, final = _steps_for(a, b, c, d, error_step, error_type, rng)
+            correct = a * b - c + d * b
+            negative = any(re.search(r"(?<![\d)])-\d", step) for step in steps)
+            if not negative and (error_step < 0 or final != correct):
+                break
+        problem = (f"A shop has {a} boxes with {b} pens in each box. It sells {c} pens and "
+                   f"then receives {d} more boxes of {b} pens. How many pens does it have now?")
+        items.append({"item_id": f"arith-steps-{i}", "problem": problem, "steps": steps,
+                      "labels": [0 if s == error_step else 1 for s in range(len(steps))],
+                      "error_step": error_step, "error_type": error_type,
+                      "final_answer": final, "correct_answer": correct})
+    return items
+
+
+BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps}
+
+
+def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
+    """Items of a built-in task by name (``arith-mc`` or ``arith-steps``)."""
+    if name not in BUILTIN_TASKS:
+        raise ValueError(f"unknown built-in task {name!r}; choose from "
+                         f"{', '.join(BUILTIN_TASKS)}")
+    return BUILTIN_TASKS[name](n, seed=seed)

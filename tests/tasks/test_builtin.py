@@ -1,0 +1,66 @@
+import re
+import string
+
+import pytest
+
+from confeval.tasks import arith_mc, arith_steps, load_builtin
+
+OPS = {"+": lambda a, b: a + b, "−": lambda a, b: a - b, "×": lambda a, b: a * b}
+EQUATION = re.compile(r"(-?\d+)(?: [a-z]+)? ([+−×]) (-?\d+)(?: [a-z]+)? = (-?\d+)")
+UNITS = {"centimetres": ("metres", 100), "metres": ("kilometres", 1000),
+         "grams": ("kilograms", 1000), "millilitres": ("litres", 1000),
+         "minutes": ("hours", 60), "seconds": ("minutes", 60)}
+
+
+def true_answer(question):
+    m = re.fullmatch(r"What is (\d+) ([+−×]) (\d+)\?", question)
+    if m:
+        return OPS[m[2]](int(m[1]), int(m[3]))
+    m = re.fullmatch(r"How many (\w+) are in ([\d.]+) (\w+)\?", question)
+    src, factor = UNITS[m[1]]
+    assert m[3] == src
+    return float(m[2]) * factor
+
+
+def test_mc_items_have_one_right_answer_in_place():
+    items = arith_mc(500, seed=3)
+    assert {it["category"] for it in items} == {"arithmetic", "units"}
+    for it in items:
+        k = len(it["options"])
+        assert 4 <= k <= 6 and len(set(it["options"])) == k
+        gold = string.ascii_uppercase.index(it["answer"])
+        assert float(it["options"][gold]) == pytest.approx(true_answer(it["question"]))
+        others = [float(o) for j, o in enumerate(it["options"]) if j != gold]
+        assert all(o != pytest.approx(true_answer(it["question"])) for o in others)
+    letters = [it["answer"] for it in items]
+    assert len(set(letters)) == 6  # gold position varies
+
+
+def test_steps_have_exactly_one_error_of_the_stated_type():
+    items = arith_steps(600, seed=4)
+    kinds = {it["error_type"] for it in items}
+    assert kinds == {"", "numerical_calculation", "reasoning", "question_understanding",
+                     "symbolic_calculation"}
+    for it in items:
+        assert len(it["steps"]) == len(it["labels"]) == 4
+        if it["error_step"] < 0:
+            assert it["labels"] == [1, 1, 1, 1] and it["final_answer"] == it["correct_answer"]
+        else:
+            assert it["labels"].count(0) == 1 and it["labels"][it["error_step"]] == 0
+            assert it["final_answer"] != it["correct_answer"]
+        assert not re.search(r"(?<![\d)])-\d", " ".join(it["steps"]))  # no negative pens
+        for s, text in enumerate(it["steps"]):
+            if s == it["error_step"]:
+                continue
+            for a, op, b, result in EQUATION.findall(text):
+                assert OPS[op](int(a), int(b)) == int(result), (it, text)
+        if it["error_type"] == "numerical_calculation":
+            a, op, b, result = EQUATION.findall(it["steps"][it["error_step"]])[0]
+            assert OPS[op](int(a), int(b)) != int(result)
+
+
+def test_seeded_and_named():
+    assert load_builtin("arith-mc", 20, seed=1) == arith_mc(20, seed=1)
+    assert arith_mc(20, seed=1) != arith_mc(20, seed=2)
+    with pytest.raises(ValueError, match="unknown built-in task 'nope'"):
+        load_builtin("nope")
