@@ -305,21 +305,30 @@ def demo(
     seed: SeedOpt = 0,
     n: Annotated[int, typer.Option("--n", min=50, help="Items per simulated judge.")] = 2000,
     bootstrap: BootOpt = 1000,
+    live: Annotated[bool, typer.Option("--live/--no-live", help="Also run the embedded model "
+                                                                "live (needs the local "
+                                                                "extra).")] = True,
+    live_items: Annotated[int, typer.Option("--live-items", min=10,
+                                            help="Questions for the live run.")] = 120,
 ) -> None:
-    """Run every available evaluation on simulated judges; write a run folder and report.html."""
-    from .demo import run_demo
+    """Run every available evaluation on simulated judges (and, with the local extra, live on
+    the embedded model); write a run folder and report.html."""
+    from .demo import live_model_available, run_demo
 
     started = time.perf_counter()
-    with _progress(17, "demo") as step:
-        metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, progress=step)
+    runs_live = live and live_model_available() is None
+    with _progress(17 + (live_items + 1 if runs_live else 0), "demo") as step:
+        metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, live=live,
+                           live_items=live_items, progress=step)
     for section in metrics["sections"]:
         columns = _AGREE_COLUMNS if section["kind"] == "agreement" else _CONF_COLUMNS
         columns = [("n", "n"), *columns[1:]]
-        table = _table(section["results"], columns, section["title"] + "  [SIMULATED]")
+        label = "  [SIMULATED]" if section.get("simulated") else "  [LIVE MODEL]"
+        table = _table(section["results"], columns, section["title"] + label)
         table.columns[0].header = "judge"
         out.print(table)
-    out.print(f"report: {out_dir / RunFolder.REPORT}   "
-              f"({time.perf_counter() - started:.1f} s; all data simulated)")
+    out.print(metrics["note"])
+    out.print(f"report: {out_dir / RunFolder.REPORT}   ({time.perf_counter() - started:.1f} s)")
 
 
 @app.command()

