@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from confeval.cli import main
+from confeval.demo import live_model_available
 from confeval.metrics import auroc, expected_calibration_error
 from confeval.simulate import simulate
 
@@ -107,7 +108,7 @@ def test_simulate_round_trip(capsys, tmp_path):
 def test_demo_writes_a_run_folder_fast(capsys, tmp_path):
     start = time.perf_counter()
     code, out, _ = run(capsys, "demo", "--out", str(tmp_path / "demo"), "--n", "300",
-                       "--bootstrap", "50")
+                       "--bootstrap", "50", "--no-live")
     assert code == 0 and time.perf_counter() - start < 60
     assert "SIMULATED" in out
     metrics = json.loads((tmp_path / "demo" / "metrics.json").read_text())
@@ -122,8 +123,28 @@ def test_demo_writes_a_run_folder_fast(capsys, tmp_path):
     assert "http://" not in html and "https://" not in html  # self-contained
 
 
+@pytest.mark.skipif(live_model_available() is not None,
+                    reason=f"no live model: {live_model_available()}")
+def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONFEVAL_CACHE", str(tmp_path / "cache.sqlite"))
+    args = ["demo", "--n", "100", "--bootstrap", "20", "--live-items", "12"]
+    code, out, _ = run(capsys, *args, "--out", str(tmp_path / "a"))
+    assert code == 0 and "[LIVE MODEL]" in out
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    live = metrics["sections"][-1]
+    assert live["simulated"] is False and metrics["simulated"] is False
+    (result,) = live["results"].values()
+    assert result["n_used"] + sum(result["excluded"].values()) == 12
+    assert "12 model call(s)" in live["description"]
+    code, _, _ = run(capsys, *args, "--out", str(tmp_path / "b"))
+    again = json.loads((tmp_path / "b" / "metrics.json").read_text())["sections"][-1]
+    assert "0 model call(s)" in again["description"]
+    assert next(iter(again["results"].values()))["ece"] == result["ece"]
+
+
 def test_report_rerenders(capsys, tmp_path):
-    run(capsys, "demo", "--out", str(tmp_path / "d"), "--n", "100", "--bootstrap", "0")
+    run(capsys, "demo", "--out", str(tmp_path / "d"), "--n", "100", "--bootstrap", "0",
+        "--no-live")
     (tmp_path / "d" / "report.html").unlink()
     code, _, _ = run(capsys, "report", str(tmp_path / "d"))
     assert code == 0 and (tmp_path / "d" / "report.html").is_file()

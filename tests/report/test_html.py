@@ -24,7 +24,7 @@ def test_text_is_escaped():
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed "
                                              "(apt-get install chromium)")
 def test_report_renders_in_headless_chromium(tmp_path):
-    run_demo(tmp_path / "run", n=200, n_resamples=20)
+    run_demo(tmp_path / "run", n=200, n_resamples=20, live=False)
     shot = tmp_path / "shot.png"
     subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
