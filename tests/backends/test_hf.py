@@ -99,3 +99,53 @@ def test_real_embedded_model_logprobs_are_sane():
     assert top == tuple(sorted(top, key=lambda t: -t[1]))
     paris, london = asyncio.run(b.score(msgs, ["Paris", "London"]))
     assert paris > london
+
+
+def _png_data_url(colour) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (40, 40), colour).save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def test_image_text_model_scores_and_generates_with_images(tmp_path):
+    from .tiny_models import build_tiny_llava
+
+    folder = build_tiny_llava(tmp_path / "llava")
+    b = get_backend(f"hf:{folder}")
+    assert "images" in b.capabilities
+
+    def ask(colour):
+        return [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": _png_data_url(colour)}},
+            {"type": "text", "text": "What is 12 + 7? A. 19 B. 18"}]}]
+
+    red = asyncio.run(b.score(ask("red"), ["A", "B. 18"]))
+    blue = asyncio.run(b.score(ask("blue"), ["A", "B. 18"]))
+    assert red != blue  # the image reaches the model
+    # exact: equal to a manual forward pass with the same pixel values
+    prompt, extra = b.encode(ask("red"))
+    ids = b.tokenizer("B. 18", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = b.net(input_ids=torch.tensor([prompt + ids]), **extra).logits[0].double()
+    logp = torch.log_softmax(logits, -1)
+    manual = sum(float(logp[len(prompt) - 1 + k, t]) for k, t in enumerate(ids))
+    assert red[1] == pytest.approx(manual, abs=1e-4)
+    gen = asyncio.run(b.generate(ask("red"), GenerateParams(max_tokens=3, logprobs=True,
+                                                            top_logprobs=2)))[0]
+    assert gen.tokens is not None and len(gen.tokens) <= 3
+
+
+def test_text_only_model_refuses_images_early(tiny):
+    from confeval.backends import CapabilityError
+
+    b = HFBackend(tiny)
+    msgs = [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": _png_data_url("red")}},
+        {"type": "text", "text": "hi"}]}]
+    with pytest.raises(CapabilityError, match="lacks images"):
+        asyncio.run(b.score(msgs, ["A"]))

@@ -108,3 +108,12 @@ def test_bounded_concurrency_and_scale_out():
         assert s1.requests == 12 and s2.requests == 12          # spread evenly
         assert s1.max_in_flight <= 3 and s2.max_in_flight <= 3  # bounded per endpoint
         assert elapsed < 24 * 0.1 / 3                           # and actually concurrent
+
+
+def test_image_parts_pass_through_unchanged():
+    url = "data:image/png;base64,iVBORw0KGgo="
+    msgs = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                         {"type": "text", "text": "A or B?"}]}]
+    with StubServer() as server:
+        run(backend(server).generate(msgs))
+        assert server.bodies[0]["messages"][0]["content"][0]["image_url"]["url"] == url

@@ -67,3 +67,51 @@ def build_tiny_llama(folder: Path, *, seed: int = 0, peak_token: str | None = No
             model.lm_head.weight[tok.convert_tokens_to_ids(peak_token)] = 0.5
     model.save_pretrained(folder)
     return folder
+
+
+MM_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}</s>"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def build_tiny_llava(folder: Path, *, seed: int = 0):
+    """Save a tiny random LLaVA (CLIP vision tower + 2-layer Llama) with its processor."""
+    import torch
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = build_tokenizer(folder / "_tok")
+    tok.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    vision = CLIPVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                              num_attention_heads=2, image_size=28, patch_size=14,
+                              projection_dim=16)
+    text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                       num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                       max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                       pad_token_id=tok.pad_token_id)
+    config = LlavaConfig(vision_config=vision, text_config=text,
+                         image_token_index=tok.convert_tokens_to_ids("<image>"),
+                         vision_feature_select_strategy="default", vision_feature_layer=-1)
+    model = LlavaForConditionalGeneration(config)
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            p.copy_(torch.from_numpy(rng.normal(0, 0.3, size=tuple(p.shape))).to(p.dtype))
+    images = CLIPImageProcessor(size={"shortest_edge": 28},
+                                crop_size={"height": 28, "width": 28})
+    processor = LlavaProcessor(image_processor=images, tokenizer=tok, patch_size=14,
+                               num_additional_image_tokens=1,  # the CLS token
+                               vision_feature_select_strategy="default",
+                               chat_template=MM_CHAT_TEMPLATE)
+    processor.save_pretrained(folder)
+    model.save_pretrained(folder)
+    return folder

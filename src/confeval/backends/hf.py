@@ -9,6 +9,10 @@
   touched. ``temperature = 0`` is greedy. Reported log-probabilities (and the top-k
   alternatives) are those of the model's distribution at temperature 1, as OpenAI-compatible
   servers report them; tokens are the decoded strings of single token ids.
+* **Images.** A folder holding an image-text model (a config with a ``vision_config``, e.g.
+  LLaVA) loads with ``AutoModelForImageTextToText`` and its ``AutoProcessor``; image parts of
+  the messages (``data:`` URLs, ``file://`` URLs or local paths — never fetched from the web)
+  are decoded with Pillow and passed as ``pixel_values`` on the prompt's forward pass.
 * Models load with ``local_files_only`` (nothing is downloaded at run time). The identity used
   in cache keys is the path plus a fingerprint of the config and weights, so changed weights
   never reuse stale answers.
@@ -48,17 +52,28 @@ class HFBackend(Backend):
         super().__init__(name or str(path))
         torch, transformers = _import_torch()
         self._torch = torch
+        self.processor = None
         try:
-            self.tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(
+            config = None if model is not None else transformers.AutoConfig.from_pretrained(
                 str(path), local_files_only=True)
-            self.net = model or transformers.AutoModelForCausalLM.from_pretrained(
-                str(path), local_files_only=True)
+            if config is not None and getattr(config, "vision_config", None) is not None:
+                self.processor = transformers.AutoProcessor.from_pretrained(
+                    str(path), local_files_only=True)
+                self.tokenizer = self.processor.tokenizer
+                self.net = transformers.AutoModelForImageTextToText.from_pretrained(
+                    str(path), local_files_only=True)
+            else:
+                self.tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(
+                    str(path), local_files_only=True)
+                self.net = model or transformers.AutoModelForCausalLM.from_pretrained(
+                    str(path), local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise BackendError(f"hf: cannot load a causal LM from {path}: {exc}") from None
+            raise BackendError(f"hf: cannot load a model from {path}: {exc}") from None
         self.net.to(device).eval()
         self.device = device
         self.batch_size = max(1, int(batch_size))
-        self.capabilities = frozenset({"generate", "logprobs", "score"})
+        caps = {"generate", "logprobs", "score"} | ({"images"} if self.processor else set())
+        self.capabilities = frozenset(caps)
         self._lock = threading.Lock()
         self._fingerprint = self._make_fingerprint()
 
@@ -77,6 +92,35 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------ prompts
     def prompt_ids(self, messages: Sequence[dict]) -> list[int]:
         """Token ids of the chat prompt, ending where the assistant's reply begins."""
+        return self.encode(messages)[0]
+
+    def encode(self, messages: Sequence[dict]) -> tuple[list[int], dict]:
+        """Prompt token ids and the extra model inputs (``pixel_values`` for images)."""
+        if self.processor is not None:
+            return self._encode_multimodal(messages)
+        return self._encode_text(messages), {}
+
+    def _encode_multimodal(self, messages: Sequence[dict]) -> tuple[list[int], dict]:
+        conversation, images = [], []
+        for m in messages:
+            content = m.get("content")
+            parts = content if isinstance(content, list) else [{"type": "text",
+                                                                 "text": content or ""}]
+            converted = []
+            for part in parts:
+                if part.get("type") in ("image_url", "image"):
+                    images.append(_load_image(part))
+                    converted.append({"type": "image"})
+                else:
+                    converted.append({"type": "text", "text": part.get("text", "")})
+            conversation.append({"role": m["role"], "content": converted})
+        prompt = self.processor.apply_chat_template(conversation, add_generation_prompt=True,
+                                                    tokenize=False)
+        inputs = self.processor(text=prompt, images=images or None, return_tensors="pt")
+        extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
+        return inputs["input_ids"][0].tolist(), extra
+
+    def _encode_text(self, messages: Sequence[dict]) -> list[int]:
         flat = [{"role": m["role"], "content": _text_of(m.get("content"))} for m in messages]
         if getattr(self.tokenizer, "chat_template", None):
             ids = self.tokenizer.apply_chat_template(flat, add_generation_prompt=True,
@@ -88,7 +132,8 @@ class HFBackend(Backend):
         return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
 
     # ------------------------------------------------------------------ scoring
-    def score_ids(self, prompt: list[int], continuations: list[list[int]]) -> list[float]:
+    def score_ids(self, prompt: list[int], continuations: list[list[int]],
+                  extra: dict | None = None) -> list[float]:
         """Sum of log P(continuation tokens | prompt), exact, batched.
 
         Single-token continuations (option letters, score digits) are read from one forward
@@ -99,18 +144,27 @@ class HFBackend(Backend):
         single = [i for i, c in enumerate(continuations) if len(c) <= 1]
         if single:
             with torch.no_grad():
-                logits = self.net(input_ids=torch.tensor([prompt], device=self.device)).logits
+                logits = self.net(input_ids=torch.tensor([prompt], device=self.device),
+                                  **self._extra(extra, 1)).logits
             last = torch.log_softmax(logits[0, -1].double(), dim=-1).cpu()
             for i in single:
                 c = continuations[i]
                 out[i] = float(last[c[0]]) if c else 0.0
         multi = [i for i, c in enumerate(continuations) if len(c) > 1]
         for i, value in zip(multi, self._score_batched(prompt, [continuations[i]
-                                                                for i in multi])):
+                                                                for i in multi], extra)):
             out[i] = value
         return [float(v) for v in out]
 
-    def _score_batched(self, prompt: list[int], continuations: list[list[int]]) -> list[float]:
+    def _extra(self, extra: dict | None, rows: int) -> dict:
+        """Extra inputs (e.g. pixel values) moved to the device and repeated per batch row."""
+        if not extra:
+            return {}
+        return {k: v.to(self.device).repeat(rows, *([1] * (v.dim() - 1)))
+                for k, v in extra.items()}
+
+    def _score_batched(self, prompt: list[int], continuations: list[list[int]],
+                       extra: dict | None = None) -> list[float]:
         torch = self._torch
         out: list[float] = []
         pad = self.tokenizer.pad_token_id
@@ -126,7 +180,8 @@ class HFBackend(Backend):
                 mask[i, :len(s)] = 1
             with torch.no_grad():
                 logits = self.net(input_ids=ids.to(self.device),
-                                  attention_mask=mask.to(self.device)).logits.float()
+                                  attention_mask=mask.to(self.device),
+                                  **self._extra(extra, len(seqs))).logits.float()
             logp = torch.log_softmax(logits, dim=-1).cpu()
             for i, c in enumerate(chunk):
                 if not c:
@@ -137,13 +192,14 @@ class HFBackend(Backend):
         return out
 
     async def _score(self, messages, continuations):
-        prompt = self.prompt_ids(messages)
+        prompt, extra = self.encode(messages)
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
                  for c in continuations]
-        return await asyncio.to_thread(self._locked, self.score_ids, prompt, conts)
+        return await asyncio.to_thread(self._locked, self.score_ids, prompt, conts, extra)
 
     # ------------------------------------------------------------------ generation
-    def _sample(self, prompt: list[int], params: GenerateParams, index: int) -> Generation:
+    def _sample(self, prompt: list[int], params: GenerateParams, index: int,
+                extra: dict | None = None) -> Generation:
         torch = self._torch
         gen = torch.Generator().manual_seed(int(params.seed or 0) + index)
         eos = self.tokenizer.eos_token_id
@@ -153,8 +209,10 @@ class HFBackend(Backend):
         tokens: list[TokenLogprob] = []
         text, finish = "", "length"
         with torch.no_grad():
-            for _ in range(params.max_tokens):
-                outputs = self.net(input_ids=ids, past_key_values=past, use_cache=True)
+            for step in range(params.max_tokens):
+                # Images enter on the prompt's pass only; later steps reuse the KV cache.
+                more = self._extra(extra, 1) if step == 0 else {}
+                outputs = self.net(input_ids=ids, past_key_values=past, use_cache=True, **more)
                 past = outputs.past_key_values
                 logits = outputs.logits[0, -1].float().cpu()
                 logp = torch.log_softmax(logits, dim=-1)
@@ -194,13 +252,41 @@ class HFBackend(Backend):
         return int(torch.multinomial(probs, 1, generator=gen))
 
     async def _generate(self, messages, params, n):
-        prompt = self.prompt_ids(messages)
+        prompt, extra = self.encode(messages)
         return await asyncio.to_thread(
-            self._locked, lambda: [self._sample(prompt, params, i) for i in range(n)])
+            self._locked, lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
 
     def _locked(self, fn, *args):
         with self._lock:
             return fn(*args)
+
+
+def _load_image(part: dict):
+    """A PIL image from an image part: data: URL, file:// URL or local path (no web)."""
+    import base64
+    import io
+    from urllib.parse import unquote, urlparse
+
+    from PIL import Image
+
+    url = part.get("image_url", {}).get("url") if part.get("type") == "image_url" \
+        else part.get("image") or part.get("url")
+    if not isinstance(url, str) or not url:
+        raise BackendError("hf: an image part has no url")
+    if url.startswith("data:"):
+        try:
+            payload = base64.b64decode(url.split(",", 1)[1])
+        except (IndexError, ValueError) as exc:
+            raise BackendError(f"hf: cannot decode an inline image: {exc}") from None
+        return Image.open(io.BytesIO(payload)).convert("RGB")
+    if url.startswith(("http://", "https://")):
+        raise BackendError("hf: images must be inline (data:) or local files; web URLs are not "
+                           "fetched")
+    path = unquote(urlparse(url).path) if url.startswith("file://") else url
+    try:
+        return Image.open(path).convert("RGB")
+    except OSError as exc:
+        raise BackendError(f"hf: cannot open image {path}: {exc}") from None
 
 
 def _text_of(content: Any) -> str:
