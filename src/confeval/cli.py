@@ -18,8 +18,18 @@ import numpy as np
 import typer
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__
 from .evaluate import evaluate_agreement, evaluate_confidence
@@ -60,6 +70,14 @@ def _root(
     """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
 
 
+class _RateColumn(ProgressColumn):
+    """Items per second."""
+
+    def render(self, task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:.1f}/s")
+
+
 @contextmanager
 def _progress(total: int, what: str, enabled: bool = True):
     """A progress bar on stderr (stdout stays clean for --json); a no-op when disabled."""
@@ -67,7 +85,8 @@ def _progress(total: int, what: str, enabled: bool = True):
         yield lambda _msg=None: None
         return
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn())
+               MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task(what, total=total)
 
@@ -409,7 +428,7 @@ def run_command(
     cache = None if no_cache else ResponseCache(cache_path)
     started = time.perf_counter()
     try:
-        with _progress(len(items), f"{suite} on {backend.describe()}") as step:
+        with _progress(len(items), f"{suite}: {model or 'local'}") as step:
             result = run_suite(chosen, backend, items, out_dir, config=config, options=options,
                                cache=cache, progress=step)
     except (BackendError, RunMismatchError) as exc:
