@@ -55,12 +55,26 @@ def _export(gguf: Path, target: Path) -> None:
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     loaded = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent),
                                                                gguf_file=gguf.name)
-    fresh = transformers.AutoModelForCausalLM.from_config(loaded.config)
+    # The GGUF loader marks the config as "quantized with gguf"; the dequantised copy is a plain
+    # float model, and servers such as vLLM refuse a folder that claims otherwise.
+    settings = loaded.config.to_dict()
+    settings.pop("quantization_config", None)
+    fresh = transformers.AutoModelForCausalLM.from_config(type(loaded.config).from_dict(settings))
     fresh.load_state_dict(loaded.state_dict())
     tmp = target.with_name(target.name + ".partial")
     fresh.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
     tmp.rename(target)  # the folder appears complete or not at all
+
+
+def _drop_quantization_marker(config_path: Path) -> None:
+    """Repair folders exported by confeval 0.1.0 before the fix above (weights are fine)."""
+    import json
+
+    settings = json.loads(config_path.read_text(encoding="utf-8"))
+    if "quantization_config" in settings:
+        del settings["quantization_config"]
+        config_path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
 
 def local_backend(*, device: str = "cpu", batch_size: int = 8,
@@ -71,6 +85,7 @@ def local_backend(*, device: str = "cpu", batch_size: int = 8,
         gguf = find_gguf()
         target.parent.mkdir(parents=True, exist_ok=True)
         _export(gguf, target)
+    _drop_quantization_marker(target / "config.json")
     backend = HFBackend(target, device=device, batch_size=batch_size, name=MODEL_NAME)
     backend.kind = "local"
     return backend
