@@ -473,6 +473,142 @@ def cache(
         out.print(f"  {name}: {count}")
 
 
+sets_app = typer.Typer(help="Conformal prediction sets for multiple-choice answers.",
+                       no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(sets_app, name="sets")
+
+
+def _parse_seeds(text: str | None) -> list[int] | None:
+    """'1-10' or '1,2,5' or '1-3,7' -> list of ints."""
+    if not text:
+        return None
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.strip().partition("-")
+            seeds.extend(range(int(lo), int(hi) + 1) if hi else [int(lo)])
+    except ValueError:
+        raise UserError(f"--seeds {text!r}: use a range like 1-10 or a list like 1,2,5") from None
+    return seeds
+
+
+_SETS_COLUMNS = ("n_test", "accuracy", "ece")
+
+
+def _sets_table(results: dict) -> Table:
+    first = next(iter(results.values()))
+    names = list(first["scores"])
+    table = Table(title="Conformal prediction sets (coverage / mean size)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("file", overflow="fold", min_width=15)
+    for header in ("n test", "acc", "ECE", *names):
+        table.add_column(header, justify="right", no_wrap=True)
+
+    def num(v):
+        if isinstance(v, dict):
+            v = v.get("mean")
+        return "–" if v is None else (f"{v:,}" if isinstance(v, int) else f"{v:.3f}")
+
+    for source, res in results.items():
+        cells = [num(res["n_test"]), num(res["accuracy"]), num(res["ece"])]
+        cells += [f"{num(res['scores'][s]['coverage'])} / {num(res['scores'][s]['set_size'])}"
+                  for s in names]
+        table.add_row(Path(source).name, *cells)
+    return table
+
+
+@sets_app.command("score")
+def sets_score(
+    files: Files,
+    label_col: Annotated[str, typer.Option("--label-col", help="Gold option (a letter, or "
+                                                               "the column suffix).")]
+    = "answer",
+    logit_cols: Annotated[str, typer.Option("--logit-cols", help="Option columns (glob or "
+                                                                 "comma list); the part after "
+                                                                 "the last '_' names the "
+                                                                 "option.")] = "logit_*",
+    input_kind: Annotated[str, typer.Option("--input", help="logits | logprobs | probs")]
+    = "logits",
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0,
+                                         help="Miscoverage: sets cover with prob >= 1-alpha.")]
+    = 0.1,
+    split_seed: Annotated[int, typer.Option("--split-seed", help="Seed of the 50/50 split.")]
+    = 42,
+    seeds: Annotated[str | None, typer.Option("--seeds", help="Repeat over splits, e.g. 1-10; "
+                                                              "numbers become {mean, std}.")]
+    = None,
+    scores: Annotated[str, typer.Option("--scores", help="Comma list of lac, aps, "
+                                                         "aps_randomized, raps, "
+                                                         "raps_randomized, margin.")]
+    = "lac,aps,raps,margin",
+    protocol: Annotated[str, typer.Option("--protocol", help="exact (default) or vlm-bench "
+                                                             "(the published benchmark's "
+                                                             "quantile and ECE).")] = "exact",
+    group_col: Annotated[str | None, typer.Option("--group-col", help="Mondrian: calibrate per "
+                                                                      "group of this column.")]
+    = None,
+    precision: Annotated[str, typer.Option("--precision", help="Softmax precision: float32 "
+                                                               "(as published) or float64.")]
+    = "float32",
+    lam: Annotated[float, typer.Option("--raps-lambda", help="RAPS rank penalty.")] = 0.01,
+    k_reg: Annotated[int, typer.Option("--raps-k", help="RAPS free ranks.")] = 1,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Keep empty sets (default: "
+                                                                    "an empty set gets the top "
+                                                                    "label).")] = False,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """Prediction sets with a coverage guarantee from option logits/log-probs/probabilities."""
+    from ._validation import index_in
+    from .conformal import SCORES, to_probabilities
+    from .suites.sets_scoring import PROTOCOLS, score_sets
+
+    chosen = [s.strip() for s in scores.split(",") if s.strip()]
+    bad = [s for s in chosen if s not in SCORES]
+    if bad:
+        raise UserError(f"unknown score(s) {bad}; choose from {', '.join(SCORES)}")
+    if protocol not in PROTOCOLS:
+        raise UserError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    if input_kind not in ("logits", "logprobs", "probs"):
+        raise UserError("--input must be logits, logprobs or probs")
+    if precision not in ("float32", "float64"):
+        raise UserError("--precision must be float32 or float64")
+    seed_list = _parse_seeds(seeds)
+    results = {}
+    with _progress(len(files), "sets", enabled=len(files) > 1) as step:
+        for path in files:
+            rs = _read(path)
+            cols = rs.columns(logit_cols, what="option column")
+            letters = [str(c).rsplit("_", 1)[-1] for c in cols]
+            values = rs.numeric(cols, what="option_value", allow_missing=True,
+                                lo=0.0 if input_kind == "probs" else None,
+                                hi=0.0 if input_kind == "logprobs" else None,
+                                allow_inf=input_kind != "probs")
+            values = np.where(np.isposinf(values), np.nan, values)
+            rs.exclude(np.isposinf(values).any(axis=1), "non_finite_option_value")
+            rs.exclude((np.isfinite(values).sum(axis=1) < 2) & rs.mask, "fewer_than_2_options")
+            gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters,
+                                                         what="label"))
+            gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
+            rs.exclude(~np.isfinite(gold_value), "gold_option_missing")
+            keep = rs.mask
+            y, vals = gold[keep], values[keep]
+            groups = None
+            if group_col:
+                groups = rs.frame.loc[rs.mask, rs.columns([group_col])[0]].astype(str).to_numpy()
+            probs = to_probabilities(vals, input_kind, np.dtype(precision))
+            res = score_sets(probs, y, alpha=alpha, split_seed=split_seed, seeds=seed_list,
+                             scores=chosen, protocol=protocol, groups=groups, lam=lam,
+                             k_reg=k_reg, allow_empty=allow_empty)
+            results[str(path)] = {**rs.summary(), "options": letters, **res}
+            step(f"scored {path.name}")
+    _emit(results, as_json, _sets_table)
+    _write_run(out_dir, {"command": "sets score", "files": [str(f) for f in files],
+                         "alpha": alpha, "split_seed": split_seed, "seeds": seed_list,
+                         "scores": chosen, "protocol": protocol, "group_col": group_col},
+               {"kind": "sets", "title": "Conformal prediction sets", "results": results})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
 

@@ -239,19 +239,21 @@ class RecordSet:
     # ------------------------------------------------------------------ checks
     def numeric(self, spec: str | Iterable[str], *, lo: float | None = None,
                 hi: float | None = None, what: str = "value",
-                allow_inf: bool = False) -> np.ndarray:
+                allow_inf: bool = False, allow_missing: bool = False) -> np.ndarray:
         """Return the columns as a float matrix (n_rows, n_cols), excluding unusable rows.
 
         Reasons: ``missing_<what>`` (empty/None/NaN), ``non_numeric_<what>`` (text that is not a
         number), ``non_finite_<what>`` (inf), ``<what>_out_of_range`` (outside [lo, hi]).
-        Values of excluded rows in the returned matrix are NaN.
+        Values of excluded rows in the returned matrix are NaN. With ``allow_missing``, empty
+        cells are kept as NaN instead (e.g. options a question does not have).
         """
         cols = self.columns(spec, what=what)
         raw = self.frame[cols]
         values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
                                   for c in cols]) if cols else np.empty((len(raw), 0))
         is_missing = raw.isna().to_numpy()
-        self.exclude(is_missing.any(axis=1), f"missing_{what}")
+        if not allow_missing:
+            self.exclude(is_missing.any(axis=1), f"missing_{what}")
         self.exclude((np.isnan(values) & ~is_missing).any(axis=1), f"non_numeric_{what}")
         if not allow_inf:
             self.exclude(np.isinf(values).any(axis=1), f"non_finite_{what}")

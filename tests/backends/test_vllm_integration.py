@@ -46,7 +46,9 @@ def vllm_server(tmp_path_factory):
         proc = subprocess.Popen(
             [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(export_dir()),
              "--served-model-name", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-             "--enforce-eager", "--max-model-len", "2048"],
+             "--enforce-eager", "--max-model-len", "2048",
+             # on the CPU backend this is the share of RAM reserved for the KV cache
+             "--gpu-memory-utilization", "0.3"],
             stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 300

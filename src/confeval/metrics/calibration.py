@@ -38,6 +38,7 @@ STRATEGIES = ("uniform", "quantile")
 
 __all__ = [
     "EDGE_TOL",
+    "calibration_error_float32_left_closed",
     "HistogramBinning",
     "ReliabilityDiagram",
     "bin_edges",
@@ -167,6 +168,37 @@ def maximum_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_bi
     counts, conf_sum, target_sum = _binned_sums(conf, target, idx, n_bins)
     filled = counts > 0
     return float(np.max(np.abs(target_sum[filled] - conf_sum[filled]) / counts[filled]))
+
+
+def calibration_error_float32_left_closed(confidence: ArrayLike, correct: ArrayLike, *,
+                                          n_bins: int = 15, norm: str = "l1") -> float:
+    """ECE (``norm="l1"``) or MCE (``norm="max"``) with the binning of torchmetrics, in float32.
+
+    For reproducing numbers published with ``torchmetrics`` (e.g. the VLM uncertainty
+    benchmark): edges ``linspace(0, 1, M + 1)`` in float32, **left-closed** bins
+    [k/M, (k+1)/M), a confidence of exactly 1 in a bin of its own, and sums accumulated in
+    float32 in input order. confeval's own convention (right-closed, edge tolerance, float64;
+    see the module docstring) is what :func:`expected_calibration_error` uses.
+    """
+    n_bins = check_positive_int(n_bins, "n_bins")
+    conf = np.asarray(confidence, dtype=np.float32)
+    acc = np.asarray(correct, dtype=np.float32)
+    same_length(confidence=conf, correct=acc)
+    edges = np.linspace(0, 1, n_bins + 1, dtype=np.float32)
+    idx = np.searchsorted(edges, conf, side="right") - 1
+    count = np.zeros(n_bins + 1, np.float32)
+    conf_sum = np.zeros(n_bins + 1, np.float32)
+    acc_sum = np.zeros(n_bins + 1, np.float32)
+    np.add.at(count, idx, np.float32(1))
+    np.add.at(conf_sum, idx, conf)
+    np.add.at(acc_sum, idx, acc)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.abs(np.nan_to_num(acc_sum / count) - np.nan_to_num(conf_sum / count))
+    if norm == "l1":
+        return float(np.sum(gap * (count / count.sum()), dtype=np.float32))
+    if norm == "max":
+        return float(gap.max())
+    raise ValueError(f"norm must be 'l1' or 'max', got {norm!r}")
 
 
 def top_label(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
