@@ -23,9 +23,11 @@ from confeval.cli import main as confeval
 
 METRICS = {  # table file -> path into our JSON result
     "acc": ("accuracy",), "ece": ("ece",), "mce": ("mce",),
-    "coverage_all_LAC": ("scores", "lac", "coverage"), "set_sizes_LAC": ("scores", "lac", "set_size"),
+    "coverage_all_LAC": ("scores", "lac", "coverage"),
+    "set_sizes_LAC": ("scores", "lac", "set_size"),
     "uacc_LAC": ("scores", "lac", "uacc"),
-    "coverage_all_APS": ("scores", "aps", "coverage"), "set_sizes_APS": ("scores", "aps", "set_size"),
+    "coverage_all_APS": ("scores", "aps", "coverage"),
+    "set_sizes_APS": ("scores", "aps", "set_size"),
     "uacc_APS": ("scores", "aps", "uacc"),
 }
 
