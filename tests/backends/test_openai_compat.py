@@ -117,3 +117,11 @@ def test_image_parts_pass_through_unchanged():
     with StubServer() as server:
         run(backend(server).generate(msgs))
         assert server.bodies[0]["messages"][0]["content"][0]["image_url"]["url"] == url
+
+
+def test_backend_survives_several_event_loops():
+    with StubServer() as server:
+        b = backend(server)
+        for _ in range(3):  # each asyncio.run has its own loop
+            assert run(b.generate(MESSAGES))[0].text
+        run(b.aclose())

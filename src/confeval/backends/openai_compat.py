@@ -53,16 +53,17 @@ class OpenAIBackend(Backend):
                                "(or pass --base-url for a local server)")
         # Local servers accept any key; the client insists on a non-empty one.
         self._key = key or "not-needed"
-        self._clients = [openai.AsyncOpenAI(base_url=u, api_key=self._key,
-                                            max_retries=max_retries, timeout=timeout)
-                         for u in urls]
+        self._client_args = [dict(base_url=u, api_key=self._key, max_retries=max_retries,
+                                  timeout=timeout) for u in urls]
+        self._clients: list = []
+        self._loop = None  # clients and semaphores belong to one event loop
         self._urls = [u or "https://api.openai.com/v1" for u in urls]
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.concurrency = concurrency
-        self._in_flight = [0] * len(self._clients)
-        self._semaphores: list[asyncio.Semaphore] | None = None
-        self.requests_sent = [0] * len(self._clients)
+        self._in_flight = [0] * len(urls)
+        self._semaphores: list[asyncio.Semaphore] = []
+        self.requests_sent = [0] * len(urls)
         caps = {"generate", "logprobs"} | ({"images"} if images else set())
         self.capabilities = frozenset(caps)
 
@@ -74,8 +75,13 @@ class OpenAIBackend(Backend):
         return text.replace(self._key, "***") if len(self._key) >= 4 else text
 
     def _pick(self) -> int:
-        if self._semaphores is None:  # created inside the running event loop
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # A new event loop (e.g. a second asyncio.run): connections of the old one are
+            # unusable there, so open fresh clients for this loop.
+            self._clients = [self._openai.AsyncOpenAI(**a) for a in self._client_args]
             self._semaphores = [asyncio.Semaphore(self.concurrency) for _ in self._clients]
+            self._loop = loop
         return min(range(len(self._clients)), key=lambda i: (self._in_flight[i],
                                                              self.requests_sent[i]))
 
@@ -139,5 +145,7 @@ class OpenAIBackend(Backend):
         return Generation(text, tokens, choice.finish_reason)
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()
+        if self._loop is asyncio.get_running_loop():
+            for client in self._clients:
+                await client.close()
+        self._clients, self._loop = [], None
