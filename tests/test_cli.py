@@ -131,13 +131,16 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
     code, out, _ = run(capsys, *args, "--out", str(tmp_path / "a"))
     assert code == 0 and "[LIVE MODEL]" in out
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
-    live = metrics["sections"][-1]
+    live, live_sets = metrics["sections"][-2:]
+    assert live_sets["kind"] == "sets" and live_sets["simulated"] is False
+    (sets_result,) = live_sets["results"].values()
+    assert sets_result["n_cal"] + sets_result["n_test"] == sets_result["n_used"]
     assert live["simulated"] is False and metrics["simulated"] is False
     (result,) = live["results"].values()
     assert result["n_used"] + sum(result["excluded"].values()) == 12
     assert "12 model call(s)" in live["description"]
     code, _, _ = run(capsys, *args, "--out", str(tmp_path / "b"))
-    again = json.loads((tmp_path / "b" / "metrics.json").read_text())["sections"][-1]
+    again = json.loads((tmp_path / "b" / "metrics.json").read_text())["sections"][-2]
     assert "0 model call(s)" in again["description"]
     assert next(iter(again["results"].values()))["ece"] == result["ece"]
 

@@ -340,10 +340,14 @@ def demo(
         metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, live=live,
                            live_items=live_items, progress=step)
     for section in metrics["sections"]:
-        columns = _AGREE_COLUMNS if section["kind"] == "agreement" else _CONF_COLUMNS
-        columns = [("n", "n"), *columns[1:]]
         label = "  [SIMULATED]" if section.get("simulated") else "  [LIVE MODEL]"
-        table = _table(section["results"], columns, section["title"] + label)
+        if section["kind"] == "sets":
+            table = _sets_table(section["results"])
+            table.title = section["title"] + label
+        else:
+            columns = _AGREE_COLUMNS if section["kind"] == "agreement" else _CONF_COLUMNS
+            table = _table(section["results"], [("n", "n"), *columns[1:]],
+                           section["title"] + label)
         table.columns[0].header = "judge"
         out.print(table)
     out.print(metrics["note"])
@@ -435,7 +439,9 @@ def run_command(
         raise UserError(str(exc)) from None
     elapsed = time.perf_counter() - started
     for section in result.metrics["sections"]:
-        if section["results"]:
+        if section["results"] and section["kind"] == "sets":
+            out.print(_sets_table(section["results"]))
+        elif section["results"]:
             out.print(_table(section["results"], [("n", "n"), *_CONF_COLUMNS[1:]],
                              section["title"]))
     out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "
@@ -496,12 +502,11 @@ _SETS_COLUMNS = ("n_test", "accuracy", "ece")
 
 
 def _sets_table(results: dict) -> Table:
-    first = next(iter(results.values()))
-    names = list(first["scores"])
-    table = Table(title="Conformal prediction sets (coverage / mean size)", title_justify="left",
+    """One row per (file, score): long format, so it fits a narrow terminal."""
+    table = Table(title="Conformal prediction sets", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("file", overflow="fold", min_width=15)
-    for header in ("n test", "acc", "ECE", *names):
+    for header in ("n test", "acc", "ECE", "score", "coverage", "size", "UAcc"):
         table.add_column(header, justify="right", no_wrap=True)
 
     def num(v):
@@ -510,10 +515,10 @@ def _sets_table(results: dict) -> Table:
         return "–" if v is None else (f"{v:,}" if isinstance(v, int) else f"{v:.3f}")
 
     for source, res in results.items():
-        cells = [num(res["n_test"]), num(res["accuracy"]), num(res["ece"])]
-        cells += [f"{num(res['scores'][s]['coverage'])} / {num(res['scores'][s]['set_size'])}"
-                  for s in names]
-        table.add_row(Path(source).name, *cells)
+        for i, (name, m) in enumerate(res["scores"].items()):
+            lead = ([Path(source).name, num(res["n_test"]), num(res["accuracy"]),
+                     num(res["ece"])] if i == 0 else ["", "", "", ""])
+            table.add_row(*lead, name, num(m["coverage"]), num(m["set_size"]), num(m["uacc"]))
     return table
 
 

@@ -108,7 +108,7 @@ def live_model_available() -> str | None:
     return None
 
 
-def _live_section(out: Path, n_items: int, seed: int, n_resamples: int, step) -> dict:
+def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -> list[dict]:
     """The sets suite, live, on the embedded SmolLM2 over the built-in arith-mc task."""
     from .backends import ResponseCache, get_backend
     from .runner import run_suite
@@ -126,16 +126,19 @@ def _live_section(out: Path, n_items: int, seed: int, n_resamples: int, step) ->
                        options={"bootstrap": n_resamples, "seed": seed,
                                 "model_name": backend.describe()},
                        progress=lambda _msg=None: step("live: multiple choice on SmolLM2"))
-    section = result.metrics["sections"][0]
-    section.update(
+    sections = result.metrics["sections"]
+    sections[0].update(
         title="LIVE: the embedded SmolLM2-135M-Instruct on built-in multiple choice",
-        simulated=False,
         description=f"A real model ({backend.describe()}, run on this machine) answers "
                     f"{n_items} generated arithmetic and unit-conversion questions with 4–6 "
                     "options; option probabilities are exact continuation scores of the "
                     "letters, renormalised over the options. Run folder: live-sets/. "
                     f"{result.model_calls} model call(s) this time (the rest from the cache).")
-    return section
+    for section in sections:
+        section["simulated"] = False
+    if len(sections) > 1:
+        sections[1]["title"] = "LIVE: conformal prediction sets of the embedded model"
+    return sections
 
 
 def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int = 1000,
@@ -163,10 +166,10 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
     for section in sections:
         section["simulated"] = True
     if why_not is None:
-        sections.append(_live_section(Path(out), live_items, seed, n_resamples, step))
+        sections.extend(_live_sections(Path(out), live_items, seed, n_resamples, step))
     note = (f"seed {seed}; {n} items per simulated judge; 95% bootstrap intervals from "
             f"{n_resamples} resamples.")
-    note += (" The last section is a live run of a real model." if why_not is None
+    note += (" The LIVE sections are a run of a real model." if why_not is None
              else f" No live model section: {why_not}.")
     metrics = {"title": "confeval demo", "simulated": why_not is not None,
                "note": note, "sections": sections}

@@ -86,3 +86,49 @@ def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
                         color="white" if norm[i, j] > 0.5 else "black")
     fig.tight_layout()
     return png_data_uri(fig)
+
+
+def _mean(value):
+    return value.get("mean") if isinstance(value, dict) else value
+
+
+def accuracy_vs_set_size_figure(results: Mapping[str, Mapping], scores: list[str]) -> str:
+    """Scatter of accuracy against mean set size, one point per result and score."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    markers = "osD^vP*X"
+    for j, score in enumerate(scores):
+        xs = [_mean(r["scores"][score]["set_size"]) for r in results.values()]
+        ys = [_mean(r["accuracy"]) for r in results.values()]
+        ax.scatter(xs, ys, marker=markers[j % len(markers)], label=score, alpha=0.75)
+    if len(results) <= 12:
+        first = scores[0]
+        for name, r in results.items():
+            ax.annotate(name, (_mean(r["scores"][first]["set_size"]), _mean(r["accuracy"])),
+                        fontsize=6, alpha=0.7, xytext=(3, 3), textcoords="offset points")
+    ax.set(xlabel="mean set size", ylabel="accuracy (top-1)",
+           title="Accuracy vs set size at guaranteed coverage")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+def set_size_figure(result: Mapping, scores: list[str]) -> str:
+    """Set-size histogram and coverage by set size for each score of one result."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    width = 0.8 / max(len(scores), 1)
+    for j, score in enumerate(scores):
+        s = result["scores"][score]
+        dist = {int(k): v for k, v in (s.get("size_distribution") or {}).items()}
+        cov = {int(k): v for k, v in (s.get("coverage_by_size") or {}).items()}
+        total = sum(dist.values()) or 1
+        sizes = sorted(dist)
+        axes[0].bar([x + j * width for x in sizes], [dist[x] / total for x in sizes],
+                    width=width, label=score)
+        axes[1].bar([x + j * width for x in sorted(cov)], [cov[x] for x in sorted(cov)],
+                    width=width, label=score)
+    axes[0].set(xlabel="set size", ylabel="share of questions", title="Set sizes")
+    axes[1].set(xlabel="set size", ylabel="coverage", ylim=(0, 1.05), title="Coverage by size")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return png_data_uri(fig)

@@ -17,7 +17,13 @@ import html
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .figures import confusion_figure, reliability_figure, risk_coverage_figure
+from .figures import (
+    accuracy_vs_set_size_figure,
+    confusion_figure,
+    reliability_figure,
+    risk_coverage_figure,
+    set_size_figure,
+)
 
 __all__ = ["SECTION_RENDERERS", "metric_table", "register_section", "render_report"]
 
@@ -131,6 +137,49 @@ def render_agreement(section: Mapping[str, Any]) -> str:
     if diagrams:
         parts.append("<h3>Top-probability reliability</h3>"
                      + _img(reliability_figure(diagrams), "reliability diagrams"))
+    return "".join(parts)
+
+
+def _mean_std(value: Any) -> str:
+    if isinstance(value, dict) and "mean" in value:
+        if value["mean"] is None:
+            return "–"
+        return f"{value['mean']:.4f}<div class='ci'>± {value.get('std') or 0:.4f}</div>"
+    return fmt(value)
+
+
+@register_section("sets")
+def render_sets(section: Mapping[str, Any]) -> str:
+    results = section["results"]
+    if not results:
+        return "<p>No results.</p>"
+    scores = list(next(iter(results.values()))["scores"])
+    head = "".join(f"<th>{esc(h)}</th>" for h in ("n test", "accuracy", "ECE", "MCE",
+                                                   "entropy"))
+    head += "".join(f"<th>{esc(s)} coverage</th><th>{esc(s)} size</th><th>{esc(s)} UAcc</th>"
+                    for s in scores)
+    rows = []
+    for name, r in results.items():
+        cells = [fmt(r.get("n_test")), _mean_std(r.get("accuracy")), _mean_std(r.get("ece")),
+                 _mean_std(r.get("mce")), _mean_std(r.get("entropy"))]
+        for s in scores:
+            m = r["scores"][s]
+            cells += [_mean_std(m["coverage"]), _mean_std(m["set_size"]), _mean_std(m["uacc"])]
+        rows.append(f"<tr><th scope='row'>{esc(name)}</th>"
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    first = next(iter(results.values()))
+    alpha = first.get("alpha")
+    parts = [f"<p class='muted'>alpha = {fmt(alpha)} (target coverage "
+             f"{fmt(1 - alpha) if alpha is not None else '–'}); protocol "
+             f"{esc(first.get('protocol', ''))}.</p>",
+             f"<table><thead><tr><th>{esc(section.get('name_header', 'file'))}</th>{head}"
+             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>", _excluded_note(results)]
+    parts.append("<h3>Accuracy vs set size</h3>"
+                 + _img(accuracy_vs_set_size_figure(results, scores), "accuracy vs set size"))
+    for name, r in list(results.items())[:6]:
+        if "size_distribution" in r["scores"][scores[0]]:
+            parts.append(f"<h3>Set sizes: {esc(name)}</h3>"
+                         + _img(set_size_figure(r, scores), f"set sizes of {name}"))
     return "".join(parts)
 
 

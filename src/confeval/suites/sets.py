@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .._validation import index_in
 from ..backends import Backend
 from ..evaluate import evaluate_confidence
 from ..records import RecordsError, RecordSet
@@ -118,8 +120,31 @@ class SetsSuite(LiveSuite):
             res["mean_mass_outside"] = float(np.mean(outside)) if outside else None
             section["results"][name] = {"n_read": len(records), "n_used": len(ok),
                                         "excluded": excluded, **res}
+        sections = [section]
+        if len(ok) >= 4:
+            sections.append(self._sets_section(ok, name, options))
         return {"title": f"confeval run sets — {name}", "simulated": False,
-                "n_records": len(records), "excluded": excluded, "sections": [section]}
+                "n_records": len(records), "excluded": excluded, "sections": sections}
+
+    @staticmethod
+    def _sets_section(ok: list[dict], name: str, options: Mapping[str, Any]) -> dict:
+        """Conformal sets from the recorded option log-probabilities (exact protocol)."""
+        from .sets_scoring import score_sets
+
+        frame = pd.DataFrame(ok)
+        letters = list(LETTERS[:int(frame["n_options"].max())])
+        logp = frame.reindex(columns=[f"logprob_{L}" for L in letters]).to_numpy(np.float64)
+        probs = np.exp(np.nan_to_num(logp, nan=-np.inf))
+        probs /= probs.sum(axis=1, keepdims=True)
+        labels = index_in(np.array(letters), frame["answer"].astype(str).str.strip().to_numpy())
+        with np.errstate(all="ignore"):
+            result = score_sets(probs, labels, alpha=options.get("alpha", 0.1),
+                                split_seed=options.get("seed", 0) + 42)
+        result.update(n_used=len(ok), excluded={})
+        return {"kind": "sets", "title": "Multiple choice: conformal prediction sets",
+                "description": "Split conformal (50/50 calibration/test) on the recorded "
+                               "option probabilities; exact finite-sample quantile.",
+                "name_header": "model", "results": {name: result}}
 
 
 register_suite(SetsSuite())
