@@ -103,7 +103,8 @@ def accuracy_vs_set_size_figure(results: Mapping[str, Mapping], scores: list[str
     if len(results) <= 12:
         first = scores[0]
         for name, r in results.items():
-            ax.annotate(name, (_mean(r["scores"][first]["set_size"]), _mean(r["accuracy"])),
+            label = str(name).rsplit("/", 1)[-1].split(".")[0]
+            ax.annotate(label, (_mean(r["scores"][first]["set_size"]), _mean(r["accuracy"])),
                         fontsize=6, alpha=0.7, xytext=(3, 3), textcoords="offset points")
     ax.set(xlabel="mean set size", ylabel="accuracy (top-1)",
            title="Accuracy vs set size at guaranteed coverage")

@@ -42,6 +42,24 @@ def esc(value: Any) -> str:
     return html.escape(str(value))
 
 
+def short_name(name: str) -> str:
+    """A result key for display: a file path becomes 'folder/file' without its extension."""
+    text = str(name)
+    if "/" not in text and "." not in text:
+        return text
+    parts = text.replace("\\", "/").split("/")
+    stem = parts[-1]
+    for ext in (".csv.gz", ".jsonl.gz", ".csv", ".jsonl", ".tsv", ".parquet", ".ndjson"):
+        if stem.endswith(ext):
+            stem = stem[: -len(ext)]
+            break
+    return "/".join([*parts[-2:-1], stem]) if len(parts) > 1 else stem
+
+
+def scroll(table_html: str) -> str:
+    return f"<div class='scroll'>{table_html}</div>"
+
+
 def fmt(value: Any, digits: int = 4) -> str:
     if value is None:
         return "–"
@@ -67,9 +85,9 @@ def metric_table(results: Mapping[str, Mapping], columns: list[tuple[str, str]],
             extra = (f"<div class='ci'>[{fmt(ci['low'])}, {fmt(ci['high'])}]</div>"
                      if ci and ci.get("low") is not None else "")
             cells.append(f"<td>{fmt(value)}{extra}</td>")
-        rows.append(f"<tr><th scope='row'>{esc(name)}</th>{''.join(cells)}</tr>")
-    return (f"<table><thead><tr><th>{esc(name_header)}</th>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+        rows.append(f"<tr><th scope='row'>{esc(short_name(name))}</th>{''.join(cells)}</tr>")
+    return scroll(f"<table><thead><tr><th>{esc(name_header)}</th>{head}</tr></thead>"
+                  f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _excluded_note(results: Mapping[str, Mapping]) -> str:
@@ -78,7 +96,8 @@ def _excluded_note(results: Mapping[str, Mapping]) -> str:
         excl = res.get("excluded") or {}
         if excl:
             detail = ", ".join(f"{esc(k)}: {v}" for k, v in excl.items())
-            notes.append(f"<li>{esc(name)}: {sum(excl.values())} excluded ({detail})</li>")
+            notes.append(f"<li>{esc(short_name(name))}: {sum(excl.values())} excluded "
+                         f"({detail})</li>")
     return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
 
 
@@ -165,20 +184,34 @@ def render_sets(section: Mapping[str, Any]) -> str:
         for s in scores:
             m = r["scores"][s]
             cells += [_mean_std(m["coverage"]), _mean_std(m["set_size"]), _mean_std(m["uacc"])]
-        rows.append(f"<tr><th scope='row'>{esc(name)}</th>"
+        rows.append(f"<tr><th scope='row'>{esc(short_name(name))}</th>"
                     + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     first = next(iter(results.values()))
     alpha = first.get("alpha")
     parts = [f"<p class='muted'>alpha = {fmt(alpha)} (target coverage "
              f"{fmt(1 - alpha) if alpha is not None else '–'}); protocol "
              f"{esc(first.get('protocol', ''))}.</p>",
-             f"<table><thead><tr><th>{esc(section.get('name_header', 'file'))}</th>{head}"
-             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>", _excluded_note(results)]
+             scroll(f"<table><thead><tr><th>{esc(section.get('name_header', 'file'))}</th>"
+                    f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"),
+             _excluded_note(results)]
+    for name, r in list(results.items())[:6]:
+        if r.get("groups"):
+            ghead = "".join(f"<th>{esc(s)} coverage</th><th>{esc(s)} size</th>" for s in scores)
+            grows = "".join(
+                f"<tr><th scope='row'>{esc(g)}</th><td>{_mean_std(v.get('n_test'))}</td>"
+                f"<td>{_mean_std(v.get('accuracy'))}</td>" + "".join(
+                    f"<td>{_mean_std(v['scores'][s]['coverage'])}</td>"
+                    f"<td>{_mean_std(v['scores'][s]['set_size'])}</td>" for s in scores)
+                + "</tr>" for g, v in r["groups"].items())
+            parts.append(f"<h3>By group (Mondrian calibration): {esc(short_name(name))}</h3>"
+                         + scroll(f"<table><thead><tr><th>group</th><th>n test</th>"
+                                  f"<th>accuracy</th>{ghead}</tr></thead>"
+                                  f"<tbody>{grows}</tbody></table>"))
     parts.append("<h3>Accuracy vs set size</h3>"
                  + _img(accuracy_vs_set_size_figure(results, scores), "accuracy vs set size"))
     for name, r in list(results.items())[:6]:
         if "size_distribution" in r["scores"][scores[0]]:
-            parts.append(f"<h3>Set sizes: {esc(name)}</h3>"
+            parts.append(f"<h3>Set sizes: {esc(short_name(name))}</h3>"
                          + _img(set_size_figure(r, scores), f"set sizes of {name}"))
     return "".join(parts)
 
@@ -194,7 +227,8 @@ thead th{background:#f3f6fb} tbody th{text-align:left;background:#fafbfd}
 .ci{color:#6b7385;font-size:.72rem} .muted{color:#6b7385;font-size:.85rem}
 .badge{display:inline-block;background:#b3261e;color:#fff;border-radius:4px;padding:.1rem .5rem;
 font-size:.8rem;font-weight:600;letter-spacing:.03em}
-figure{margin:.6rem 0} img{max-width:100%} ul.excluded{font-size:.82rem;color:#8a4b08}
+.scroll{overflow-x:auto;max-width:100%} figure{margin:.6rem 0} img{max-width:100%}
+ul.excluded{font-size:.82rem;color:#8a4b08}
 details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
 """
 

@@ -121,6 +121,7 @@ def aggregate_seeds(results: Sequence[dict]) -> dict:
         for g in sorted(groups):
             present = [r["groups"][g] for r in results if g in r.get("groups", {})]
             out["groups"][g] = {
+                "n_test": stat([p["n_test"] for p in present]),
                 "accuracy": stat([p["accuracy"] for p in present]),
                 "scores": {name: {k: stat([p["scores"][name][k] for p in present])
                                   for k in ("coverage", "set_size")}
