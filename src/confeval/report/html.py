@@ -105,6 +105,12 @@ def _img(uri: str, alt: str) -> str:
     return f"<figure><img src='{uri}' alt='{esc(alt)}'></figure>"
 
 
+def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> str:
+    """A heading and one figure drawn from ``result[key]`` of every result that has it."""
+    data = {name: r[key] for name, r in results.items() if r.get(key)}
+    return f"<h3>{esc(heading)}</h3>" + _img(draw(data), heading.lower()) if data else ""
+
+
 @register_section("confidence")
 def render_confidence(section: Mapping[str, Any]) -> str:
     results = section["results"]
@@ -113,14 +119,9 @@ def render_confidence(section: Mapping[str, Any]) -> str:
             ("auarc", "AUARC"), ("aurc", "AURC"), ("prr", "PRR"), ("rce", "RCE")]
     parts = [metric_table(results, cols, section.get("name_header", "judge")),
              _excluded_note(results)]
-    diagrams = {k: r["reliability"] for k, r in results.items() if r.get("reliability")}
-    if diagrams:
-        parts.append("<h3>Reliability diagrams</h3>" + _img(reliability_figure(diagrams),
-                                                            "reliability diagrams"))
-    curves = {k: r["risk_coverage"] for k, r in results.items() if r.get("risk_coverage")}
-    if curves:
-        parts.append("<h3>Risk–coverage curves</h3>" + _img(risk_coverage_figure(curves),
-                                                            "risk-coverage curves"))
+    parts.append(_figure_of(results, "reliability", "Reliability diagrams", reliability_figure))
+    parts.append(_figure_of(results, "risk_coverage", "Risk–coverage curves",
+                            risk_coverage_figure))
     return "".join(parts)
 
 
@@ -148,14 +149,9 @@ def render_agreement(section: Mapping[str, Any]) -> str:
         ths = sorted({t for o in over.values() for t in o}, key=float)
         parts.append(metric_table({k: {t: o.get(t) for t in ths} for k, o in over.items()},
                                   [(t, f"top prob > {t}") for t in ths]))
-    confusions = {k: r["confusion"] for k, r in results.items() if r.get("confusion")}
-    if confusions:
-        parts.append("<h3>Confusion matrices</h3>" + _img(confusion_figure(confusions),
-                                                          "confusion matrices"))
-    diagrams = {k: r["reliability"] for k, r in results.items() if r.get("reliability")}
-    if diagrams:
-        parts.append("<h3>Top-probability reliability</h3>"
-                     + _img(reliability_figure(diagrams), "reliability diagrams"))
+    parts.append(_figure_of(results, "confusion", "Confusion matrices", confusion_figure))
+    parts.append(_figure_of(results, "reliability", "Top-probability reliability",
+                            reliability_figure))
     return "".join(parts)
 
 
