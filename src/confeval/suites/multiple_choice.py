@@ -84,8 +84,9 @@ def extract_from_tokens(tokens: Sequence[Any], letters: Sequence[str],
                 "reason": "no option letter among the generated tokens or their top-k"}
     tok = tokens[position]
     by_letter: dict[str, list[float]] = {}
-    alternatives = list(tok.top) or [(tok.token, tok.logprob)]
-    if tok.token not in {a for a, _ in alternatives}:
+    alternatives = list(tok.top)
+    # The generated token counts only if the top-k did not list its letter already.
+    if normalise_token(tok.token) not in {normalise_token(a) for a, _ in alternatives}:
         alternatives.append((tok.token, tok.logprob))
     for alt, lp in alternatives:
         key = normalise_token(alt)
