@@ -614,6 +614,89 @@ def sets_score(
                {"kind": "sets", "title": "Conformal prediction sets", "results": results})
 
 
+intervals_app = typer.Typer(help="Conformal intervals and label sets for judge scores.",
+                            no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(intervals_app, name="intervals")
+
+
+def _intervals_table(results: dict) -> Table:
+    table = Table(title="Conformal intervals for judge scores (mean over seeds)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("file", overflow="fold", min_width=15)
+    for header in ("method", "cov raw", "width raw", "cov adj", "width adj / size"):
+        table.add_column(header, justify="right", no_wrap=True)
+    def v(m: dict, key: str) -> str:
+        return f"{m[key]['mean']:.3f}" if key in m else "–"
+
+    for source, res in results.items():
+        for i, (name, m) in enumerate(res["methods"].items()):
+            interval = "width_adj" in m  # an interval method, else a rating-set method
+            cov = v(m, "coverage_raw" if interval else "coverage")
+            table.add_row(Path(source).name if i == 0 else "", name, cov, v(m, "width_raw"),
+                          v(m, "coverage_adj") if interval else cov,
+                          v(m, "width_adj" if interval else "set_size"))
+    return table
+
+
+@intervals_app.command("score")
+def intervals_score(
+    files: Files,
+    logprob_cols: Annotated[str, typer.Option("--logprob-cols", help="Rating-token log-prob "
+                                                                     "columns, lowest rating "
+                                                                     "first.")] = "s2_lp*",
+    label_col: Annotated[str, typer.Option("--label-col", help="Human score.")] = "gt_score",
+    pred_col: Annotated[str | None, typer.Option("--pred-col", help="The judge's parsed score "
+                                                                    "(adds point metrics).")]
+    = None,
+    methods: Annotated[str, typer.Option("--methods", help="all, or a comma list (naive, cqr, "
+                                                           "asym_cqr, lvd, lac, aps, "
+                                                           "raps_randomized, ...).")] = "all",
+    seeds: Annotated[str, typer.Option("--seeds", help="Splits, e.g. 1-10.")] = "1-10",
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.1,
+    min_score: Annotated[int, typer.Option("--min-score", help="Rating of the first "
+                                                               "column.")] = 1,
+    floor: Annotated[float, typer.Option("--floor", help="Log-prob for missing (NaN) rating "
+                                                         "tokens.")] = -11.51,
+    base: Annotated[str, typer.Option("--base", help="Base models: gbr (as the paper) or hgb "
+                                                     "(faster).")] = "gbr",
+    as_json: JsonOpt = False,
+) -> None:
+    """Intervals (naive, CQR, asymmetric CQR, LVD) and rating sets with a coverage guarantee."""
+    import pandas as pd
+
+    from .suites.intervals_scoring import DEFAULT_METHODS, score_intervals
+
+    chosen = list(DEFAULT_METHODS) if methods == "all" else [
+        m.strip() for m in methods.split(",") if m.strip()]
+    seed_list = _parse_seeds(seeds) or [1]
+    results = {}
+    with _progress(len(files), "intervals", enabled=True) as step:
+        for path in files:
+            rs = _read(path)
+            cols = rs.columns(logprob_cols, what="logprob column")
+            levels = np.arange(min_score, min_score + len(cols), dtype=float)
+            lp = rs.numeric(cols, what="logprob", hi=0.0, allow_missing=True)
+            truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score")
+            keep = rs.mask
+            features = lp[keep]
+            n_floored = int(np.isnan(features).sum())
+            features = np.where(np.isnan(features), floor, features)
+            parsed = None
+            if pred_col:
+                # an unparseable judge score (text, -1) only drops the item from point metrics
+                parsed = pd.to_numeric(rs.frame.loc[keep, rs.columns([pred_col])[0]],
+                                       errors="coerce").to_numpy(np.float64)
+            try:
+                res = score_intervals(features, truth[keep].astype(float), parsed=parsed,
+                                      levels=levels, alpha=alpha, seeds=seed_list,
+                                      methods=chosen, base=base)
+            except ValueError as exc:
+                raise UserError(f"{path}: {exc}") from None
+            results[str(path)] = {**rs.summary(), "floored_values": n_floored, **res}
+            step(f"scored {path.name}")
+    _emit(results, as_json, _intervals_table)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
 

@@ -1,0 +1,36 @@
+import json
+
+import numpy as np
+
+from confeval.cli import main
+from confeval.simulate import simulate
+
+
+def test_intervals_score_json(tmp_path, capsys):
+    df = simulate("scores", 600, "compressing", seed=2)
+    df.loc[0, "score_lp3"] = np.nan       # a rating token missing from the top-k -> floor
+    df.loc[1, "gt_score"] = 9              # not a rating -> excluded
+    path = tmp_path / "judge.csv"
+    df.to_csv(path, index=False)
+    code = main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
+                 "--pred-col", "parsed_score", "--seeds", "1-3", "--base", "hgb",
+                 "--methods", "naive,cqr,lac", "--json"])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(path)]
+    assert res["excluded"] == {"unknown_gt_score": 1} and res["floored_values"] == 1
+    assert set(res["methods"]) == {"naive", "cqr", "lac"}
+    assert set(res["methods"]["naive"]) == {"coverage_raw", "width_raw", "coverage_adj",
+                                            "width_adj"}
+    assert set(res["methods"]["lac"]) == {"coverage", "set_size"}
+    assert res["methods"]["naive"]["coverage_raw"]["mean"] > 0.8
+    assert res["point"]["n_parsed"] == 599
+    assert set(res["point"]) >= {"pearson", "spearman", "kendall", "accuracy", "within1",
+                                 "mae", "bias"}
+
+
+def test_unknown_method_is_a_clear_error(tmp_path, capsys):
+    path = tmp_path / "j.csv"
+    simulate("scores", 50, seed=1).to_csv(path, index=False)
+    assert main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
+                 "--methods", "naive,r2d2"]) == 2
+    assert "unknown method(s) ['r2d2']" in capsys.readouterr().err

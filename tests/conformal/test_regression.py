@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from confeval.conformal.intervals import interval_metrics
+from confeval.conformal.regression import INTERVAL_METHODS, make_method
+from confeval.simulate import simulate
+from confeval.suites.intervals_scoring import score_intervals
+
+
+def test_coverage_guarantee_on_exchangeable_data():
+    df = simulate("scores", 4000, "compressing", seed=3)
+    X = df[[f"score_lp{k}" for k in range(1, 6)]].to_numpy()
+    y = df.gt_score.to_numpy(dtype=float)
+    rng = np.random.default_rng(0)
+    cover = {name: [] for name in INTERVAL_METHODS}
+    for split in range(200):
+        idx = rng.permutation(y.size)[:800]
+        cal, test = idx[:400], idx[400:]
+        for name in INTERVAL_METHODS:
+            m = make_method(name, alpha=0.1, seed=split, base="linear").fit(X[cal], y[cal])
+            lo, hi = m.predict(X[test])
+            cover[name].append(interval_metrics(lo, hi, y[test])["coverage"])
+    for name, values in cover.items():
+        assert np.mean(values) >= 0.9 - 0.01, name
+
+
+def test_too_small_calibration_gives_the_full_scale():
+    X = np.random.default_rng(0).normal(size=(10, 5))
+    y = np.arange(10) % 5 + 1.0
+    with pytest.warns(UserWarning, match="too few"):
+        lo, hi = make_method("naive", alpha=0.05, seed=0).fit(X, y).predict(X)
+    assert (lo == 1).all() and (hi == 5).all()
+
+
+def test_unknown_method_and_base():
+    with pytest.raises(ValueError, match="unknown interval method 'nope'"):
+        make_method("nope")
+    with pytest.raises(ValueError, match="base must be one of"):
+        make_method("cqr", base="xgb")
+
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / \
+    "vlm-judge-uncertainty" / "results" / "v2"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared data not found at {SHARED}")
+def test_paper_table_llava_critic_within_tolerance():
+    """Mean raw coverage and width over seeds 1-10 within one published std (or +-0.01
+    coverage / +-0.05 width, whichever is larger) of results/v2/all_methods_results.csv."""
+    df = pd.read_csv(SHARED / "features_s2.csv")
+    X = df[[f"s2_lp{k}" for k in range(1, 6)]].to_numpy(np.float32)
+    published = pd.read_csv(SHARED / "all_methods_results.csv").set_index("method")
+    names = {"naive": "NaiveSplitCP", "cqr": "CQR", "asym_cqr": "AsymCQR", "lvd": "LVD"}
+    res = score_intervals(X, df.gt_score.to_numpy(), methods=list(names), seeds=range(1, 11))
+    for name, row in names.items():
+        ours, p = res["methods"][name], published.loc[row]
+        assert abs(ours["coverage_raw"]["mean"] - p.cov_raw) <= max(p.cov_raw_std, 0.01), name
+        assert abs(ours["width_raw"]["mean"] - p.width_raw) <= max(p.width_raw_std, 0.05), name
+        assert abs(ours["coverage_adj"]["mean"] - p.cov_adj) <= max(p.cov_adj_std, 0.01), name
