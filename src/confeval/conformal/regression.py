@@ -14,6 +14,8 @@ Methods in this module (base models from scikit-learn; the conformal layer is ou
               max(lo - y, y - hi), interval [lo - q, hi + q].
 ``asym_cqr``  The asymmetric variant (Sesia and Candès, 2020): lower and upper errors
               calibrated separately, each at alpha/2.
+``ordinal_aps`` contiguous rating sets on the judge's own distribution (see
+              :class:`OrdinalAPS`).
 ``lvd``       Locally variance-adjusted (Lin, Trivedi and Sun, 2021): |y - mu(x)| / sigma(x),
               sigma a gradient-boosted regressor of the absolute residual fitted on the
               fitting share; mu +- q sigma.
@@ -39,7 +41,7 @@ from sklearn.model_selection import train_test_split
 from .sets import conformal_quantile
 
 __all__ = ["BASE_MODELS", "INTERVAL_METHODS", "AsymmetricCQR", "CQR", "IntervalMethod",
-           "LocallyAdaptive",
+           "LocallyAdaptive", "OrdinalAPS", "ordinal_growth",
            "NaiveSplit", "make_method"]
 
 
@@ -174,7 +176,69 @@ class LocallyAdaptive(IntervalMethod):
         return center - half, center + half
 
 
-INTERVAL_METHODS = {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, LocallyAdaptive)}
+def ordinal_growth(probs: np.ndarray) -> np.ndarray:
+    """The order in which an ordinal set grows from the arg-max rating: at each step the
+    neighbour (left or right of the current contiguous run) with the larger probability joins;
+    ties go left. Returns, per row, the step (0 = arg-max) at which each rating joins."""
+    n, k = probs.shape
+    step = np.full((n, k), -1, dtype=np.int64)
+    rows = np.arange(n)
+    left = right = np.argmax(probs, axis=1)
+    step[rows, left] = 0
+    for t in range(1, k):
+        can_left, can_right = left > 0, right < k - 1
+        p_left = np.where(can_left, probs[rows, np.maximum(left - 1, 0)], -np.inf)
+        p_right = np.where(can_right, probs[rows, np.minimum(right + 1, k - 1)], -np.inf)
+        go_left = p_left >= p_right
+        left = np.where(go_left, left - 1, left)
+        right = np.where(go_left, right, right + 1)
+        step[rows, np.where(go_left, left, right)] = t
+    return step
+
+
+class OrdinalAPS(IntervalMethod):
+    """Ordinal adaptive prediction sets (Lu et al., 2022) on the judge's K-rating
+    distribution (softmax of the features): contiguous rating sets grown from the arg-max
+    (:func:`ordinal_growth`); the score of a rating is the mass of the set at the step it
+    joins; the set for q_hat holds the ratings whose score is <= q_hat (the arg-max at least).
+    Nothing is fitted, so the whole calibration half calibrates. Intervals are the set's
+    lowest and highest rating (already on labels)."""
+
+    name = "ordinal_aps"
+
+    def fit(self, X, y):
+        X = np.asarray(X, dtype=np.float64)
+        labels = np.rint(np.asarray(y, dtype=np.float64) - self.low).astype(np.int64)
+        scores = self._scores(X)
+        self.q = _upper_quantile(scores[np.arange(labels.size), labels], self.alpha)
+        return self
+
+    def _scores(self, X):
+        probs = np.exp(X - X.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        step = ordinal_growth(probs)
+        order = np.argsort(step, axis=1)
+        cum = np.cumsum(np.take_along_axis(probs, order, axis=1), axis=1)
+        return np.take_along_axis(cum, step, axis=1)
+
+    def _fit_model(self, X, y):  # nothing to fit
+        pass
+
+    def _calibrate(self, X, y):  # done in fit
+        pass
+
+    def _interval(self, X):
+        scores = self._scores(np.asarray(X, dtype=np.float64))
+        member = scores <= self.q
+        member[np.arange(scores.shape[0]), np.argmin(scores, axis=1)] = True
+        ratings = self.low + np.arange(scores.shape[1])
+        lo = np.where(member, ratings, np.inf).min(axis=1)
+        hi = np.where(member, ratings, -np.inf).max(axis=1)
+        return lo, hi
+
+
+INTERVAL_METHODS = {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, LocallyAdaptive,
+                                              OrdinalAPS)}
 
 
 def make_method(name: str, **options) -> IntervalMethod:

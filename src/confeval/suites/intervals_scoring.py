@@ -26,7 +26,8 @@ from ..evaluate import evaluate_agreement
 
 __all__ = ["DEFAULT_METHODS", "score_intervals"]
 
-DEFAULT_METHODS = ("naive", "cqr", "asym_cqr", "lvd", "lac", "aps", "raps_randomized")
+DEFAULT_METHODS = ("naive", "cqr", "asym_cqr", "lvd", "ordinal_aps", "lac", "aps",
+                   "raps_randomized")
 
 
 def _one(name: str, X, y, levels, seed: int, alpha: float, base: str) -> tuple[str, dict]:
