@@ -26,7 +26,7 @@ from ..evaluate import evaluate_agreement
 
 __all__ = ["DEFAULT_METHODS", "score_intervals"]
 
-DEFAULT_METHODS = ("naive", "cqr", "asym_cqr", "lvd", "ordinal_aps", "lac", "aps",
+DEFAULT_METHODS = ("naive", "cqr", "asym_cqr", "lvd", "r2ccp", "ordinal_aps", "lac", "aps",
                    "raps_randomized")
 
 
