@@ -74,7 +74,7 @@ def test_ordinal_growth_and_sets_hand_computed():
     p = np.array([[0.1, 0.5, 0.15, 0.2, 0.05], [0.3, 0.1, 0.05, 0.05, 0.5]])
     np.testing.assert_array_equal(ordinal_growth(p), [[3, 0, 1, 2, 4], [4, 3, 2, 1, 0]])
     m = OrdinalAPS(alpha=0.1)
-    m.q = 0.8
+    m.thresholds, m.mondrian = [0.8], False
     np.testing.assert_allclose(m._scores(np.log(p)), [[0.95, 0.5, 0.65, 0.85, 1.0],
                                                       [1.0, 0.7, 0.6, 0.55, 0.5]])
     lo, hi = m.predict(np.log(p))
@@ -105,3 +105,29 @@ def test_r2ccp_density_interval_pieces():
     res = interval_metrics(lo, hi, y[600:])
     assert res["coverage"] >= 0.85 and res["width"] < 2.5
     assert (lo >= 1).all() and (hi <= 5).all() and (lo <= hi).all()
+
+
+def test_mondrian_thresholds_per_group():
+    """Two groups with very different noise: per-group calibration gives each its own width
+    and keeps coverage in both, where one global threshold under-covers the noisy group."""
+    rng = np.random.default_rng(1)
+    n = 6000
+    group = np.where(rng.uniform(size=n) < 0.5, "easy", "hard")
+    X = rng.normal(size=(n, 2))
+    noise = np.where(group == "easy", 0.2, 1.2)
+    y = np.clip(np.rint(3 + X[:, 0] + rng.normal(size=n) * noise), 1, 5)
+    cal, test = np.arange(3000), np.arange(3000, n)
+    glob = make_method("naive", seed=0, base="linear").fit(X[cal], y[cal])
+    mond = make_method("naive", seed=0, base="linear").fit(X[cal], y[cal], groups=group[cal])
+    assert set(mond.thresholds[0]) == {"easy", "hard"}
+    lo, hi = mond.predict(X[test], groups=group[test])
+    for g in ("easy", "hard"):
+        rows = group[test] == g
+        assert interval_metrics(lo[rows], hi[rows], y[test][rows])["coverage"] >= 0.88, g
+    widths = {g: (hi - lo)[group[test] == g].mean() for g in ("easy", "hard")}
+    assert widths["easy"] < widths["hard"]
+    glo, ghi = glob.predict(X[test])
+    hard = group[test] == "hard"
+    assert interval_metrics(glo[hard], ghi[hard], y[test][hard])["coverage"] < 0.88
+    with pytest.raises(ValueError, match="pass groups"):
+        mond.predict(X[test])

@@ -33,13 +33,15 @@ from __future__ import annotations
 import abc
 import itertools
 import math
+import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.model_selection import train_test_split
 
-from .sets import conformal_quantile
+from .sets import SmallCalibrationWarning, conformal_quantile, mondrian_quantiles
 
 __all__ = ["BASE_MODELS", "INTERVAL_METHODS", "AsymmetricCQR", "CQR", "IntervalMethod",
            "LocallyAdaptive", "OrdinalAPS", "R2CCP", "ordinal_growth",
@@ -73,9 +75,18 @@ def _upper_quantile(scores: np.ndarray, level_alpha: float) -> float:
 
 
 class IntervalMethod(abc.ABC):
-    """Fit on (X, y) of the calibration half, then predict clipped intervals for new X."""
+    """Fit on (X, y) of the calibration half, then predict clipped intervals for new X.
+
+    Subclasses give the base model (:meth:`_fit_model`), the nonconformity scores
+    (:meth:`_nonconformity`, one or more score arrays with their miscoverage levels) and the
+    interval for given thresholds (:meth:`_interval`, one per-row array per score array).
+    With ``groups`` the thresholds are Mondrian: one per group, each from that group's
+    calibration rows only (a group with too few rows, or unseen in calibration, gets the
+    full scale with a :class:`~confeval.conformal.SmallCalibrationWarning`).
+    """
 
     name = "abstract"
+    needs_fit = True  # False: nothing to train, the whole calibration half calibrates
 
     def __init__(self, alpha: float = 0.1, *, low: float = 1.0, high: float = 5.0,
                  fit_fraction: float = 0.7, seed: int = 0, base: str = "gbr") -> None:
@@ -83,36 +94,70 @@ class IntervalMethod(abc.ABC):
             raise ValueError("alpha must be in (0, 1)")
         if base not in BASE_MODELS:
             raise ValueError(f"base must be one of {BASE_MODELS}, got {base!r}")
-        self.base = base
         if not 0 < fit_fraction < 1:
             raise ValueError("fit_fraction must be in (0, 1)")
-        self.alpha, self.low, self.high = alpha, low, high
+        self.alpha, self.low, self.high, self.base = alpha, low, high, base
         self.fit_fraction, self.seed = fit_fraction, seed
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> IntervalMethod:
+    # ------------------------------------------------------------------ public
+    def fit(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None
+            ) -> IntervalMethod:
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        X_fit, X_cal, y_fit, y_cal = train_test_split(
-            X, y, train_size=self.fit_fraction, random_state=self.seed)
-        self._fit_model(X_fit, y_fit)
-        self._calibrate(X_cal, y_cal)
+        g = np.zeros(y.size, dtype=np.int64) if groups is None else np.asarray(groups)
+        if self.needs_fit:
+            X_fit, X_cal, y_fit, y_cal, _, g_cal = train_test_split(
+                X, y, g, train_size=self.fit_fraction, random_state=self.seed)
+            self._fit_model(X_fit, y_fit)
+        else:
+            X_cal, y_cal, g_cal = X, y, g
+        self.mondrian = groups is not None
+        score_sets = self._nonconformity(X_cal, y_cal)
+        levels = self._levels()
+        if self.mondrian:
+            self.thresholds = [mondrian_quantiles(s, g_cal, a) for s, a in zip(score_sets,
+                                                                                  levels)]
+        else:
+            self.thresholds = [_upper_quantile(s, a) for s, a in zip(score_sets, levels)]
         return self
 
-    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self._interval(np.asarray(X, dtype=np.float64))
-        lo = np.where(np.isfinite(lo), lo, self.low)
-        hi = np.where(np.isfinite(hi), hi, self.high)
+    def predict(self, X: np.ndarray, groups: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        X = np.asarray(X, dtype=np.float64)
+        n = X.shape[0]
+        if self.mondrian:
+            if groups is None:
+                raise ValueError("this method was calibrated per group: pass groups to predict")
+            g = pd.Series(np.asarray(groups))
+            unseen = sorted(set(g) - set(self.thresholds[0]), key=str)
+            if unseen:
+                warnings.warn(f"groups {unseen} had no calibration rows; their intervals span "
+                              "the scale", SmallCalibrationWarning, stacklevel=2)
+            qs = [g.map(t).astype(float).fillna(math.inf).to_numpy() for t in self.thresholds]
+        else:
+            qs = [np.full(n, q) for q in self.thresholds]
+        lo, hi = self._interval(X, qs)
+        full = np.zeros(n, dtype=bool)
+        for q in qs:
+            full |= ~np.isfinite(q)
+        lo = np.where(np.isfinite(lo) & ~full, lo, self.low)
+        hi = np.where(np.isfinite(hi) & ~full, hi, self.high)
         lo, hi = np.clip(lo, self.low, self.high), np.clip(hi, self.low, self.high)
         return np.minimum(lo, hi), np.maximum(lo, hi)
 
-    @abc.abstractmethod
-    def _fit_model(self, X: np.ndarray, y: np.ndarray) -> None: ...
+    # ------------------------------------------------------------------ subclass hooks
+    def _fit_model(self, X: np.ndarray, y: np.ndarray) -> None:  # noqa: B027 - optional
+        """Train the base model on the fitting share (nothing by default)."""
+
+    def _levels(self) -> list[float]:
+        return [self.alpha]
 
     @abc.abstractmethod
-    def _calibrate(self, X: np.ndarray, y: np.ndarray) -> None: ...
+    def _nonconformity(self, X: np.ndarray, y: np.ndarray) -> list[np.ndarray]: ...
 
     @abc.abstractmethod
-    def _interval(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def _interval(self, X: np.ndarray, q: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        ...
 
 
 class NaiveSplit(IntervalMethod):
@@ -121,12 +166,12 @@ class NaiveSplit(IntervalMethod):
     def _fit_model(self, X, y):
         self.mu = _booster(self.base, self.seed).fit(X, y)
 
-    def _calibrate(self, X, y):
-        self.q = _upper_quantile(np.abs(y - self.mu.predict(X)), self.alpha)
+    def _nonconformity(self, X, y):
+        return [np.abs(y - self.mu.predict(X))]
 
-    def _interval(self, X):
+    def _interval(self, X, q):
         center = self.mu.predict(X)
-        return center - self.q, center + self.q
+        return center - q[0], center + q[0]
 
 
 class CQR(IntervalMethod):
@@ -137,24 +182,24 @@ class CQR(IntervalMethod):
         self.q_lo = _booster(self.base, self.seed, quantile=a / 2).fit(X, y)
         self.q_hi = _booster(self.base, self.seed, quantile=1 - a / 2).fit(X, y)
 
-    def _calibrate(self, X, y):
-        lo, hi = self.q_lo.predict(X), self.q_hi.predict(X)
-        self.q = _upper_quantile(np.maximum(lo - y, y - hi), self.alpha)
+    def _nonconformity(self, X, y):
+        return [np.maximum(self.q_lo.predict(X) - y, y - self.q_hi.predict(X))]
 
-    def _interval(self, X):
-        return self.q_lo.predict(X) - self.q, self.q_hi.predict(X) + self.q
+    def _interval(self, X, q):
+        return self.q_lo.predict(X) - q[0], self.q_hi.predict(X) + q[0]
 
 
 class AsymmetricCQR(CQR):
     name = "asym_cqr"
 
-    def _calibrate(self, X, y):
-        lo, hi = self.q_lo.predict(X), self.q_hi.predict(X)
-        self.q_low = _upper_quantile(lo - y, self.alpha / 2)
-        self.q_high = _upper_quantile(y - hi, self.alpha / 2)
+    def _levels(self):
+        return [self.alpha / 2, self.alpha / 2]
 
-    def _interval(self, X):
-        return self.q_lo.predict(X) - self.q_low, self.q_hi.predict(X) + self.q_high
+    def _nonconformity(self, X, y):
+        return [self.q_lo.predict(X) - y, y - self.q_hi.predict(X)]
+
+    def _interval(self, X, q):
+        return self.q_lo.predict(X) - q[0], self.q_hi.predict(X) + q[1]
 
 
 class LocallyAdaptive(IntervalMethod):
@@ -168,12 +213,13 @@ class LocallyAdaptive(IntervalMethod):
     def _spread(self, X):
         return np.maximum(self.sigma.predict(X), self.min_sigma)
 
-    def _calibrate(self, X, y):
-        self.q = _upper_quantile(np.abs(y - self.mu.predict(X)) / self._spread(X), self.alpha)
+    def _nonconformity(self, X, y):
+        return [np.abs(y - self.mu.predict(X)) / self._spread(X)]
 
-    def _interval(self, X):
+    def _interval(self, X, q):
         center, spread = self.mu.predict(X), self._spread(X)
-        half = self.q * spread if math.isfinite(self.q) else np.full_like(center, np.inf)
+        with np.errstate(invalid="ignore"):
+            half = q[0] * spread
         return center - half, center + half
 
 
@@ -206,13 +252,7 @@ class OrdinalAPS(IntervalMethod):
     lowest and highest rating (already on labels)."""
 
     name = "ordinal_aps"
-
-    def fit(self, X, y):
-        X = np.asarray(X, dtype=np.float64)
-        labels = np.rint(np.asarray(y, dtype=np.float64) - self.low).astype(np.int64)
-        scores = self._scores(X)
-        self.q = _upper_quantile(scores[np.arange(labels.size), labels], self.alpha)
-        return self
+    needs_fit = False
 
     def _scores(self, X):
         probs = np.exp(X - X.max(axis=1, keepdims=True))
@@ -222,15 +262,13 @@ class OrdinalAPS(IntervalMethod):
         cum = np.cumsum(np.take_along_axis(probs, order, axis=1), axis=1)
         return np.take_along_axis(cum, step, axis=1)
 
-    def _fit_model(self, X, y):  # nothing to fit
-        pass
+    def _nonconformity(self, X, y):
+        labels = np.rint(y - self.low).astype(np.int64)
+        return [self._scores(X)[np.arange(labels.size), labels]]
 
-    def _calibrate(self, X, y):  # done in fit
-        pass
-
-    def _interval(self, X):
-        scores = self._scores(np.asarray(X, dtype=np.float64))
-        member = scores <= self.q
+    def _interval(self, X, q):
+        scores = self._scores(X)
+        member = scores <= q[0][:, None]
         member[np.arange(scores.shape[0]), np.argmin(scores, axis=1)] = True
         ratings = self.low + np.arange(scores.shape[1])
         lo = np.where(member, ratings, np.inf).min(axis=1)
@@ -368,16 +406,13 @@ class R2CCP(IntervalMethod):
         rows = np.arange(y.size)
         return dens[rows, lo] * (1 - w) + dens[rows, hi] * w
 
-    def _calibrate(self, X, y):
-        q = _upper_quantile(-self._density_at(X, y), self.alpha)
-        self.threshold = -q
+    def _nonconformity(self, X, y):
+        return [-self._density_at(X, y)]
 
-    def _interval(self, X):
+    def _interval(self, X, q):
         dens = self._density(X)
-        if not math.isfinite(self.threshold):
-            n = X.shape[0]
-            return np.full(n, self.grid[0]), np.full(n, self.grid[-1])
-        above = dens >= self.threshold
+        threshold = -q[0]  # per row; -inf where the calibration was too small
+        above = dens >= threshold[:, None]
         # Envelope of the region above the threshold, with linear crossing points.
         first = np.argmax(above, axis=1)
         last = self.n_bins - 1 - np.argmax(above[:, ::-1], axis=1)
@@ -386,7 +421,7 @@ class R2CCP(IntervalMethod):
         def crossing(i_out, i_in):
             d_out, d_in = dens[rows, i_out], dens[rows, i_in]
             with np.errstate(divide="ignore", invalid="ignore"):
-                frac = np.where(d_in != d_out, (self.threshold - d_out) / (d_in - d_out), 1.0)
+                frac = np.where(d_in != d_out, (threshold - d_out) / (d_in - d_out), 1.0)
             return self.grid[i_out] + (self.grid[i_in] - self.grid[i_out]) * frac
 
         lo = np.where(first > 0, crossing(np.maximum(first - 1, 0), first), self.grid[0])
