@@ -638,6 +638,23 @@ def _intervals_table(results: dict) -> Table:
     return table
 
 
+def _join(rs: RecordSet, spec: str) -> RecordSet:
+    """Attach the columns of another record file by a key column ('FILE:KEY')."""
+    path, sep, key = spec.rpartition(":")
+    if not sep or not path or not key:
+        raise UserError(f"--join {spec!r}: use FILE:KEY")
+    other = _read(Path(path))
+    for side, table in (("records", rs), (path, other)):
+        if key not in table.frame.columns:
+            raise UserError(f"--join: key column {key!r} not in {side}")
+    extra = other.frame.drop(columns=["_row"]).drop_duplicates(subset=[key])
+    new_cols = [c for c in extra.columns if c == key or c not in rs.frame.columns]
+    merged = rs.frame.merge(extra[new_cols], on=key, how="left", validate="many_to_one")
+    joined = RecordSet(merged, rs.source, rs.problems)
+    joined.exclude(~rs.mask, "excluded_before_join")  # keep earlier exclusions
+    return joined
+
+
 @intervals_app.command("score")
 def intervals_score(
     files: Files,
@@ -657,22 +674,39 @@ def intervals_score(
                                                                "column.")] = 1,
     floor: Annotated[float, typer.Option("--floor", help="Log-prob for missing (NaN) rating "
                                                          "tokens.")] = -11.51,
-    base: Annotated[str, typer.Option("--base", help="Base models: gbr (as the paper) or hgb "
-                                                     "(faster).")] = "gbr",
+    base: Annotated[str, typer.Option("--base", help="Base models: gbr (as the paper), hgb "
+                                                     "or linear (faster).")] = "gbr",
+    group_col: Annotated[str | None, typer.Option("--group-col", help="Break every metric down "
+                                                                      "by this column.")] = None,
+    mondrian: Annotated[bool, typer.Option("--mondrian", help="Calibrate per group of "
+                                                              "--group-col.")] = False,
+    group_map: Annotated[str | None, typer.Option(
+        "--group-map", help="Map group values first: 'paper-difficulty' (the VLM-judge "
+                            "paper's easy/medium/hard task groups).")] = None,
+    join: Annotated[list[str] | None, typer.Option(
+        "--join", help="FILE:KEY — attach the columns of FILE to the records by KEY "
+                       "(e.g. error_analysis.csv:sample_id for the task category).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Intervals (naive, CQR, asymmetric CQR, LVD) and rating sets with a coverage guarantee."""
     import pandas as pd
 
-    from .suites.intervals_scoring import DEFAULT_METHODS, score_intervals
+    from .suites.intervals_scoring import DEFAULT_METHODS, PAPER_DIFFICULTY, score_intervals
 
     chosen = list(DEFAULT_METHODS) if methods == "all" else [
         m.strip() for m in methods.split(",") if m.strip()]
     seed_list = _parse_seeds(seeds) or [1]
+    if mondrian and not group_col:
+        raise UserError("--mondrian needs --group-col")
+    maps = {"paper-difficulty": PAPER_DIFFICULTY}
+    if group_map is not None and group_map not in maps:
+        raise UserError(f"unknown --group-map {group_map!r}; choose from {', '.join(maps)}")
     results = {}
     with _progress(len(files), "intervals", enabled=True) as step:
         for path in files:
             rs = _read(path)
+            for spec in join or []:
+                rs = _join(rs, spec)
             cols = rs.columns(logprob_cols, what="logprob column")
             levels = np.arange(min_score, min_score + len(cols), dtype=float)
             lp = rs.numeric(cols, what="logprob", hi=0.0, allow_missing=True)
@@ -681,6 +715,13 @@ def intervals_score(
             features = lp[keep]
             n_floored = int(np.isnan(features).sum())
             features = np.where(np.isnan(features), floor, features)
+            groups = None
+            if group_col:
+                column = rs.columns([group_col], what="group column")[0]
+                raw_groups = rs.frame.loc[keep, column]
+                if group_map:
+                    raw_groups = raw_groups.map(maps[group_map])
+                groups = raw_groups.fillna("(none)").astype(str).to_numpy()
             parsed = None
             if pred_col:
                 # an unparseable judge score (text, -1) only drops the item from point metrics
@@ -689,7 +730,8 @@ def intervals_score(
             try:
                 res = score_intervals(features, truth[keep].astype(float), parsed=parsed,
                                       levels=levels, alpha=alpha, seeds=seed_list,
-                                      methods=chosen, base=base)
+                                      methods=chosen, base=base, groups=groups,
+                                      mondrian=mondrian)
             except ValueError as exc:
                 raise UserError(f"{path}: {exc}") from None
             results[str(path)] = {**rs.summary(), "floored_values": n_floored, **res}

@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 
 from confeval.cli import main
 from confeval.simulate import simulate
@@ -34,3 +35,25 @@ def test_unknown_method_is_a_clear_error(tmp_path, capsys):
     assert main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
                  "--methods", "naive,r2d2"]) == 2
     assert "unknown method(s) ['r2d2']" in capsys.readouterr().err
+
+
+def test_join_group_map_and_mondrian(tmp_path, capsys):
+    df = simulate("scores", 800, "calibrated", seed=5)
+    df["sample_id"] = np.arange(800)
+    path = tmp_path / "judge.csv"
+    df.drop(columns=["parsed_score"]).to_csv(path, index=False)
+    side = tmp_path / "tasks.csv"
+    tasks = np.where(np.arange(800) % 2 == 0, "coco", "ChartQA")
+    pd.DataFrame({"sample_id": np.arange(800), "orig_dataset": tasks}).to_csv(side, index=False)
+    code = main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
+                 "--join", f"{side}:sample_id", "--group-col", "orig_dataset",
+                 "--group-map", "paper-difficulty", "--mondrian", "--methods", "naive,lac",
+                 "--base", "linear", "--seeds", "1-2", "--json"])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(path)]
+    assert res["mondrian"] is True
+    assert set(res["methods"]["naive"]["groups"]) == {"easy", "medium"}
+    assert set(res["methods"]["lac"]["groups"]["easy"]) == {"coverage", "set_size"}
+    assert main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
+                 "--mondrian"]) == 2
+    assert "--mondrian needs --group-col" in capsys.readouterr().err
