@@ -687,6 +687,7 @@ def intervals_score(
         "--join", help="FILE:KEY — attach the columns of FILE to the records by KEY "
                        "(e.g. error_analysis.csv:sample_id for the task category).")] = None,
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
     """Intervals (naive, CQR, asymmetric CQR, LVD) and rating sets with a coverage guarantee."""
     import pandas as pd
@@ -737,6 +738,11 @@ def intervals_score(
             results[str(path)] = {**rs.summary(), "floored_values": n_floored, **res}
             step(f"scored {path.name}")
     _emit(results, as_json, _intervals_table)
+    _write_run(out_dir, {"command": "intervals score", "files": [str(f) for f in files],
+                         "methods": chosen, "seeds": seed_list, "alpha": alpha, "base": base,
+                         "group_col": group_col, "mondrian": mondrian, "join": join},
+               {"kind": "intervals", "title": "Conformal intervals for judge scores",
+                "results": results})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from confeval.cli import main
 from confeval.simulate import simulate
@@ -21,8 +22,8 @@ def test_intervals_score_json(tmp_path, capsys):
     assert res["excluded"] == {"unknown_gt_score": 1} and res["floored_values"] == 1
     assert set(res["methods"]) == {"naive", "cqr", "lac"}
     assert set(res["methods"]["naive"]) == {"coverage_raw", "width_raw", "coverage_adj",
-                                            "width_adj"}
-    assert set(res["methods"]["lac"]) == {"coverage", "set_size"}
+                                            "width_adj", "levels"}
+    assert set(res["methods"]["lac"]) == {"coverage", "set_size", "levels"}
     assert res["methods"]["naive"]["coverage_raw"]["mean"] > 0.8
     assert res["point"]["n_parsed"] == 599
     assert set(res["point"]) >= {"pearson", "spearman", "kendall", "accuracy", "within1",
@@ -57,3 +58,23 @@ def test_join_group_map_and_mondrian(tmp_path, capsys):
     assert main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
                  "--mondrian"]) == 2
     assert "--mondrian needs --group-col" in capsys.readouterr().err
+
+
+def test_levels_rsg_and_report_section(tmp_path, capsys):
+    df = simulate("scores", 900, "compressing", seed=8)
+    df["task"] = np.where(np.arange(900) % 3 == 0, "charts", "photos")
+    path = tmp_path / "judge.csv"
+    df.to_csv(path, index=False)
+    code = main(["intervals", "score", str(path), "--logprob-cols", "score_lp*",
+                 "--pred-col", "parsed_score", "--group-col", "task", "--methods",
+                 "naive,lac", "--base", "linear", "--seeds", "1-2", "--json",
+                 "--out", str(tmp_path / "run")])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(path)]
+    levels = res["methods"]["naive"]["levels"]
+    assert set(levels) <= {"1", "2", "3", "4", "5"} and "coverage_adj" in levels["3"]
+    rsg = res["rsg"]["naive"]["charts"]
+    assert rsg["rsg"] == pytest.approx(rsg["pearson"] - (1 - rsg["width_raw"] / 4))
+    assert res["point_by_group"]["photos"]["n_parsed"] == 600
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "Ranking-scoring gap by group" in html and "Coverage (adjusted) by ground-truth" in html

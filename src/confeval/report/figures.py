@@ -133,3 +133,21 @@ def set_size_figure(result: Mapping, scores: list[str]) -> str:
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     return png_data_uri(fig)
+
+
+def width_by_group_figure(widths: Mapping[str, Mapping[str, float]]) -> str:
+    """Horizontal bars: mean raw interval width per group (task), one colour per method,
+    groups sorted by the first method's width (the paper's Figure 1 analogue)."""
+    methods = list(widths)
+    groups = sorted(widths[methods[0]], key=lambda g: widths[methods[0]][g])
+    fig, ax = plt.subplots(figsize=(6.4, 0.32 * len(groups) + 1.2))
+    height = 0.8 / len(methods)
+    for j, m in enumerate(methods):
+        ax.barh([i + j * height for i in range(len(groups))],
+                [widths[m].get(g, float("nan")) for g in groups], height=height, label=m)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(groups))], groups, fontsize=7)
+    ax.set(xlabel="mean raw interval width", title="Interval width by group")
+    ax.legend(fontsize=7)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)

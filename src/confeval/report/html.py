@@ -23,6 +23,7 @@ from .figures import (
     reliability_figure,
     risk_coverage_figure,
     set_size_figure,
+    width_by_group_figure,
 )
 
 __all__ = ["SECTION_RENDERERS", "metric_table", "register_section", "render_report"]
@@ -209,6 +210,64 @@ def render_sets(section: Mapping[str, Any]) -> str:
         if "size_distribution" in r["scores"][scores[0]]:
             parts.append(f"<h3>Set sizes: {esc(short_name(name))}</h3>"
                          + _img(set_size_figure(r, scores), f"set sizes of {name}"))
+    return "".join(parts)
+
+
+def _table(head: list[str], rows: list[list[str]], first: str = "") -> str:
+    h = "".join(f"<th>{esc(x)}</th>" for x in [first, *head])
+    body = "".join("<tr><th scope='row'>" + r[0] + "</th>" + "".join(f"<td>{c}</td>"
+                                                                      for c in r[1:]) + "</tr>"
+                   for r in rows)
+    return scroll(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
+
+
+@register_section("intervals")
+def render_intervals(section: Mapping[str, Any]) -> str:
+    parts = []
+    for name, r in section["results"].items():
+        label = esc(short_name(name))
+        methods = r["methods"]
+        interval = [m for m, v in methods.items() if "width_raw" in v]
+        sets = [m for m, v in methods.items() if "set_size" in v]
+        parts.append(f"<h3>{label}: {fmt(r.get('n'))} items, alpha {fmt(r.get('alpha'))}, "
+                     f"{len(r.get('seeds', []))} seeds"
+                     f"{', Mondrian' if r.get('mondrian') else ''}</h3>")
+        if interval:
+            parts.append(_table(["coverage (raw)", "width (raw)", "coverage (adj.)",
+                                 "width (adj.)"],
+                                [[esc(m)] + [_mean_std(methods[m][k]) for k in
+                                             ("coverage_raw", "width_raw", "coverage_adj",
+                                              "width_adj")] for m in interval], "method"))
+        if sets:
+            parts.append(_table(["coverage", "mean set size"],
+                                [[esc(m), _mean_std(methods[m]["coverage"]),
+                                  _mean_std(methods[m]["set_size"])] for m in sets],
+                                "rating-set method"))
+        if r.get("point"):
+            keys = ["pearson", "spearman", "kendall", "accuracy", "within1", "mae", "bias"]
+            parts.append("<h3>Judge point metrics</h3>" + _table(
+                keys, [["judge"] + [fmt(r["point"].get(k)) for k in keys]]))
+        if interval and methods[interval[0]].get("levels"):
+            lv = list(methods[interval[0]]["levels"])
+            parts.append("<h3>Coverage (adjusted) by ground-truth level</h3>" + _table(
+                [f"GT {x}" for x in lv],
+                [[esc(m)] + [_mean_std(methods[m]["levels"][x]["coverage_adj"]) for x in lv]
+                 for m in interval], "method"))
+        if interval and methods[interval[0]].get("groups"):
+            shown = interval[:2]
+            widths = {m: {g: v["width_raw"]["mean"] for g, v in methods[m]["groups"].items()}
+                      for m in shown}
+            parts.append("<h3>Width by group</h3>" + _img(width_by_group_figure(widths),
+                                                          "interval width by group"))
+        if r.get("rsg"):
+            method = next(iter(r["rsg"]))
+            rows = sorted(r["rsg"][method].items(), key=lambda kv: -kv[1]["rsg"])
+            parts.append(f"<h3>Ranking-scoring gap by group ({esc(method)})</h3>"
+                         "<p class='muted'>RSG = Pearson − (1 − mean raw width / range): "
+                         "positive when the judge ranks better than it scores.</p>" + _table(
+                             ["Pearson", "width (raw)", "RSG"],
+                             [[esc(g), fmt(v["pearson"], 3), fmt(v["width_raw"], 2),
+                               fmt(v["rsg"], 3)] for g, v in rows], "group"))
     return "".join(parts)
 
 

@@ -21,7 +21,7 @@ from scipy.special import softmax
 from sklearn.model_selection import train_test_split
 
 from ..conformal import SCORES, SmallCalibrationWarning, calibrate_and_predict, set_metrics
-from ..conformal.intervals import adjust_to_labels, interval_metrics
+from ..conformal.intervals import adjust_to_labels, interval_metrics, ranking_scoring_gap
 from ..conformal.regression import INTERVAL_METHODS, make_method
 from ..evaluate import evaluate_agreement
 
@@ -82,6 +82,8 @@ def _one_split(name, X, y, levels, seed, alpha, base, groups, mondrian):
             return {"coverage": m["coverage"], "set_size": m["set_size"]}
 
     out = summarise(np.ones(test.size, dtype=bool))
+    out["levels"] = {f"{v:g}": summarise(y[test] == v) for v in levels
+                     if (y[test] == v).any()}
     if groups is not None:
         out["groups"] = {str(g): summarise(groups[test] == g)
                          for g in np.unique(groups[test])}
@@ -92,11 +94,12 @@ def _aggregate(per_seed: list[dict]) -> dict:
     """{metric: {mean, std}} over seeds (population std, as the paper), groups included."""
     out = {key: {"mean": float(np.mean([r[key] for r in per_seed])),
                  "std": float(np.std([r[key] for r in per_seed]))}
-           for key in per_seed[0] if key != "groups"}
-    if "groups" in per_seed[0]:
-        names = sorted(set().union(*(r["groups"] for r in per_seed)))
-        out["groups"] = {name: _aggregate([r["groups"][name] for r in per_seed
-                                           if name in r["groups"]]) for name in names}
+           for key in per_seed[0] if key not in ("groups", "levels")}
+    for part in ("groups", "levels"):
+        if part in per_seed[0]:
+            names = sorted(set().union(*(r[part] for r in per_seed)))
+            out[part] = {name: _aggregate([r[part][name] for r in per_seed
+                                           if name in r[part]]) for name in names}
     return out
 
 
@@ -137,8 +140,38 @@ def score_intervals(features: np.ndarray, truth: np.ndarray, *, parsed: np.ndarr
     if parsed is not None:
         p = np.asarray(parsed, dtype=np.float64)
         ok = np.isin(p, lv)
-        point = evaluate_agreement(p[ok], y[ok], levels=lv, n_resamples=0)
-        out["point"] = {k: point[k] for k in ("pearson", "spearman", "kendall", "accuracy",
-                                              "within1", "mae", "bias")}
-        out["point"]["n_parsed"] = int(ok.sum())
+        out["point"] = _point(p[ok], y[ok], lv)
+        out["point"]["bias_by_level"] = evaluate_agreement(
+            p[ok], y[ok], levels=lv, n_resamples=0)["bias_by_level"]
+        if g is not None:
+            out["point_by_group"] = {str(k): _point(p[ok & (g == k)], y[ok & (g == k)], lv)
+                                     for k in np.unique(g[ok])}
+            out["rsg"] = _rsg_table(out, float(lv[-1] - lv[0]))
     return out
+
+
+def _point(p: np.ndarray, y: np.ndarray, levels: np.ndarray) -> dict:
+    if p.size < 2:
+        return {"n_parsed": int(p.size)}
+    point = evaluate_agreement(p, y, levels=levels, n_resamples=0)
+    out = {k: point[k] for k in ("pearson", "spearman", "kendall", "accuracy", "within1",
+                                 "mae", "bias")}
+    out["n_parsed"] = int(p.size)
+    return out
+
+
+def _rsg_table(result: dict, scale_range: float) -> dict:
+    """Ranking-scoring gap per group for every interval method (Eq. 7 of the paper)."""
+    table: dict = {}
+    for name, m in result["methods"].items():
+        if "width_raw" not in m or "groups" not in m:
+            continue
+        for group, gm in m["groups"].items():
+            pearson = result["point_by_group"].get(group, {}).get("pearson")
+            if pearson is None:
+                continue
+            width = gm["width_raw"]["mean"]
+            table.setdefault(name, {})[group] = {
+                "pearson": pearson, "width_raw": width,
+                "rsg": ranking_scoring_gap(pearson, width, scale_range)}
+    return table
