@@ -11,25 +11,24 @@ from confeval.suites.intervals_scoring import score_intervals
 
 
 def test_coverage_guarantee_on_exchangeable_data():
+    """500 random splits of simulated exchangeable judge data: mean coverage of every method
+    >= 1 - alpha - 0.005. The guarantee does not depend on the base model, so cheap ones
+    (linear models; a 2-epoch R2CCP network) keep this quick."""
     df = simulate("scores", 4000, "compressing", seed=3)
     X = df[[f"score_lp{k}" for k in range(1, 6)]].to_numpy()
     y = df.gt_score.to_numpy(dtype=float)
     rng = np.random.default_rng(0)
-    fast = [name for name in INTERVAL_METHODS if name != "r2ccp"]
     cover = {name: [] for name in INTERVAL_METHODS}
-    for split in range(200):
+    for split in range(500):
         idx = rng.permutation(y.size)[:800]
         cal, test = idx[:400], idx[400:]
-        # R2CCP trains a network: fewer splits and epochs keep the test quick
-        names = fast + (["r2ccp"] if split < 25 else [])
-        for name in names:
-            options = {"epochs": 10} if name == "r2ccp" else {"base": "linear"}
+        for name in INTERVAL_METHODS:
+            options = {"epochs": 2, "hidden": 16} if name == "r2ccp" else {"base": "linear"}
             m = make_method(name, alpha=0.1, seed=split, **options).fit(X[cal], y[cal])
             lo, hi = m.predict(X[test])
             cover[name].append(interval_metrics(lo, hi, y[test])["coverage"])
-    for name in fast:
-        assert np.mean(cover[name]) >= 0.9 - 0.01, name
-    assert np.mean(cover["r2ccp"]) >= 0.9 - 0.02  # 25 splits: a wider margin
+    for name, values in cover.items():
+        assert np.mean(values) >= 0.9 - 0.005, name
 
 
 def test_too_small_calibration_gives_the_full_scale():

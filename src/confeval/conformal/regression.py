@@ -19,6 +19,9 @@ Methods in this module (base models from scikit-learn; the conformal layer is ou
 ``lvd``       Locally variance-adjusted (Lin, Trivedi and Sun, 2021): |y - mu(x)| / sigma(x),
               sigma a gradient-boosted regressor of the absolute residual fitted on the
               fitting share; mu +- q sigma.
+``r2ccp``     Regression-as-classification (Guha et al., 2024); see :class:`R2CCP`.
+
+Every method accepts ``groups`` for Mondrian (group-conditional) thresholds.
 
 Base models: ``base="gbr"`` (default) is scikit-learn's ``GradientBoostingRegressor`` with
 its default settings, seeded — the model of the paper's code; with it naive, CQR and
