@@ -24,76 +24,84 @@ __all__ = ["run_demo"]
 Progress = Callable[[str], None]
 
 
-def _confidence_section(n, seed, n_resamples, records, step):
+def _section(kind: str, label: str, title: str, description: str, judges, evaluate,
+             records: list[pd.DataFrame], step) -> dict:
+    """Simulate each judge, evaluate it, keep its records; one demo section."""
     results = {}
+    for name, make in judges:
+        step(f"{label}: {name}")
+        frame = make()
+        results[name] = evaluate(frame)
+        records.append(frame.assign(section=label, judge=name))
+    return {"kind": kind, "title": title, "description": description, "results": results}
+
+
+def _confidence_section(n, seed, n_resamples, records, step):
     judges = [("calibrated", {}), ("overconfident", {}), ("underconfident", {}),
               ("uninformative", {}), ("verbalised 0.05", {"step": 0.05})]
-    for i, (name, opts) in enumerate(judges):
-        step(f"confidence: {name}")
-        behaviour = "calibrated" if opts else name
-        df = simulate("confidence", n, behaviour, seed=seed + i, **opts)
-        results[name] = evaluate_confidence(df.confidence, df.correct, n_resamples=n_resamples,
-                                            seed=seed)
-        records.append(df.assign(section="confidence", judge=name))
-    return {"kind": "confidence", "title": "Answer confidence: five simulated judges",
-            "description": "Each judge states a confidence that its answer is correct. The "
-                           "calibrated judge matches its accuracy; the overconfident one "
-                           "claims too much; the underconfident one too little; the "
-                           "uninformative one cannot tell right from wrong (AUROC 0.5); the "
-                           "verbalised one is calibrated but states confidences on a 0.05 "
-                           "grid (discrete confidences, ties).",
-            "results": results}
+    return _section(
+        "confidence", "confidence", "Answer confidence: five simulated judges",
+        "Each judge states a confidence that its answer is correct. The calibrated judge "
+        "matches its accuracy; the overconfident one claims too much; the underconfident one "
+        "too little; the uninformative one cannot tell right from wrong (AUROC 0.5); the "
+        "verbalised one is calibrated but states confidences on a 0.05 grid (discrete "
+        "confidences, ties).",
+        [(name, lambda i=i, name=name, opts=opts: simulate(
+            "confidence", n, "calibrated" if opts else name, seed=seed + i, **opts))
+         for i, (name, opts) in enumerate(judges)],
+        lambda df: evaluate_confidence(df.confidence, df.correct, n_resamples=n_resamples,
+                                       seed=seed),
+        records, step)
+
+
+def _agreement(df, n_resamples, seed):
+    probs = np.exp(df[[f"score_lp{k}" for k in range(1, 6)]].to_numpy())
+    return evaluate_agreement(df.parsed_score, df.gt_score, probs, n_resamples=n_resamples,
+                              seed=seed)
 
 
 def _agreement_section(n, seed, n_resamples, records, step):
-    results = {}
-    for i, name in enumerate(("calibrated", "overconfident", "compressing")):
-        step(f"scores: {name}")
-        df = simulate("scores", n, name, seed=seed + 10 + i)
-        probs = np.exp(df[[f"score_lp{k}" for k in range(1, 6)]].to_numpy())
-        results[name] = evaluate_agreement(df.parsed_score, df.gt_score, probs,
-                                           n_resamples=n_resamples, seed=seed)
-        records.append(df.assign(section="scores", judge=name))
-    return {"kind": "agreement", "title": "Judge scores (1–5) against human scores",
-            "description": "A judge rates each item 1–5 and exposes its score-token "
-                           "probabilities. The compressing judge squeezes scores to the middle "
-                           "(positive bias at GT 1, negative at GT 5); the overconfident one "
-                           "puts almost all mass on one score.",
-            "results": results}
+    return _section(
+        "agreement", "scores", "Judge scores (1–5) against human scores",
+        "A judge rates each item 1–5 and exposes its score-token probabilities. The "
+        "compressing judge squeezes scores to the middle (positive bias at GT 1, negative at "
+        "GT 5); the overconfident one puts almost all mass on one score.",
+        [(name, lambda i=i, name=name: simulate("scores", n, name, seed=seed + 10 + i))
+         for i, name in enumerate(("calibrated", "overconfident", "compressing"))],
+        lambda df: _agreement(df, n_resamples, seed), records, step)
 
 
 def _steps_section(n_items, seed, n_resamples, records, step):
-    results = {}
-    for i, name in enumerate(("typical", "overconfident")):
-        step(f"steps: {name}")
-        df = simulate("steps", n_items, name, seed=seed + 20 + i)
+    def evaluate(df):
         orig = df[df.variant == "original"]
-        results[name] = evaluate_confidence(orig.p_correct, orig.label,
-                                            n_resamples=n_resamples, seed=seed)
-        records.append(df.assign(section="steps", judge=name))
-    return {"kind": "confidence", "title": "Process judges: step-level P(correct)",
-            "description": "A process judge gives every reasoning step a probability of being "
-                           "correct, verbalised in steps of 0.01. Here: that probability "
-                           "against the step's ground-truth label, original (unperturbed) "
-                           "steps only.",
-            "results": results}
+        return evaluate_confidence(orig.p_correct, orig.label, n_resamples=n_resamples,
+                                   seed=seed)
+
+    return _section(
+        "confidence", "steps", "Process judges: step-level P(correct)",
+        "A process judge gives every reasoning step a probability of being correct, "
+        "verbalised in steps of 0.01. Here: that probability against the step's ground-truth "
+        "label, original (unperturbed) steps only.",
+        [(name, lambda i=i, name=name: simulate("steps", n_items, name, seed=seed + 20 + i))
+         for i, name in enumerate(("typical", "overconfident"))],
+        evaluate, records, step)
 
 
 def _mcq_section(n, seed, n_resamples, records, step):
-    results = {}
-    for i, name in enumerate(("calibrated", "overconfident", "underconfident")):
-        step(f"multiple choice: {name}")
-        df = simulate("mcq", n, name, seed=seed + 30 + i, n_options=4)
+    def evaluate(df):
         probs = softmax(df[[f"logit_{c}" for c in "ABCD"]].to_numpy(), axis=1)
-        pred = probs.argmax(axis=1)
         gold = df.answer.map({c: k for k, c in enumerate("ABCD")}).to_numpy()
-        results[name] = evaluate_confidence(probs.max(axis=1), (pred == gold).astype(float),
-                                            n_resamples=n_resamples, seed=seed)
-        records.append(df.assign(section="mcq", judge=name))
-    return {"kind": "confidence", "title": "Multiple choice: top-option probability",
-            "description": "A model answers 4-option questions; confidence is the softmax "
-                           "probability of its chosen letter.",
-            "results": results}
+        right = (probs.argmax(axis=1) == gold).astype(float)
+        return evaluate_confidence(probs.max(axis=1), right, n_resamples=n_resamples, seed=seed)
+
+    return _section(
+        "confidence", "mcq", "Multiple choice: top-option probability",
+        "A model answers 4-option questions; confidence is the softmax probability of its "
+        "chosen letter.",
+        [(name, lambda i=i, name=name: simulate("mcq", n, name, seed=seed + 30 + i,
+                                                n_options=4))
+         for i, name in enumerate(("calibrated", "overconfident", "underconfident"))],
+        evaluate, records, step)
 
 
 def live_model_available() -> str | None:
