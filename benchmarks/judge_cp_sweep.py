@@ -2,14 +2,17 @@
 5,717 LLaVA-Critic items, timed in one run, with the published means beside ours.
 
 Target (issue): the whole sweep of all nine methods in <= 30 s on this machine; the
-reference ``R2CCP`` package takes ~170 s for one seed of R2CCP alone here. Needs
-../shared/data. Not a pass/fail test.
+reference ``R2CCP`` package takes ~170 s for one seed of R2CCP alone here. Our methods run
+with their default (conformal) settings, so CHR and the boosted methods cover >= 90% where
+the paper's runs of them under-cover (benchmarks/reproduce_judge_tables.py runs those with
+the paper's protocol). Needs ../shared/data. Not a pass/fail test.
 
     python benchmarks/judge_cp_sweep.py
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -17,7 +20,8 @@ import pandas as pd
 
 from confeval.suites.intervals_scoring import DEFAULT_METHODS, score_intervals
 
-PUBLISHED = {"naive": "NaiveSplitCP", "cqr": "CQR", "asym_cqr": "AsymCQR", "lvd": "LVD",
+PUBLISHED = {"naive": "NaiveSplitCP", "cqr": "CQR", "asym_cqr": "AsymCQR", "chr": "CHR",
+             "lvd": "LVD", "boosted_cqr": "BoostedCQR", "boosted_lcp": "BoostedLCP",
              "r2ccp": "R2CCP", "ordinal_aps": "OrdinalAPS"}
 
 
@@ -31,8 +35,10 @@ def main() -> None:
                           seeds=range(1, 11))
     elapsed = time.perf_counter() - start
     published = pd.read_csv(data / "all_methods_results.csv").set_index("method")
-    print(f"{len(DEFAULT_METHODS)} methods x 10 seeds on {len(df):,} items: {elapsed:.1f} s "
-          "(target for all nine methods: <= 30 s)")
+    print(f"{len(DEFAULT_METHODS)} methods (nine interval + three rating-set) x 10 seeds on "
+          f"{len(df):,} items: {elapsed:.1f} s on {os.cpu_count()} cores (target <= 30 s); "
+          f"the reference R2CCP package alone: ~170 s a seed, ~1700 s for 10 "
+          f"({1700 / elapsed:.0f}x)")
     print(f"{'method':16s} {'cov raw':>8s} {'width raw':>10s} {'paper cov':>10s} "
           f"{'paper width':>12s}")
     for name, m in res["methods"].items():

@@ -378,7 +378,7 @@ def report(
 
 @app.command("run")
 def run_command(
-    suite: Annotated[str, typer.Argument(help="Suite to run live: sets.")],
+    suite: Annotated[str, typer.Argument(help="Suite to run live: sets, intervals.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Run folder (resumed if it exists).")],
     model: Annotated[str | None, typer.Option(
         "--model", help="openai:MODEL, hf:PATH, replay:RUN_DIR, or local (default: the "
@@ -396,9 +396,10 @@ def run_command(
     api_key_env: Annotated[str, typer.Option("--api-key-env", help="Environment variable "
                                                                    "holding the API key.")]
     = "OPENAI_API_KEY",
-    method: Annotated[str, typer.Option("--method", help="sets: auto | score | top_logprobs "
-                                                         "(how option probabilities are "
-                                                         "read).")] = "auto",
+    method: Annotated[str, typer.Option("--method", help="auto | score | top_logprobs: how "
+                                                         "option (sets) or rating "
+                                                         "(intervals) probabilities are "
+                                                         "read.")] = "auto",
     idk: Annotated[bool, typer.Option("--idk", help="sets: add an \"I don't know\" option.")]
     = False,
     nota: Annotated[bool, typer.Option("--nota", help="sets: add \"None of the above\".")]
@@ -441,6 +442,8 @@ def run_command(
     for section in result.metrics["sections"]:
         if section["results"] and section["kind"] == "sets":
             out.print(_sets_table(section["results"]))
+        elif section["results"] and section["kind"] == "intervals":
+            out.print(_intervals_table(section["results"]))
         elif section["results"]:
             out.print(_table(section["results"], [("n", "n"), *_CONF_COLUMNS[1:]],
                              section["title"]))
@@ -639,15 +642,22 @@ def _intervals_table(results: dict) -> Table:
 
 
 def _join(rs: RecordSet, spec: str) -> RecordSet:
-    """Attach the columns of another record file by a key column ('FILE:KEY')."""
-    path, sep, key = spec.rpartition(":")
-    if not sep or not path or not key:
-        raise UserError(f"--join {spec!r}: use FILE:KEY")
+    """Attach the columns of another record file by a key column ('FILE:KEY'), or all of
+    them renamed with a prefix ('FILE:KEY:PREFIX', e.g. a second judge's log-probs)."""
+    prefix = ""
+    if spec.count(":") >= 2:
+        path, key, prefix = spec.rsplit(":", 2)
+    else:
+        path, _, key = spec.rpartition(":")
+    if not path or not key:
+        raise UserError(f"--join {spec!r}: use FILE:KEY or FILE:KEY:PREFIX")
     other = _read(Path(path))
     for side, table in (("records", rs), (path, other)):
         if key not in table.frame.columns:
             raise UserError(f"--join: key column {key!r} not in {side}")
     extra = other.frame.drop(columns=["_row"]).drop_duplicates(subset=[key])
+    if prefix:
+        extra = extra.rename(columns={c: f"{prefix}{c}" for c in extra.columns if c != key})
     new_cols = [c for c in extra.columns if c == key or c not in rs.frame.columns]
     merged = rs.frame.merge(extra[new_cols], on=key, how="left", validate="many_to_one")
     joined = RecordSet(merged, rs.source, rs.problems)
@@ -655,27 +665,56 @@ def _join(rs: RecordSet, spec: str) -> RecordSet:
     return joined
 
 
+def _judge_columns(rs: RecordSet, spec: str) -> tuple[list[str], int]:
+    """All log-prob columns and K, the ratings per judge: each comma-separated pattern is one
+    judge (a single pattern may match the K columns of one judge)."""
+    groups = [rs.columns(p, what="logprob column") for p in spec.split(",") if p.strip()]
+    if not groups:
+        raise UserError("--logprob-cols is empty")
+    k = len(groups[0])
+    if any(len(g) != k for g in groups):
+        raise UserError("--logprob-cols: every judge needs the same number of rating columns; "
+                        f"got {[len(g) for g in groups]}")
+    return [c for g in groups for c in g], k
+
+
 @intervals_app.command("score")
 def intervals_score(
     files: Files,
-    logprob_cols: Annotated[str, typer.Option("--logprob-cols", help="Rating-token log-prob "
-                                                                     "columns, lowest rating "
-                                                                     "first.")] = "s2_lp*",
+    logprob_cols: Annotated[str, typer.Option(
+        "--logprob-cols", help="Rating-token log-prob columns, lowest rating first. Several "
+                               "comma-separated patterns (one per judge, K columns each) fuse "
+                               "the judges' features.")] = "s2_lp*",
     label_col: Annotated[str, typer.Option("--label-col", help="Human score.")] = "gt_score",
     pred_col: Annotated[str | None, typer.Option("--pred-col", help="The judge's parsed score "
                                                                     "(adds point metrics).")]
     = None,
-    methods: Annotated[str, typer.Option("--methods", help="all, or a comma list (naive, cqr, "
-                                                           "asym_cqr, lvd, lac, aps, "
-                                                           "raps_randomized, ...).")] = "all",
+    methods: Annotated[str, typer.Option(
+        "--methods", help="all, or a comma list: naive, cqr, asym_cqr, chr, lvd, boosted_cqr, "
+                          "boosted_lcp, r2ccp, ordinal_aps (intervals); lac, aps, "
+                          "raps_randomized, ... (rating sets).")] = "all",
     seeds: Annotated[str, typer.Option("--seeds", help="Splits, e.g. 1-10.")] = "1-10",
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.1,
     min_score: Annotated[int, typer.Option("--min-score", help="Rating of the first "
                                                                "column.")] = 1,
     floor: Annotated[float, typer.Option("--floor", help="Log-prob for missing (NaN) rating "
                                                          "tokens.")] = -11.51,
-    base: Annotated[str, typer.Option("--base", help="Base models: gbr (as the paper), hgb "
-                                                     "or linear (faster).")] = "gbr",
+    base: Annotated[str | None, typer.Option(
+        "--base", help="Override every method's base model: gbr, hgb, linear or rf (default: "
+                       "each method's own, as documented).")] = None,
+    paper_protocol: Annotated[bool, typer.Option(
+        "--paper-protocol", help="Run CHR and the boosted methods as the VLM-judge paper did "
+                                 "(uncalibrated CHR; fit and calibrate on the same rows): "
+                                 "reproduces its tables, loses the guarantee.")] = False,
+    cal_fraction: Annotated[float, typer.Option(
+        "--cal-fraction", min=0.0, max=1.0, help="Calibration share of each split (the "
+                                                 "paper: 0.5).")] = 0.5,
+    seed_sweep: Annotated[str | None, typer.Option(
+        "--seed-sweep", help="e.g. 5,10,20: also report every method over the first k "
+                             "seeds (needs that many --seeds).")] = None,
+    separately: Annotated[bool, typer.Option(
+        "--separately", help="Run the whole analysis on each group of --group-col on its own "
+                             "(the paper's per-task Table 3).")] = False,
     group_col: Annotated[str | None, typer.Option("--group-col", help="Break every metric down "
                                                                       "by this column.")] = None,
     mondrian: Annotated[bool, typer.Option("--mondrian", help="Calibrate per group of "
@@ -689,16 +728,24 @@ def intervals_score(
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
 ) -> None:
-    """Intervals (naive, CQR, asymmetric CQR, LVD) and rating sets with a coverage guarantee."""
+    """Conformal intervals (the VLM-judge paper's nine methods) and rating sets for judge
+    scores, with coverage, width and diagnostics over seeds."""
     import pandas as pd
 
-    from .suites.intervals_scoring import DEFAULT_METHODS, PAPER_DIFFICULTY, score_intervals
+    from .suites.intervals_scoring import (
+        DEFAULT_METHODS,
+        PAPER_DIFFICULTY,
+        PAPER_PROTOCOL,
+        score_intervals,
+    )
 
     chosen = list(DEFAULT_METHODS) if methods == "all" else [
         m.strip() for m in methods.split(",") if m.strip()]
     seed_list = _parse_seeds(seeds) or [1]
     if mondrian and not group_col:
         raise UserError("--mondrian needs --group-col")
+    if separately and not group_col:
+        raise UserError("--separately needs --group-col")
     maps = {"paper-difficulty": PAPER_DIFFICULTY}
     if group_map is not None and group_map not in maps:
         raise UserError(f"unknown --group-map {group_map!r}; choose from {', '.join(maps)}")
@@ -708,8 +755,8 @@ def intervals_score(
             rs = _read(path)
             for spec in join or []:
                 rs = _join(rs, spec)
-            cols = rs.columns(logprob_cols, what="logprob column")
-            levels = np.arange(min_score, min_score + len(cols), dtype=float)
+            cols, k = _judge_columns(rs, logprob_cols)
+            levels = np.arange(min_score, min_score + k, dtype=float)
             lp = rs.numeric(cols, what="logprob", hi=0.0, allow_missing=True)
             truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score")
             keep = rs.mask
@@ -728,18 +775,36 @@ def intervals_score(
                 # an unparseable judge score (text, -1) only drops the item from point metrics
                 parsed = pd.to_numeric(rs.frame.loc[keep, rs.columns([pred_col])[0]],
                                        errors="coerce").to_numpy(np.float64)
-            try:
-                res = score_intervals(features, truth[keep].astype(float), parsed=parsed,
-                                      levels=levels, alpha=alpha, seeds=seed_list,
-                                      methods=chosen, base=base, groups=groups,
-                                      mondrian=mondrian)
-            except ValueError as exc:
-                raise UserError(f"{path}: {exc}") from None
-            results[str(path)] = {**rs.summary(), "floored_values": n_floored, **res}
+            options = PAPER_PROTOCOL if paper_protocol else None
+            y_keep = truth[keep].astype(float)
+            sweep = _parse_seeds(seed_sweep) if seed_sweep else None
+
+            def run(rows, g, path=path, options=options, y_keep=y_keep, parsed=parsed,
+                    features=features, levels=levels, sweep=sweep):
+                try:
+                    return score_intervals(
+                        features[rows], y_keep[rows],
+                        parsed=None if parsed is None else parsed[rows], levels=levels,
+                        alpha=alpha, seeds=seed_list, methods=chosen, base=base,
+                        groups=None if g is None else g[rows], mondrian=mondrian,
+                        method_options=options, cal_fraction=cal_fraction,
+                        seed_sweep=sweep)
+                except ValueError as exc:
+                    raise UserError(f"{path}: {exc}") from None
+
+            everything = np.ones(y_keep.size, dtype=bool)
+            res = run(everything, groups)
+            if separately:
+                res["separately"] = {str(v): run(groups == v, None)
+                                     for v in np.unique(groups)}
+            results[str(path)] = {**rs.summary(), "floored_values": n_floored,
+                                  "n_judges": len(cols) // k, **res}
             step(f"scored {path.name}")
     _emit(results, as_json, _intervals_table)
     _write_run(out_dir, {"command": "intervals score", "files": [str(f) for f in files],
                          "methods": chosen, "seeds": seed_list, "alpha": alpha, "base": base,
+                         "paper_protocol": paper_protocol, "separately": separately,
+                         "cal_fraction": cal_fraction, "seed_sweep": seed_sweep,
                          "group_col": group_col, "mondrian": mondrian, "join": join},
                {"kind": "intervals", "title": "Conformal intervals for judge scores",
                 "results": results})

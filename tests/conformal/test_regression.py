@@ -9,11 +9,15 @@ from confeval.conformal.regression import INTERVAL_METHODS, make_method
 from confeval.simulate import simulate
 from confeval.suites.intervals_scoring import score_intervals
 
+CHEAP = {"r2ccp": {"epochs": 2, "hidden": 16}, "chr": {"epochs": 2, "hidden": 16},
+         "boosted_lcp": {"base": "linear", "max_rounds": 3},
+         "boosted_cqr": {"base": "linear", "max_rounds": 3}}
+
 
 def test_coverage_guarantee_on_exchangeable_data():
     """500 random splits of simulated exchangeable judge data: mean coverage of every method
     >= 1 - alpha - 0.005. The guarantee does not depend on the base model, so cheap ones
-    (linear models; a 2-epoch R2CCP network) keep this quick."""
+    (linear models; 2-epoch networks; three boosting rounds) keep this quick."""
     df = simulate("scores", 4000, "compressing", seed=3)
     X = df[[f"score_lp{k}" for k in range(1, 6)]].to_numpy()
     y = df.gt_score.to_numpy(dtype=float)
@@ -23,7 +27,7 @@ def test_coverage_guarantee_on_exchangeable_data():
         idx = rng.permutation(y.size)[:800]
         cal, test = idx[:400], idx[400:]
         for name in INTERVAL_METHODS:
-            options = {"epochs": 2, "hidden": 16} if name == "r2ccp" else {"base": "linear"}
+            options = CHEAP.get(name, {"base": "linear"})
             m = make_method(name, alpha=0.1, seed=split, **options).fit(X[cal], y[cal])
             lo, hi = m.predict(X[test])
             cover[name].append(interval_metrics(lo, hi, y[test])["coverage"])

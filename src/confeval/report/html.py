@@ -221,6 +221,32 @@ def _table(head: list[str], rows: list[list[str]], first: str = "") -> str:
     return scroll(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
 
 
+def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
+    """Informativeness bands and coverage by the judge's error, per interval method."""
+    diag = {m: methods[m]["diagnostics"] for m in interval if methods[m].get("diagnostics")}
+    if not diag:
+        return ""
+    bands = ("decisive", "moderate", "uninformative")
+    out = ["<h3>Informativeness of the adjusted intervals (share of items)</h3>" + _table(
+        list(bands), [[esc(m)] + [_mean_std(d["informativeness_adj"][b]["share"])
+                                  if d["informativeness_adj"].get(b, {}).get("share")
+                                  else "–" for b in bands] for m, d in diag.items()],
+        "method")]
+    out.append("<h3>Interval midpoint as a point estimate</h3>" + _table(
+        ["MAE (raw)", "Pearson (raw)", "MAE (adj.)", "Pearson (adj.)"],
+        [[esc(m)] + [_mean_std(d["midpoint"][k]) if d["midpoint"].get(k) else "–"
+                     for k in ("mae_raw", "pearson_raw", "mae_adj", "pearson_adj")]
+         for m, d in diag.items()], "method"))
+    with_bins = {m: d["error_bins"] for m, d in diag.items() if d.get("error_bins")}
+    if with_bins:
+        errors = sorted({e for bins in with_bins.values() for e in bins}, key=int)
+        out.append("<h3>Coverage (raw) by the judge's absolute error</h3>" + _table(
+            [f"|error| = {e}" for e in errors],
+            [[esc(m)] + [_mean_std(bins[e]["coverage_raw"]) if e in bins else "–"
+                         for e in errors] for m, bins in with_bins.items()], "method"))
+    return "".join(out)
+
+
 @register_section("intervals")
 def render_intervals(section: Mapping[str, Any]) -> str:
     parts = []
@@ -259,6 +285,15 @@ def render_intervals(section: Mapping[str, Any]) -> str:
                       for m in shown}
             parts.append("<h3>Width by group</h3>" + _img(width_by_group_figure(widths),
                                                           "interval width by group"))
+        if r.get("separately") and interval:
+            shown = [m for m in interval[:2]
+                     if all(m in part["methods"] for part in r["separately"].values())]
+            widths = {m: {g: part["methods"][m]["width_raw"]["mean"]
+                          for g, part in r["separately"].items()} for m in shown}
+            if widths:
+                parts.append("<h3>Width by group, each group calibrated on its own</h3>"
+                             + _img(width_by_group_figure(widths), "per-group runs"))
+        parts.append(_diagnostics_tables(methods, interval))
         if r.get("rsg"):
             method = next(iter(r["rsg"]))
             rows = sorted(r["rsg"][method].items(), key=lambda kv: -kv[1]["rsg"])

@@ -8,7 +8,7 @@ from .base import SUITES, LiveSuite
 
 __all__ = ["LIVE_SUITES", "LiveSuite", "get_suite"]
 
-LIVE_SUITES = {"sets": "confeval.suites.sets"}
+LIVE_SUITES = {"sets": "confeval.suites.sets", "intervals": "confeval.suites.intervals"}
 """Suites that can run live, and the module that registers each."""
 
 

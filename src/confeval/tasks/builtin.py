@@ -191,11 +191,47 @@ def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> lis
     return items
 
 
-BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps}
+def _judge_grade(rel_error: float) -> int:
+    """The reference 1-5 grade of an answer by its relative error: exact 5, within 2% 4,
+    within 10% 3, within 50% 2, else 1."""
+    for bound, grade in ((0.0, 5), (0.02, 4), (0.10, 3), (0.50, 2)):
+        if rel_error <= bound:
+            return grade
+    return 1
+
+
+def arith_judge(n: int = 200, *, seed: int = 0) -> list[dict]:
+    """Answers to grade 1-5 (for judge suites): a word-problem or arithmetic question, a
+    candidate answer, and its reference grade ``gt_score`` from the relative error (see
+    :func:`_judge_grade`). Candidate errors are drawn so every grade occurs."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(n):
+        make = _arith_question if rng.uniform() < 0.5 else _units_question
+        question, right, _ = make(rng)
+        while right == 0:  # a relative error needs a non-zero answer
+            question, right, _ = make(rng)
+        grade_wanted = int(rng.integers(1, 6))
+        # relative error inside the band of the wanted grade (strictly, away from its edges)
+        band = {5: (0.0, 0.0), 4: (0.004, 0.018), 3: (0.03, 0.09), 2: (0.15, 0.45),
+                1: (0.7, 3.0)}[grade_wanted]
+        rel = float(rng.uniform(*band))
+        if rel < 1 and rng.uniform() < 0.5:  # too low as often as too high, never negative
+            rel = -rel
+        answer = right * (1 + rel)
+        shown = round(answer, 2) if answer != int(answer) else int(answer)
+        rel_error = abs(shown - right) / abs(right) if right else abs(shown)
+        items.append({"item_id": f"arith-judge-{seed}-{i}", "question": question,
+                      "response": f"The answer is {_fmt(shown)}.",
+                      "reference": _fmt(right), "gt_score": _judge_grade(rel_error)})
+    return items
+
+
+BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge}
 
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
-    """Items of a built-in task by name (``arith-mc`` or ``arith-steps``)."""
+    """Items of a built-in task by name (``arith-mc``, ``arith-steps`` or ``arith-judge``)."""
     if name not in BUILTIN_TASKS:
         raise ValueError(f"unknown built-in task {name!r}; choose from "
                          f"{', '.join(BUILTIN_TASKS)}")
