@@ -7,6 +7,7 @@ on stderr with exit code 2; ``--debug`` shows the traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -808,6 +809,110 @@ def intervals_score(
                          "group_col": group_col, "mondrian": mondrian, "join": join},
                {"kind": "intervals", "title": "Conformal intervals for judge scores",
                 "results": results})
+
+
+steps_app = typer.Typer(help="Confidence of process judges (ConfProBench: CRS, CSS, CCS).",
+                        no_args_is_help=True)
+app.add_typer(steps_app, name="steps")
+
+
+@steps_app.command("score")
+def steps_score(
+    files: Files,
+    p_col: Annotated[str, typer.Option("--p-col", help="Judge's P(step correct).")]
+    = "p_correct",
+    label_col: Annotated[str, typer.Option("--label-col", help="1 correct, 0 incorrect.")]
+    = "label",
+    group_col: Annotated[list[str] | None, typer.Option(
+        "--group-col", help="Break every metric down by this column (repeatable), e.g. "
+                            "difficulty, subject, modality.")] = None,
+    epsilon: Annotated[float, typer.Option("--epsilon", help="CRS: minor-change threshold.")]
+    = 0.01,
+    delta: Annotated[float, typer.Option("--delta", help="CRS: significant-change "
+                                                         "threshold.")] = 0.2,
+    crs_scale: Annotated[float, typer.Option("--crs-scale")] = 5.0,
+    crs_weights: Annotated[str, typer.Option("--crs-weights", help="w1,w2,w3.")]
+    = "0.4,0.4,0.2",
+    n_bins: Annotated[int, typer.Option("--n-bins", min=1, help="CCS: ECE bins.")] = 10,
+    ccs_scale: Annotated[float, typer.Option("--ccs-scale")] = 5.0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Item resamples for the "
+                                                                      "95% intervals (0: "
+                                                                      "none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
+    (calibration), macro F1 and their average from step records."""
+    from .suites.steps_scoring import StepsConfig, score_steps
+
+    try:
+        weights = tuple(float(w) for w in crs_weights.split(","))
+    except ValueError:
+        weights = ()
+    if len(weights) != 3:
+        raise UserError(f"--crs-weights {crs_weights!r}: give three numbers, e.g. 0.4,0.4,0.2")
+    config = StepsConfig(epsilon=epsilon, delta=delta, crs_scale=crs_scale,
+                         weights=weights, n_bins=n_bins, ccs_scale=ccs_scale)
+    results = {}
+    for path in files:
+        rs = _read(path)
+        cols = rs.columns(["item_id", "step", "variant", label_col], what="column")
+        p = rs.numeric(p_col, lo=0.0, hi=1.0, what="p_correct")[:, 0]
+        step = rs.numeric("step", lo=0.0, what="step")[:, 0]
+        rs.exclude(np.isfinite(step) & (np.mod(step, 1) != 0), "non_integer_step")
+        labels = rs.labels(label_col, allowed=["0", "1"], what="label")
+        keep = rs.mask
+        frame = rs.frame.loc[keep].copy()
+        frame["p_correct"] = p[keep]
+        frame["step"] = step[keep].astype(np.int64)
+        frame["label"] = labels[keep].astype(np.int64)
+        frame["variant"] = frame[cols[2]].fillna("original").astype(str).str.strip()
+        if "error_type" not in frame.columns:
+            frame["error_type"] = ""
+        try:
+            res = score_steps(frame, config=config, group_cols=group_col or (),
+                              n_resamples=bootstrap, seed=seed)
+        except ValueError as exc:
+            raise UserError(f"{path}: {exc}") from None
+        summary = rs.summary()
+        results[str(path)] = {**summary, "invalid_rows": int(summary["n_read"]
+                                                              - summary["n_used"]), **res}
+    _emit(results, as_json, _steps_table)
+    _write_run(out_dir, {"command": "steps score", "files": [str(f) for f in files],
+                         "config": dataclasses.asdict(config),
+                         "group_col": group_col, "bootstrap": bootstrap, "seed": seed},
+               {"kind": "steps", "title": "Process-judge step confidence (ConfProBench)",
+                "results": results})
+
+
+def _steps_table(results: dict) -> Table:
+    """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
+    table = Table(title="Process-judge confidence (fractions)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("metric")
+    for source in results:
+        table.add_column(Path(source).name, justify="right", overflow="fold")
+    keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
+    for key in keys:
+        row = []
+        for res in results.values():
+            value, ci = res.get(key), res.get("ci", {}).get(key)
+            cell = "–" if value is None else f"{value:.4f}"
+            if value is not None and ci:
+                cell += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
+            row.append(cell)
+        table.add_row(key, *row)
+    variants = sorted({v for res in results.values() for v in res.get("by_perturbation", {})})
+    for v in variants:
+        table.add_row(f"crs: {v}", *[
+            f"{res['by_perturbation'][v]['crs']:.4f} ({res['by_perturbation'][v]['pairs']} "
+            "pairs)" if v in res.get("by_perturbation", {}) else "–"
+            for res in results.values()])
+    table.add_row("steps / pairs / unpaired", *[
+        f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
+        for res in results.values()])
+    return table
 
 
 def main(argv: Sequence[str] | None = None) -> int:

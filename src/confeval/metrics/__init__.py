@@ -7,6 +7,7 @@
 - :mod:`~confeval.metrics.agreement` — correlations and error measures for scored judgments.
 - :mod:`~confeval.metrics.classification` — accuracy, per-class and macro F1.
 - :mod:`~confeval.metrics.bootstrap` — seeded, vectorised bootstrap intervals.
+- :mod:`~confeval.metrics.steps` — process-judge step confidence: CRS, CSS, CCS.
 """
 
 from .agreement import (
@@ -48,16 +49,24 @@ from .selective import (
     rank_calibration_error,
     risk_coverage_curve,
 )
+from .steps import (
+    confidence_calibration,
+    confidence_robustness,
+    confidence_sensitivity,
+    step_confidence,
+)
 
 __all__ = [
     "BootstrapDiff", "BootstrapResult", "HistogramBinning", "ReliabilityDiagram",
     "UndefinedMetricWarning", "accuracy", "accuracy_rejection_curve", "auarc", "auroc", "aurc",
     "bias_by_level", "bin_edges", "bin_indices", "bootstrap_ci", "brier_score",
     "calibration_error_float32_left_closed",
-    "classwise_calibration_error", "confusion_matrix", "exact_accuracy",
+    "classwise_calibration_error", "confidence_calibration", "confidence_robustness",
+    "confidence_sensitivity", "confusion_matrix", "exact_accuracy",
     "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
     "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
     "overconfidence_rate", "paired_bootstrap", "pearson", "prediction_rejection_ratio",
     "rank_calibration_error", "reliability_diagram", "risk_coverage_curve", "spearman",
+    "step_confidence",
     "top_label", "top_label_calibration_error", "within_k_accuracy",
 ]

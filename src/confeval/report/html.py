@@ -306,6 +306,52 @@ def render_intervals(section: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
+    if value is None:
+        return "–"
+    cell = f"{value:.4f}"
+    if ci:
+        cell += f"<div class='ci'>[{ci['low']:.4f}, {ci['high']:.4f}]</div>"
+    return cell
+
+
+@register_section("steps")
+def render_steps(section: Mapping[str, Any]) -> str:
+    """ConfProBench metrics per file: headline with item-bootstrap intervals, CRS per
+    perturbation, Δp per error type and breakdowns by metadata columns."""
+    parts = []
+    keys = ["crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "ece_correct", "ece_incorrect",
+            "delta_ece", "avg", "macro_f1"]
+    results = section["results"]
+    parts.append("<p class='muted'>Fractions, not percent. CRS compares each step's confidence "
+                 "before and after a meaning-preserving perturbation; CSS is the mean drop of "
+                 "P(correct) from correct steps to steps of each error type; CCS combines ECE "
+                 "and the gap between the ECEs of correct and incorrect steps. Intervals: 95% "
+                 "percentile bootstrap over items.</p>")
+    parts.append(_table(keys, [[esc(short_name(name))] + [
+        _with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
+        for name, r in results.items()], "file"))
+    for name, r in results.items():
+        label = esc(short_name(name))
+        if r.get("by_perturbation"):
+            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _table(
+                ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
+                [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
+                 + [str(m["pairs"])] for v, m in r["by_perturbation"].items()],
+                "perturbation"))
+        if r.get("delta_p"):
+            parts.append(f"<h3>{label}: Δp by error type</h3>" + _table(
+                ["Δp"], [[esc(t), fmt(v)] for t, v in sorted(r["delta_p"].items(),
+                                                            key=lambda kv: -kv[1])],
+                "error type"))
+        for col, groups in r.get("by_group", {}).items():
+            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _table(
+                ["CRS", "CSS", "CCS", "avg", "steps"],
+                [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
+                 + [str(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
+    return "".join(parts)
+
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
 max-width:1150px;color:#1d2330;padding:0 1rem}
