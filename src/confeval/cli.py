@@ -304,17 +304,7 @@ def simulate(
         frame = generate(kind, n, behaviour, seed=seed, **options)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    name = out_file.name.lower()
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    if name.endswith((".jsonl", ".jsonl.gz")):
-        frame.to_json(out_file, orient="records", lines=True,
-                      compression="gzip" if name.endswith(".gz") else None)
-    elif name.endswith((".csv", ".csv.gz")):
-        frame.to_csv(out_file, index=False)
-    elif name.endswith(".parquet"):
-        frame.to_parquet(out_file, index=False)
-    else:
-        raise UserError(f"{out_file}: use a .jsonl, .jsonl.gz, .csv, .csv.gz or .parquet name")
+    _write_table(frame, out_file)
     err.print(f"wrote {len(frame):,} simulated {kind} records to {out_file}")
 
 
@@ -379,7 +369,7 @@ def report(
 
 @app.command("run")
 def run_command(
-    suite: Annotated[str, typer.Argument(help="Suite to run live: sets, intervals.")],
+    suite: Annotated[str, typer.Argument(help="Suite to run live: sets, intervals, steps.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Run folder (resumed if it exists).")],
     model: Annotated[str | None, typer.Option(
         "--model", help="openai:MODEL, hf:PATH, replay:RUN_DIR, or local (default: the "
@@ -406,6 +396,12 @@ def run_command(
     nota: Annotated[bool, typer.Option("--nota", help="sets: add \"None of the above\".")]
     = False,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="top_logprobs to ask for.")] = 20,
+    consistency: Annotated[str, typer.Option(
+        "--consistency", help="steps: when a judge's label contradicts its probability: "
+                              "flag, mirror or exclude.")] = "flag",
+    max_tokens: Annotated[int | None, typer.Option(
+        "--max-tokens", min=1, help="steps, intervals: reply length limit (default 1024 for "
+                                    "steps, 160 for intervals).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
                                                               "response cache.")] = False,
     cache_path: Annotated[Path | None, typer.Option("--cache", help="Cache file (default "
@@ -427,7 +423,8 @@ def run_command(
     except (BackendError, ValueError) as exc:
         raise UserError(str(exc)) from None
     options = {"method": method, "idk": idk, "nota": nota, "top_k": top_k, "seed": seed,
-               "bootstrap": bootstrap, "model_name": model or "local"}
+               "bootstrap": bootstrap, "model_name": model or "local",
+               "consistency": consistency, "max_tokens": max_tokens}
     config = {"command": "run", "suite": suite, "model": model or "local",
               "backend": backend.identity(), "data": data or chosen.default_data, "n": n,
               "seed": seed, "method": method, "idk": idk, "nota": nota, "top_k": top_k}
@@ -445,6 +442,8 @@ def run_command(
             out.print(_sets_table(section["results"]))
         elif section["results"] and section["kind"] == "intervals":
             out.print(_intervals_table(section["results"]))
+        elif section["results"] and section["kind"] == "steps":
+            out.print(_steps_table(section["results"]))
         elif section["results"]:
             out.print(_table(section["results"], [("n", "n"), *_CONF_COLUMNS[1:]],
                              section["title"]))
@@ -884,6 +883,107 @@ def steps_score(
                          "group_col": group_col, "bootstrap": bootstrap, "seed": seed},
                {"kind": "steps", "title": "Process-judge step confidence (ConfProBench)",
                 "results": results})
+
+
+@steps_app.command("parse")
+def steps_parse(
+    raw: Annotated[Path, typer.Argument(help="Judge replies: one row per (item, variant) with "
+                                             "raw_output, labels, error_types (lists) and "
+                                             "optionally n_steps, variant, metadata.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Step records to write (.jsonl, "
+                                                         ".csv or .parquet).")],
+    id_col: Annotated[str | None, typer.Option(
+        "--id-col", help="Problem id column (default: problem_id if present, else "
+                         "item_id).")] = None,
+    consistency: Annotated[str, typer.Option(
+        "--consistency", help="When the judge's label contradicts its probability: flag "
+                              "(keep p), mirror (p -> 1 - p) or exclude.")] = "flag",
+    as_json: JsonOpt = False,
+) -> None:
+    """Turn raw process-judge replies into step records for `confeval steps score`
+    (never evaluates the replies; unreadable steps are kept and counted)."""
+    import pandas as pd
+
+    from .parse.steps import CONSISTENCY_POLICIES
+    from .suites.steps import verdict_records
+
+    if consistency not in CONSISTENCY_POLICIES:
+        raise UserError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}")
+    rs = _read(raw)
+    frame = rs.frame
+    key = id_col or ("problem_id" if "problem_id" in frame.columns else "item_id")
+    rs.columns([key, "raw_output", "labels"], what="column")
+    rows: list[dict] = []
+    for record in frame.to_dict(orient="records"):
+        labels = _json_list(record["labels"], "labels", record["_row"])
+        types = (_json_list(record["error_types"], "error_types", record["_row"])
+                 if _present(record.get("error_types")) else [""] * len(labels))
+        n = record.get("n_steps")
+        if _present(n) and int(n) != len(labels):
+            raise UserError(f"{raw}: row {record['_row']}: n_steps {n} but {len(labels)} "
+                            "labels")
+        item = {k: v for k, v in record.items()
+                if k not in ("_row", "raw_output", "labels", "error_types", "n_steps", "steps",
+                             "item_id", "problem_id", "text") and not isinstance(v, list)}
+        item.update(item_id=str(record[key]), labels=[int(x) for x in labels],
+                    error_types=["" if t is None else str(t) for t in types],
+                    steps=[None] * len(labels),
+                    variant=str(record["variant"]).strip() if _present(record.get("variant"))
+                    and str(record["variant"]).strip() else "original")
+        raw_text = record["raw_output"] if isinstance(record["raw_output"], str) else None
+        rows.extend(verdict_records(item, raw_text, consistency=consistency))
+    steps = pd.DataFrame(rows)
+    steps["flags"] = steps["flags"].map(lambda f: ";".join(f))
+    _write_table(steps, out_path)
+    reasons = steps.loc[steps.status != "ok", "reason"].str.split(":").str[0].value_counts()
+    flags = pd.Series([f.split(":")[0] for fl in steps["flags"] for f in fl.split(";") if f])
+    summary = {"source": str(raw), "replies": len(frame), "steps": len(steps),
+               "parsed": int((steps.status == "ok").sum()),
+               "unparseable": {str(k): int(v) for k, v in reasons.items()},
+               "flags": {str(k): int(v) for k, v in flags.value_counts().items()},
+               "out": str(out_path), "consistency": consistency}
+    if as_json:
+        sys.stdout.write(dumps(summary) + "\n")
+    else:
+        out.print(f"{summary['replies']} replies -> {summary['steps']} steps: "
+                  f"{summary['parsed']} parsed, "
+                  f"{summary['steps'] - summary['parsed']} unparseable "
+                  f"{summary['unparseable'] or ''}; flags {summary['flags'] or 'none'}; "
+                  f"written to {out_path}")
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and np.isnan(value))
+
+
+def _json_list(value: Any, what: str, row: int) -> list:
+    import json
+
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise UserError(f"row {row}: {what} is not a JSON list") from None
+    if not isinstance(value, list):
+        raise UserError(f"row {row}: {what} must be a list")
+    return value
+
+
+def _write_table(frame, path: Path) -> None:
+    """A record table as JSONL, CSV or Parquet (optionally gzipped), by the file name."""
+    name = path.name.lower()
+    if not name.endswith((".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")):
+        raise UserError(f"{path}: use a .jsonl, .jsonl.gz, .csv, .csv.gz or .parquet name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        frame.to_json(path, orient="records", lines=True, force_ascii=False,
+                      compression="gzip" if name.endswith(".gz") else None)
+    elif name.endswith((".csv", ".csv.gz")):
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, index=False)
 
 
 def _steps_table(results: dict) -> Table:

@@ -44,10 +44,12 @@ def test_steps_have_exactly_one_error_of_the_stated_type():
     for it in items:
         assert len(it["steps"]) == len(it["labels"]) == 4
         if it["error_step"] < 0:
-            assert it["labels"] == [1, 1, 1, 1] and it["final_answer"] == it["correct_answer"]
+            assert it["labels"] == [1, 1, 1, 1] and it["final_answer"] == it["student_answer"]
+            assert it["error_types"] == [""] * 4
         else:
             assert it["labels"].count(0) == 1 and it["labels"][it["error_step"]] == 0
-            assert it["final_answer"] != it["correct_answer"]
+            assert it["final_answer"] != it["student_answer"]
+            assert it["error_types"][it["error_step"]] == it["error_type"]
         assert not re.search(r"(?<![\d)])-\d", " ".join(it["steps"]))  # no negative pens
         for s, text in enumerate(it["steps"]):
             if s == it["error_step"]:

@@ -8,7 +8,8 @@ from .base import SUITES, LiveSuite
 
 __all__ = ["LIVE_SUITES", "LiveSuite", "get_suite"]
 
-LIVE_SUITES = {"sets": "confeval.suites.sets", "intervals": "confeval.suites.intervals"}
+LIVE_SUITES = {"sets": "confeval.suites.sets", "intervals": "confeval.suites.intervals",
+               "steps": "confeval.suites.steps"}
 """Suites that can run live, and the module that registers each."""
 
 

@@ -123,7 +123,7 @@ class IntervalsSuite(LiveSuite):
             record.update(stage="exact", flags=[], text=None, status="ok", reason=None,
                           parsed_score=int(LEVELS[int(np.argmax(logprobs))]))
         else:
-            params = GenerateParams(max_tokens=options.get("max_tokens", 160), temperature=0.0,
+            params = GenerateParams(max_tokens=options.get("max_tokens") or 160, temperature=0.0,
                                     logprobs=True, top_logprobs=options.get("top_k", 20))
             gen = (await backend.generate(build_judge_messages(item, direct=False), params))[0]
             found = extract_score(gen.tokens or (), LEVELS, floor=DEFAULT_FLOOR)

@@ -161,9 +161,10 @@ def _steps_for(a, b, c, d, error_step, error_type, rng):
 
 
 def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> list[dict]:
-    """``n`` step-by-step solutions: ``item_id, problem, steps, labels, error_step,
-    error_type, final_answer, correct_answer`` (``error_step`` -1 and ``error_type`` "" when
-    the chain is error-free)."""
+    """``n`` step-by-step solutions in the ``steps`` suite's format: ``item_id, problem,
+    final_answer`` (the correct answer, shown to a judge), ``steps, labels, error_types``
+    (per step), plus ``error_step, error_type`` and ``student_answer`` (``error_step`` -1 and
+    ``error_type`` "" when the chain is error-free)."""
     rng = np.random.default_rng(seed)
     items = []
     for i in range(n):
@@ -186,8 +187,10 @@ def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> lis
                    f"then receives {d} more boxes of {b} pens. How many pens does it have now?")
         items.append({"item_id": f"arith-steps-{i}", "problem": problem, "steps": steps,
                       "labels": [0 if s == error_step else 1 for s in range(len(steps))],
+                      "error_types": [error_type if s == error_step else ""
+                                      for s in range(len(steps))],
                       "error_step": error_step, "error_type": error_type,
-                      "final_answer": final, "correct_answer": correct})
+                      "final_answer": correct, "student_answer": final})
     return items
 
 

@@ -1,0 +1,183 @@
+"""A tolerant reader of the list/dict literals that judges write (Python- or JSON-style).
+
+Model output is untrusted text, so it is never evaluated: this is a small recursive-descent
+reader that only builds lists, dicts, strings, numbers, booleans and None, with a nesting
+limit and a size limit. Beyond strict JSON it accepts what judges actually write:
+
+* Python literals: single-quoted strings, tuples, ``True``/``False``/``None``;
+* typographic quotes (“ ” ‘ ’) as quote characters;
+* trailing commas, missing commas between elements;
+* percentages (``85%`` reads as 0.85, marked by the :class:`Percent` type);
+* unescaped quotes inside a string (``"the "energy" term"``): a quote that is not followed by
+  a delimiter is kept as text;
+* LaTeX backslashes in strings (``"\\frac{a}{b}"``): only ``\\"``, ``\\'`` and ``\\\\`` are
+  escapes, every other backslash stays as written;
+* bare words (``correct``, ``Reasoning Error``) as strings.
+
+:func:`read_literal` raises :class:`LiteralError` with a reason; callers turn it into a
+counted, flagged record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["LiteralError", "Percent", "read_list_prefix", "read_literal"]
+
+MAX_DEPTH = 32
+MAX_CHARS = 1_000_000
+_QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u201d": "\u201d",
+           "\u2019": "\u2019"}
+_CLOSERS = {"\u201d": ('"', "\u201d", "\u201c"), "\u2019": ("'", "\u2019", "\u2018"),
+            '"': ('"', "\u201d", "\u201c"), "'": ("'", "\u2019", "\u2018")}
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_WORDS = {"true": True, "false": False, "none": None, "null": None}
+
+
+class LiteralError(ValueError):
+    """The text is not a readable literal; the message says where and why."""
+
+
+class Percent(float):
+    """A number that was written with a percent sign (its value is already divided by 100)."""
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.s, self.i = text, 0
+
+    def fail(self, why: str):
+        raise LiteralError(f"{why} at character {self.i}")
+
+    def space(self) -> None:
+        while self.i < len(self.s) and (self.s[self.i].isspace() or self.s[self.i] == ","):
+            self.i += 1
+
+    def value(self, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            self.fail("nested too deeply")
+        self.space()
+        if self.i >= len(self.s):
+            self.fail("unexpected end")
+        ch = self.s[self.i]
+        if ch in "[(":
+            return self.sequence("]" if ch == "[" else ")", depth)
+        if ch == "{":
+            return self.mapping(depth)
+        if ch in _QUOTES:
+            return self.string()
+        match = _NUMBER.match(self.s, self.i)
+        if match and (match.end() == len(self.s) or not self.s[match.end()].isalpha()):
+            self.i = match.end()
+            number = float(match.group())
+            if self.i < len(self.s) and self.s[self.i] == "%":
+                self.i += 1
+                return Percent(number / 100)
+            return int(number) if re.fullmatch(r"[-+]?\d+", match.group()) else number
+        return self.bare()
+
+    def sequence(self, close: str, depth: int) -> list:
+        self.i += 1
+        items = []
+        while True:
+            self.space()
+            if self.i >= len(self.s):
+                self.fail(f"unclosed '{'[' if close == ']' else '('}'")
+            if self.s[self.i] == close:
+                self.i += 1
+                return items
+            if self.s[self.i] in "])}":
+                self.fail(f"unexpected '{self.s[self.i]}'")
+            items.append(self.value(depth + 1))
+
+    def mapping(self, depth: int) -> dict:
+        self.i += 1
+        out: dict = {}
+        while True:
+            self.space()
+            if self.i >= len(self.s):
+                self.fail("unclosed '{'")
+            if self.s[self.i] == "}":
+                self.i += 1
+                return out
+            key = self.value(depth + 1)
+            self.space()
+            if self.i >= len(self.s) or self.s[self.i] != ":":
+                self.fail("expected ':' after a key")
+            self.i += 1
+            out[str(key)] = self.value(depth + 1)
+
+    def string(self) -> str:
+        opener = self.s[self.i]
+        closers = _CLOSERS.get(_QUOTES[opener], (_QUOTES[opener],))
+        self.i += 1
+        chars: list[str] = []
+        while self.i < len(self.s):
+            ch = self.s[self.i]
+            if ch == "\\" and self.i + 1 < len(self.s) and self.s[self.i + 1] in "\"'\\":
+                chars.append(self.s[self.i + 1])
+                self.i += 2
+                continue
+            if ch in closers:
+                rest = self.s[self.i + 1:].lstrip(" \t")
+                # a real closing quote is followed by a delimiter; otherwise it is text
+                if not rest or rest[0] in ",]}):\n\r":
+                    self.i += 1
+                    return "".join(chars)
+            chars.append(ch)
+            self.i += 1
+        self.fail("unclosed string")
+
+    def bare(self) -> Any:
+        start = self.i
+        while self.i < len(self.s) and self.s[self.i] not in ",]}):\n":
+            self.i += 1
+        word = self.s[start:self.i].strip()
+        if not word:
+            self.fail(f"unexpected '{self.s[self.i] if self.i < len(self.s) else ''}'")
+        return _WORDS.get(word.lower(), word)
+
+
+def read_literal(text: str) -> Any:
+    """Read one literal from the start of ``text`` (leading whitespace allowed).
+
+    Examples
+    --------
+    >>> read_literal("[['Step 1: x = 2', 1, 0.9, ''], ['Step 2', 0, 15%, 'Reasoning Error'],]")
+    [['Step 1: x = 2', 1, 0.9, ''], ['Step 2', 0, 0.15, 'Reasoning Error']]
+    >>> read_literal('{"p": .8, "ok": True}')
+    {'p': 0.8, 'ok': True}
+    """
+    if not isinstance(text, str):
+        raise LiteralError("not text")
+    if len(text) > MAX_CHARS:
+        raise LiteralError(f"longer than {MAX_CHARS} characters")
+    return _Reader(text).value(0)
+
+
+def read_list_prefix(text: str) -> list:
+    """The complete elements of a list literal that may be cut off (a reply truncated by a
+    token limit): elements are read one by one until the first that cannot be read.
+
+    Examples
+    --------
+    >>> read_list_prefix("[[1, 0.9], [0, 0.2], [1, 0.")
+    [[1, 0.9], [0, 0.2]]
+    """
+    if not isinstance(text, str) or len(text) > MAX_CHARS:
+        raise LiteralError("not text, or too long")
+    reader = _Reader(text)
+    reader.space()
+    if reader.i >= len(text) or text[reader.i] not in "[(":
+        raise LiteralError("not a list")
+    reader.i += 1
+    items: list = []
+    while True:
+        reader.space()
+        if reader.i >= len(text) or text[reader.i] in "])":
+            return items
+        try:
+            items.append(reader.value(1))
+        except LiteralError:
+            return items

@@ -1,0 +1,266 @@
+"""Reading a process judge's per-step verdicts: correctness label, P(correct), error type.
+
+The judge is asked (see :mod:`confeval.suites.steps`) for one entry per step, either a list
+literal between ``<evaluation>`` tags — ``["Step 1: ...", 1, 0.85, ""]`` per step, the
+paper's format — or JSON (a list of such lists, or of objects with ``label``,
+``p_correct``/``probability``, ``error_type``). The block is located in this order: the last
+``<evaluation>`` … ``</evaluation>`` (a missing closing tag reads to the end), the last code
+fence, then the first bracket that reads as a list of entries. It is read with
+:func:`confeval.parse.literal.read_literal` — never evaluated.
+
+Every step gets a record; nothing is dropped silently:
+
+* ``status = "ok"`` with ``p_correct`` in [0, 1], or ``"unparseable"`` with a ``reason``
+  (``no_block``, ``unreadable_block: …``, ``missing_step``, ``missing_probability``,
+  ``probability_out_of_range``, ``contradiction_excluded``);
+* ``flags`` note what was repaired or doubtful: ``percent`` ("85%"), ``percent_without_sign``
+  (a bare 85 read as 0.85), ``step_count_mismatch`` (entries ≠ steps; entries are matched
+  by position, extra ones ignored), ``label_contradicts_probability``, ``mirrored``,
+  ``unknown_error_type``, ``unreadable_label``, ``truncated`` (the block was cut off, e.g. by
+  a token limit: its complete entries are kept).
+
+Consistency policy (the paper: "l_i and e_i assist in correcting potential inconsistencies")
+-------------------------------------------------------------------------------------------
+The judge's label, or failing that a non-empty error type (which implies "incorrect"),
+contradicts the probability when it disagrees with p >= 0.5. ``consistency=`` decides:
+
+``"flag"`` (default)  keep p, flag the step; p alone defines the prediction (Eq. 1).
+``"mirror"``          the label wins: p becomes 1 - p (a judge that wrote its confidence in its
+                      own label rather than P(correct)); flagged ``mirrored``.
+``"exclude"``         the step becomes unparseable (``contradiction_excluded``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .literal import LiteralError, Percent, read_list_prefix, read_literal
+
+__all__ = ["CONSISTENCY_POLICIES", "ERROR_TYPES", "StepVerdict", "normalise_error_type",
+           "parse_step_judgement"]
+
+CONSISTENCY_POLICIES = ("flag", "mirror", "exclude")
+
+ERROR_TYPES = {
+    "numerical_calculation": ("numerical calculation", "numerical", "calculation", "nce",
+                              "arithmetic"),
+    "symbolic_calculation": ("symbolic calculation", "symbolic", "sce", "algebra",
+                             "algebraic"),
+    "visual_interpretation": ("visual interpretation", "visual", "vie", "image", "diagram"),
+    "reasoning": ("reasoning", "re", "logic", "logical"),
+    "knowledge": ("knowledge", "ke", "fact", "factual", "concept", "conceptual"),
+    "question_understanding": ("question understanding", "que", "misunderstanding",
+                               "understanding"),
+    "no_solution_provided": ("no solution provided", "no solution", "nspe", "nsp",
+                             "missing solution"),
+}
+"""ConfProBench's seven error types and the spellings judges use for them."""
+
+_ALIASES = {alias: key for key, aliases in ERROR_TYPES.items()
+            for alias in (key.replace("_", " "), *aliases)}
+_TAG = re.compile(r"<\s*evaluation\s*>(.*?)(?:<\s*/\s*evaluation\s*>|$)", re.I | re.S)
+_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
+_P_KEYS = ("p_correct", "p", "probability", "prob", "p(correct)", "confidence",
+           "correct_probability", "score")
+_LABEL_KEYS = ("label", "correctness_label", "correctness", "correct", "is_correct")
+_ERROR_KEYS = ("error_type", "error", "error_category", "category", "type")
+_LABEL_WORDS = {"1": 1, "0": 0, "true": 1, "false": 0, "correct": 1, "incorrect": 0,
+                "yes": 1, "no": 0, "right": 1, "wrong": 0}
+
+
+@dataclass
+class StepVerdict:
+    """The judge's verdict on one step, as read."""
+
+    step: int
+    p_correct: float | None
+    pred_label: int | None
+    pred_error_type: str
+    status: str = "ok"
+    reason: str | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+def normalise_error_type(text: Any) -> tuple[str, bool]:
+    """(taxonomy key or cleaned text, known?) for an error type as a judge wrote it; empty
+    for none."""
+    if text is None or isinstance(text, bool):
+        return "", True
+    clean = re.sub(r"[^a-z ]+", " ", str(text).lower())
+    clean = re.sub(r"\s+", " ", clean.replace(" error", " ")).strip()
+    if clean in ("", "none", "n a", "na", "null", "correct"):
+        return "", True
+    if clean in _ALIASES:
+        return _ALIASES[clean], True
+    for alias, key in sorted(_ALIASES.items(), key=lambda kv: -len(kv[0])):
+        if len(alias) > 3 and alias in clean:
+            return key, True
+    return clean.replace(" ", "_"), False
+
+
+def _block(text: str) -> Any:
+    """The entries list from the judge's reply, or raise LiteralError."""
+    candidates = [m.group(1) for m in _TAG.finditer(text)][::-1]
+    candidates += [m.group(1) for m in _FENCE.finditer(text)][::-1]
+    if not candidates:
+        candidates = [text[m.start():] for m in re.finditer(r"[\[{]", text)][:20]
+    if not candidates:
+        raise LiteralError("no list or <evaluation> block in the reply")
+    last_error: Exception | None = None
+    for chunk in candidates:
+        start = min((i for i in (chunk.find("["), chunk.find("{")) if i >= 0), default=-1)
+        if start < 0:
+            continue
+        try:
+            value = read_literal(chunk[start:])
+        except LiteralError as exc:
+            last_error = exc
+            continue
+        entries = _entries(value)
+        if entries is not None:
+            return entries
+    for chunk in candidates:  # a reply cut off by a token limit: keep the complete entries
+        start = chunk.find("[")
+        if start < 0:
+            continue
+        try:
+            entries = _entries(read_list_prefix(chunk[start:]))
+        except LiteralError:
+            continue
+        if entries:
+            return _Truncated(entries)
+    raise LiteralError(str(last_error) if last_error else "no list of step entries found")
+
+
+class _Truncated(list):
+    """Entries salvaged from a block that was cut off."""
+
+
+def _entries(value: Any) -> list | None:
+    """The list of per-step entries inside a read value (a list, or a dict holding one)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, list):
+                return _entries(v)
+        return None
+    if isinstance(value, list) and value and all(isinstance(e, (list, dict)) for e in value):
+        return value
+    if isinstance(value, list) and len(value) >= 2 and not any(
+            isinstance(e, (list, dict)) for e in value):
+        return [value]  # a single entry without the outer list
+    return None
+
+
+def _fields(entry: Any) -> tuple[Any, Any, Any]:
+    """(label, p, error type) of one entry, positional or by key."""
+    if isinstance(entry, dict):
+        low = {str(k).strip().lower(): v for k, v in entry.items()}
+
+        def pick(keys):
+            return next((low[k] for k in keys if k in low), None)
+
+        return pick(_LABEL_KEYS), pick(_P_KEYS), pick(_ERROR_KEYS)
+    items = list(entry)
+    if items and isinstance(items[0], str) and _label_of(items[0]) is None and len(items) >= 3:
+        items = items[1:]  # the step text comes first in the paper's format
+    items += [None] * (3 - len(items))
+    return items[0], items[1], items[2]
+
+
+def _label_of(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str):
+        return _LABEL_WORDS.get(value.strip().lower())
+    return None
+
+
+def _probability(value: Any, flags: list[str]) -> tuple[float | None, str | None]:
+    if isinstance(value, bool) or value is None:
+        return None, "missing_probability"
+    if isinstance(value, str):
+        match = re.search(r"[-+]?(?:\d+\.?\d*|\.\d+)\s*%?", value)
+        if not match:
+            return None, "missing_probability"
+        text = match.group().replace(" ", "")
+        value = Percent(float(text[:-1]) / 100) if text.endswith("%") else float(text)
+    if isinstance(value, Percent):
+        flags.append("percent")
+    p = float(value)
+    if 1 < p <= 100 and not isinstance(value, Percent):
+        flags.append("percent_without_sign")
+        p /= 100
+    if not 0 <= p <= 1:
+        return None, "probability_out_of_range"
+    return p, None
+
+
+def _verdict(step: int, entry: Any, consistency: str) -> StepVerdict:
+    flags: list[str] = []
+    label_raw, p_raw, error_raw = _fields(entry)
+    label = _label_of(label_raw)
+    if label_raw is not None and label is None:
+        flags.append("unreadable_label")
+    error, known = normalise_error_type(error_raw)
+    if not known:
+        flags.append("unknown_error_type")
+    p, reason = _probability(p_raw, flags)
+    if p is None:
+        return StepVerdict(step, None, label, error, "unparseable", reason, flags)
+    hint = label if label is not None else (0 if error else None)
+    if hint is not None and hint != int(p >= 0.5):
+        flags.append("label_contradicts_probability")
+        if consistency == "mirror":
+            p = 1 - p
+            flags.append("mirrored")
+        elif consistency == "exclude":
+            return StepVerdict(step, None, label, error, "unparseable",
+                               "contradiction_excluded", flags)
+    return StepVerdict(step, p, int(p >= 0.5), error, "ok", None, flags)
+
+
+def parse_step_judgement(text: Any, n_steps: int, *, consistency: str = "flag"
+                         ) -> list[StepVerdict]:
+    """One :class:`StepVerdict` per step (``n_steps`` of them) from a judge's reply.
+
+    Never raises on the reply's content; only a bad ``n_steps`` or ``consistency`` does.
+
+    Examples
+    --------
+    >>> reply = '''I checked each step.
+    ... <evaluation>
+    ... [["Step 1: 2 + 3 = 5", 1, 0.95, ""],
+    ...  ["Step 2: 5 x 4 = 25", 0, "10%", "Numerical Calculation Error"],]
+    ... </evaluation>'''
+    >>> [(v.p_correct, v.pred_error_type, v.flags) for v in parse_step_judgement(reply, 2)]
+    [(0.95, '', []), (0.1, 'numerical_calculation', ['percent'])]
+    """
+    if consistency not in CONSISTENCY_POLICIES:
+        raise ValueError(f"consistency must be one of {CONSISTENCY_POLICIES}")
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int) or n_steps < 0:
+        raise ValueError("n_steps must be a non-negative integer")
+    if not isinstance(text, str) or not text.strip():
+        return [StepVerdict(i, None, None, "", "unparseable", "no_block") for i in
+                range(n_steps)]
+    try:
+        entries = _block(text)
+    except LiteralError as exc:
+        reason = "no_block" if "no list" in str(exc) else f"unreadable_block: {exc}"
+        return [StepVerdict(i, None, None, "", "unparseable", reason) for i in range(n_steps)]
+    out = []
+    for i in range(n_steps):
+        if i >= len(entries):
+            out.append(StepVerdict(i, None, None, "", "unparseable", "missing_step"))
+            continue
+        out.append(_verdict(i, entries[i], consistency))
+    if len(entries) != n_steps:
+        for v in out:
+            v.flags.append(f"step_count_mismatch:{len(entries)}/{n_steps}")
+    if isinstance(entries, _Truncated):
+        for v in out:
+            v.flags.append("truncated")
+    return out

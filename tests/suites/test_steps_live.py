@@ -1,0 +1,67 @@
+"""The live steps suite with a scripted judge: prompt, records per step, unreadable replies
+counted, scoring of the run, and re-parsing the run's records with `steps parse`."""
+
+import json
+import re
+
+import pytest
+
+from confeval.backends import ScriptedBackend
+from confeval.cli import main
+from confeval.runner import load_run_records, run_suite
+from confeval.runs import RunFolder
+from confeval.suites import get_suite
+from confeval.suites.steps import build_step_judge_messages, load_step_items
+
+
+def test_prompt_lists_every_step_and_the_taxonomy():
+    msgs = build_step_judge_messages("P?", "42", ["a = 1", "b = 2"], images=["x.png"])
+    system, user = msgs[0]["content"], msgs[1]["content"]
+    assert "<evaluation>" in system and "Numerical calculation error" in system
+    assert user[0]["type"] == "image_url" and "Step 2: b = 2" in user[-1]["text"]
+    assert "Correct final answer: 42" in user[-1]["text"]
+
+
+def _judge(messages, params, i):
+    """Flags the step that does not follow from the problem, with a lexical variant shifted
+    by 0.02; every seventh problem gets an unreadable reply."""
+    text = messages[-1]["content"]
+    steps = re.findall(r"^Step \d+: (.*)$", text, flags=re.M)
+    if len(text) % 7 == 0:
+        return "I refuse."
+    entries = [[f"Step {k + 1}", 1, 0.9, ""] for k in range(len(steps))]
+    return "<evaluation>" + json.dumps(entries) + "</evaluation>"
+
+
+def test_run_steps_records_and_scores(tmp_path):
+    items = get_suite("steps").load_items("builtin:arith-steps", 12, 0)
+    lexical = [{**it, "variant": "lexical", "item_id": it["problem_id"] + "::lexical"}
+               for it in items]
+    result = run_suite(get_suite("steps"), ScriptedBackend(_judge), items + lexical,
+                       tmp_path / "run", config={}, options={"model_name": "judge",
+                                                             "bootstrap": 50})
+    records = load_run_records(result.run_dir / RunFolder.RECORDS)
+    assert len(records) == 24
+    steps = [s for r in records for s in r["steps"]]
+    assert len(steps) == sum(len(it["steps"]) for it in items) * 2
+    assert {s["variant"] for s in steps} == {"original", "lexical"}
+    section = result.metrics["sections"][0]["results"]["judge"]
+    assert section["pairs"] > 0 and section["ccr"] == 0.0
+    bad = sum(s["status"] != "ok" for s in steps)
+    assert section["invalid_rows"] == bad
+
+    # the run's records re-parse with another policy into step records
+    out = tmp_path / "steps.jsonl"
+    assert main(["steps", "parse", str(result.run_dir / RunFolder.RECORDS), "--out", str(out),
+                 "--consistency", "mirror", "--json"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(steps)
+    assert {r["item_id"] for r in rows} == {it["problem_id"] for it in items}
+
+
+def test_step_data_errors_are_clear(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"item_id": "a", "problem": "p", "final_answer": 1,
+                                "steps": ["x", "y"], "labels": [1]}) + "\n")
+    with pytest.raises(Exception, match="differ in length"):
+        load_step_items(str(path))
