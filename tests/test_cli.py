@@ -114,13 +114,17 @@ def test_demo_writes_a_run_folder_fast(capsys, tmp_path):
     metrics = json.loads((tmp_path / "demo" / "metrics.json").read_text())
     assert metrics["simulated"] is True
     kinds = [s["kind"] for s in metrics["sections"]]
-    assert kinds == ["confidence", "agreement", "confidence", "confidence"]
+    assert kinds == ["confidence", "agreement", "steps", "confidence"]
+    steps = metrics["sections"][2]["results"]
+    assert set(steps) == {"typical", "overconfident"}
+    assert all(steps[j]["crs"] is not None and steps[j]["ci"]["css"] for j in steps)
     over = metrics["sections"][0]["results"]["overconfident"]
     cal = metrics["sections"][0]["results"]["calibrated"]
     assert over["ece"] > cal["ece"]
     html = (tmp_path / "demo" / "report.html").read_text()
     assert "SIMULATED DATA" in html and "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html  # self-contained
+    assert "robustness by perturbation" in html
 
 
 @pytest.mark.skipif(live_model_available() is not None,

@@ -332,8 +332,9 @@ def demo(
                            live_items=live_items, progress=step)
     for section in metrics["sections"]:
         label = "  [SIMULATED]" if section.get("simulated") else "  [LIVE MODEL]"
-        if section["kind"] == "sets":
-            table = _sets_table(section["results"])
+        if section["kind"] in ("sets", "steps"):
+            table = (_sets_table if section["kind"] == "sets" else _steps_table)(
+                section["results"])
             table.title = section["title"] + label
         else:
             columns = _AGREE_COLUMNS if section["kind"] == "agreement" else _CONF_COLUMNS
@@ -810,6 +811,75 @@ def intervals_score(
                 "results": results})
 
 
+@app.command()
+def perturb(
+    data: Annotated[str, typer.Argument(help="Step dataset (builtin:arith-steps or a file in "
+                                             "the steps suite's input format).")],
+    kind: Annotated[str, typer.Option("--kind", help="lexical | syntactic | image")],
+    out_file: Annotated[Path, typer.Option("--out", help="Perturbed dataset (.jsonl).")],
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Rewriting model for lexical/syntactic (as for `run`; default: the "
+                        "embedded model).")] = None,
+    base_url: Annotated[list[str] | None, typer.Option("--base-url")] = None,
+    api_key_env: Annotated[str, typer.Option("--api-key-env")] = "OPENAI_API_KEY",
+    images_dir: Annotated[Path | None, typer.Option(
+        "--images-dir", help="image: where perturbed images go (default: next to --out).")]
+    = None,
+    image_kind: Annotated[str | None, typer.Option(
+        "--image-kind", help="image: force scale, rotate, noise or invert (default: one "
+                             "drawn per item).")] = None,
+    n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Extra requests when no "
+                                                                  "rewrite is valid.")] = 3,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a perturbed copy of a step dataset (ConfProBench's lexical, syntactic or image
+    level) for `confeval run steps`; rewrites are validated, failures recorded."""
+    import asyncio
+
+    import pandas as pd
+
+    from .backends import BackendError, CachedBackend, ResponseCache, get_backend
+    from .perturb import IMAGE_PERTURBATIONS, TEXT_KINDS, perturb_images, perturb_text
+    from .suites.steps import load_step_items
+
+    if kind not in (*TEXT_KINDS, "image"):
+        raise UserError(f"--kind must be lexical, syntactic or image, got {kind!r}")
+    if image_kind is not None and image_kind not in IMAGE_PERTURBATIONS:
+        raise UserError(f"--image-kind must be one of {', '.join(IMAGE_PERTURBATIONS)}")
+    items = load_step_items(data, n, seed)
+    if kind == "image":
+        target = images_dir or out_file.with_suffix("").with_name(out_file.stem + "-images")
+        perturbed, summary = perturb_images(items, target, seed=seed, kind=image_kind)
+    else:
+        try:
+            backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
+                                  api_key_env=api_key_env)
+        except (BackendError, ValueError) as exc:
+            raise UserError(str(exc)) from None
+        if not no_cache:
+            backend = CachedBackend(backend, ResponseCache())
+        try:
+            perturbed, summary = asyncio.run(perturb_text(items, kind, backend, seed=seed,
+                                                          retries=retries,
+                                                          concurrency=concurrency))
+        except BackendError as exc:
+            raise UserError(str(exc)) from None
+    frame = pd.DataFrame([{k: v for k, v in it.items() if k not in ("run_id",)}
+                          for it in perturbed])
+    if not str(out_file).lower().endswith((".jsonl", ".jsonl.gz")):
+        raise UserError(f"--out {out_file}: use a .jsonl name (lists stay lists)")
+    _write_table(frame, out_file)
+    summary.update(kind=kind, out=str(out_file), seed=seed)
+    if as_json:
+        sys.stdout.write(dumps(summary) + "\n")
+    else:
+        out.print(" ".join(f"{k}={v}" for k, v in summary.items()))
+
+
 steps_app = typer.Typer(help="Confidence of process judges (ConfProBench: CRS, CSS, CCS).",
                         no_args_is_help=True)
 app.add_typer(steps_app, name="steps")
@@ -856,19 +926,7 @@ def steps_score(
     results = {}
     for path in files:
         rs = _read(path)
-        cols = rs.columns(["item_id", "step", "variant", label_col], what="column")
-        p = rs.numeric(p_col, lo=0.0, hi=1.0, what="p_correct")[:, 0]
-        step = rs.numeric("step", lo=0.0, what="step")[:, 0]
-        rs.exclude(np.isfinite(step) & (np.mod(step, 1) != 0), "non_integer_step")
-        labels = rs.labels(label_col, allowed=["0", "1"], what="label")
-        keep = rs.mask
-        frame = rs.frame.loc[keep].copy()
-        frame["p_correct"] = p[keep]
-        frame["step"] = step[keep].astype(np.int64)
-        frame["label"] = labels[keep].astype(np.int64)
-        frame["variant"] = frame[cols[2]].fillna("original").astype(str).str.strip()
-        if "error_type" not in frame.columns:
-            frame["error_type"] = ""
+        frame = _step_frame(rs, p_col, label_col)
         try:
             res = score_steps(frame, config=config, group_cols=group_col or (),
                               n_resamples=bootstrap, seed=seed)
@@ -984,6 +1042,76 @@ def _write_table(frame, path: Path) -> None:
         frame.to_csv(path, index=False)
     else:
         frame.to_parquet(path, index=False)
+
+
+@steps_app.command("consistency")
+def steps_consistency(
+    pair: Annotated[list[str], typer.Option(
+        "--pair", help="JUDGE=RECORDS_A,RECORDS_B: one judge's step records on the dataset "
+                       "perturbed by generator A and by generator B (repeat, >= 3 judges).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Correlation across judges of CRS, CSS and CCS between two perturbation generators
+    (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
+    from .suites.steps_scoring import generator_consistency, score_steps
+
+    first, second = {}, {}
+    for spec in pair:
+        judge, sep, files = spec.partition("=")
+        paths = files.split(",")
+        if not sep or len(paths) != 2 or not judge:
+            raise UserError(f"--pair {spec!r}: use JUDGE=RECORDS_A,RECORDS_B")
+        for target, path in zip((first, second), paths):
+            frame = _step_frame(_read(Path(path)), "p_correct", "label")
+            try:
+                target[judge] = score_steps(frame, n_resamples=0)
+            except ValueError as exc:
+                raise UserError(f"{path}: {exc}") from None
+    try:
+        result = generator_consistency(first, second)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        sys.stdout.write(dumps(result) + "\n")
+        return
+    table = Table(title="Agreement of two perturbation generators across judges",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("metric", "Pearson", "Spearman", "judges"):
+        table.add_column(col, justify="right" if col != "metric" else "left")
+    for m in ("crs", "css", "ccs"):
+        r = result[m]
+        table.add_row(m, *(f"{r[k]:.3f}" if r[k] is not None else "–"
+                           for k in ("pearson", "spearman")), str(r["n_judges"]))
+    out.print(table)
+
+
+def _step_frame(rs: RecordSet, p_col: str, label_col: str):
+    """Validated step rows (invalid ones excluded and counted in ``rs``) as the frame
+    :func:`confeval.suites.steps_scoring.score_steps` takes."""
+    rs.columns(["item_id", "step", label_col], what="column")
+    p = rs.numeric(p_col, lo=0.0, hi=1.0, what="p_correct")[:, 0]
+    step = rs.numeric("step", lo=0.0, what="step")[:, 0]
+    rs.exclude(np.isfinite(step) & (np.mod(step, 1) != 0), "non_integer_step")
+    labels = rs.labels(label_col, allowed=["0", "1"], what="label")
+    keep = rs.mask
+    frame = rs.frame.loc[keep].copy()
+    frame["p_correct"] = p[keep]
+    frame["step"] = step[keep].astype(np.int64)
+    frame["label"] = labels[keep].astype(np.int64)
+    variant = frame["variant"] if "variant" in frame.columns else "original"
+    frame["variant"] = _variant_text(variant, len(frame), frame.index)
+    if "error_type" not in frame.columns:
+        frame["error_type"] = ""
+    return frame
+
+
+def _variant_text(values, n: int, index):
+    """A variant column as stripped text, ``original`` where empty or missing."""
+    import pandas as pd
+
+    series = pd.Series(values, index=index) if not isinstance(values, pd.Series) else values
+    text = series.fillna("original").astype(str).str.strip()
+    return text.where(text != "", "original")
 
 
 def _steps_table(results: dict) -> Table:

@@ -72,16 +72,18 @@ def _agreement_section(n, seed, n_resamples, records, step):
 
 
 def _steps_section(n_items, seed, n_resamples, records, step):
+    from .suites.steps_scoring import score_steps
+
     def evaluate(df):
-        orig = df[df.variant == "original"]
-        return evaluate_confidence(orig.p_correct, orig.label, n_resamples=n_resamples,
-                                   seed=seed)
+        return score_steps(df, group_cols=["difficulty"], n_resamples=n_resamples, seed=seed)
 
     return _section(
-        "confidence", "steps", "Process judges: step-level P(correct)",
+        "steps", "steps", "Process judges: step-level P(correct) (ConfProBench)",
         "A process judge gives every reasoning step a probability of being correct, "
-        "verbalised in steps of 0.01. Here: that probability against the step's ground-truth "
-        "label, original (unperturbed) steps only.",
+        "verbalised in steps of 0.01, on the original chains and on lexical and syntactic "
+        "rewrites of them. CRS: is that confidence stable under the rewrites? CSS: does it "
+        "drop on each type of error? CCS: is it calibrated, equally for correct and incorrect "
+        "steps?",
         [(name, lambda i=i, name=name: simulate("steps", n_items, name, seed=seed + 20 + i))
          for i, name in enumerate(("typical", "overconfident"))],
         evaluate, records, step)

@@ -131,3 +131,22 @@ def test_options_reach_the_metrics():
     ref = confidence_robustness(c_o, c, epsilon=0.05, delta=0.1, scale=2,
                                 weights3=(0.5, 0.3, 0.2))
     assert res["crs"] == pytest.approx(ref["crs"])
+
+
+def test_consistency_cli(tmp_path, capsys):
+    specs = []
+    for j, behaviour in enumerate(["typical", "overconfident", "typical"]):
+        paths = []
+        for g in (0, 1):
+            df = simulate("steps", 60, behaviour, seed=10 * j + g)
+            path = tmp_path / f"j{j}-g{g}.csv"
+            df.to_csv(path, index=False)
+            paths.append(str(path))
+        specs += ["--pair", f"judge{j}={paths[0]},{paths[1]}"]
+    assert main(["steps", "consistency", *specs, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["judges"] == ["judge0", "judge1", "judge2"]
+    for m in ("crs", "css", "ccs"):
+        assert -1 <= res[m]["pearson"] <= 1 and res[m]["n_judges"] == 3
+    assert main(["steps", "consistency", *specs[:2], "--json"]) == 2  # one judge: too few
+    assert "at least 3 judges" in capsys.readouterr().err

@@ -10,8 +10,9 @@ limit and a size limit. Beyond strict JSON it accepts what judges actually write
 * percentages (``85%`` reads as 0.85, marked by the :class:`Percent` type);
 * unescaped quotes inside a string (``"the "energy" term"``): a quote that is not followed by
   a delimiter is kept as text;
-* LaTeX backslashes in strings (``"\\frac{a}{b}"``): only ``\\"``, ``\\'`` and ``\\\\`` are
-  escapes, every other backslash stays as written;
+* LaTeX backslashes in strings (``"\\frac{a}{b}"``): only unambiguous escapes are decoded
+  (quotes, backslash, slash, ``\\uXXXX``, and ``\\n``/``\\t``/``\\r`` not followed by a
+  letter); every other backslash stays as written;
 * bare words (``correct``, ``Reasoning Error``) as strings.
 
 :func:`read_literal` raises :class:`LiteralError` with a reason; callers turn it into a
@@ -115,10 +116,11 @@ class _Reader:
         chars: list[str] = []
         while self.i < len(self.s):
             ch = self.s[self.i]
-            if ch == "\\" and self.i + 1 < len(self.s) and self.s[self.i + 1] in "\"'\\":
-                chars.append(self.s[self.i + 1])
-                self.i += 2
-                continue
+            if ch == "\\" and self.i + 1 < len(self.s):
+                escaped = self._escape()
+                if escaped is not None:
+                    chars.append(escaped)
+                    continue
             if ch in closers:
                 rest = self.s[self.i + 1:].lstrip(" \t")
                 # a real closing quote is followed by a delimiter; otherwise it is text
@@ -128,6 +130,24 @@ class _Reader:
             chars.append(ch)
             self.i += 1
         self.fail("unclosed string")
+
+    def _escape(self) -> str | None:
+        """The character of an escape at ``self.i`` (advancing past it), or None to keep the
+        backslash as text. LaTeX is common in steps, so only unambiguous escapes count:
+        \\" \\' \\\\ \\/, \\uXXXX (four hex digits), and \\n \\t \\r when no letter follows
+        (\\nabla, \\theta, \\frac, \\beta stay as written)."""
+        nxt = self.s[self.i + 1]
+        if nxt in "\"'\\/":
+            self.i += 2
+            return nxt
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", self.s[self.i + 2:self.i + 6]):
+            self.i += 6
+            return chr(int(self.s[self.i - 4:self.i], 16))
+        after = self.s[self.i + 2:self.i + 3]
+        if nxt in "ntr" and not after.isalpha():
+            self.i += 2
+            return {"n": "\n", "t": "\t", "r": "\r"}[nxt]
+        return None
 
     def bare(self) -> Any:
         start = self.i

@@ -32,7 +32,7 @@ from ..metrics.steps import (
     step_confidence,
 )
 
-__all__ = ["StepsConfig", "score_steps"]
+__all__ = ["StepsConfig", "generator_consistency", "score_steps"]
 
 ORIGINAL = "original"
 
@@ -224,4 +224,37 @@ def score_steps(records: pd.DataFrame, *, config: StepsConfig = StepsConfig(),
                                confidence_level)
         out["ci_method"] = (f"percentile, {n_resamples} resamples of items "
                             f"({frame._item.nunique()} items), seed {seed}")
+    return out
+
+
+def generator_consistency(first: dict, second: dict,
+                          metrics: Sequence[str] = ("crs", "css", "ccs")) -> dict:
+    """Do two perturbation generators rank judges alike? (the paper's Appendix H).
+
+    ``first`` and ``second`` map a judge's name to its results (any mapping with the
+    ``metrics`` keys) on a dataset perturbed by one generator and by the other. Returns, per
+    metric, the Pearson and Spearman correlations across the judges both contain, and the
+    judges' paired values.
+
+    Examples
+    --------
+    >>> a = {"j1": {"crs": .58}, "j2": {"crs": .78}, "j3": {"crs": .71}}
+    >>> b = {"j1": {"crs": .57}, "j2": {"crs": .77}, "j3": {"crs": .71}}
+    >>> round(generator_consistency(a, b, ["crs"])["crs"]["pearson"], 4)
+    0.9985
+    """
+    from ..metrics import pearson, spearman
+
+    judges = sorted(set(first) & set(second), key=str)
+    if len(judges) < 3:
+        raise ValueError(f"need at least 3 judges scored on both datasets, got {len(judges)}")
+    out: dict = {"judges": judges}
+    for m in metrics:
+        pairs = [(first[j].get(m), second[j].get(m)) for j in judges]
+        pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+        xs, ys = np.array(pairs, dtype=np.float64).T if pairs else (np.array([]),) * 2
+        out[m] = {"pearson": pearson(xs, ys) if len(pairs) >= 3 else None,
+                  "spearman": spearman(xs, ys) if len(pairs) >= 3 else None,
+                  "n_judges": len(pairs),
+                  "values": {j: [first[j].get(m), second[j].get(m)] for j in judges}}
     return out
