@@ -834,6 +834,10 @@ def perturb(
                                                                   "rewrite is valid.")] = 3,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
     no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+    with_original: Annotated[bool, typer.Option(
+        "--with-original/--perturbed-only", help="Also write the original items, so that "
+                                                  "`run steps` on the file measures CRS.")]
+    = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a perturbed copy of a step dataset (ConfProBench's lexical, syntactic or image
@@ -868,12 +872,17 @@ def perturb(
                                                           concurrency=concurrency))
         except BackendError as exc:
             raise UserError(str(exc)) from None
+    originals = ([{k: v for k, v in it.items() if k not in ("problem_id",)} for it in items]
+                 if with_original else [])
+    if kind == "image" and with_original:  # only the problems that were perturbed
+        done = {it["item_id"] for it in perturbed}
+        originals = [it for it in originals if it["item_id"] in done]
     frame = pd.DataFrame([{k: v for k, v in it.items() if k not in ("run_id",)}
-                          for it in perturbed])
+                          for it in [*originals, *perturbed]])
     if not str(out_file).lower().endswith((".jsonl", ".jsonl.gz")):
         raise UserError(f"--out {out_file}: use a .jsonl name (lists stay lists)")
     _write_table(frame, out_file)
-    summary.update(kind=kind, out=str(out_file), seed=seed)
+    summary.update(kind=kind, out=str(out_file), seed=seed, originals_written=len(originals))
     if as_json:
         sys.stdout.write(dumps(summary) + "\n")
     else:

@@ -151,8 +151,11 @@ def test_image_dataset_and_cli(tmp_path, capsys):
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["by_kind"] == {"invert": 2}
-    perturbed = load_step_items(str(tmp_path / "p.jsonl"))
-    assert {p["variant"] for p in perturbed} == {"image"}
+    written = load_step_items(str(tmp_path / "p.jsonl"))
+    assert [p["variant"] for p in written] == ["original", "original", "image", "image"]
+    assert summary["originals_written"] == 2
+    perturbed = [p for p in written if p["variant"] == "image"]
+    assert {p["item_id"] for p in perturbed} == {p["item_id"] for p in written[:2]}
     pixel = Image.open(perturbed[0]["images"][0]).getpixel((0, 0))
     assert pixel == (255, 127, 0)
     assert main(["perturb", str(data), "--kind", "blur", "--out", "x.jsonl"]) == 2

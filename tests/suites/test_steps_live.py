@@ -14,11 +14,16 @@ from confeval.suites import get_suite
 from confeval.suites.steps import build_step_judge_messages, load_step_items
 
 
-def test_prompt_lists_every_step_and_the_taxonomy():
-    msgs = build_step_judge_messages("P?", "42", ["a = 1", "b = 2"], images=["x.png"])
+def test_prompt_lists_every_step_and_the_taxonomy(tmp_path):
+    (tmp_path / "x.png").write_bytes(b"\x89PNG fake")
+    msgs = build_step_judge_messages("P?", "42", ["a = 1", "b = 2"],
+                                     images=[str(tmp_path / "x.png")])
     system, user = msgs[0]["content"], msgs[1]["content"]
     assert "<evaluation>" in system and "Numerical calculation error" in system
     assert user[0]["type"] == "image_url" and "Step 2: b = 2" in user[-1]["text"]
+    assert user[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    with pytest.raises(ValueError, match="image not found"):
+        build_step_judge_messages("P?", "1", ["a"], images=[str(tmp_path / "missing.png")])
     assert "Correct final answer: 42" in user[-1]["text"]
 
 
@@ -65,3 +70,32 @@ def test_step_data_errors_are_clear(tmp_path):
                                 "steps": ["x", "y"], "labels": [1]}) + "\n")
     with pytest.raises(Exception, match="differ in length"):
         load_step_items(str(path))
+
+
+def test_perturbed_file_runs_live_and_yields_image_crs(tmp_path, capsys):
+    from PIL import Image
+
+    img = tmp_path / "fig.png"
+    Image.new("RGB", (12, 8), (200, 10, 10)).save(img)
+    items = load_step_items("builtin:arith-steps", 4, seed=3)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({**{k: v for k, v in it.items() if k != "run_id"},
+                                        "images": [str(img)]}) + "\n" for it in items))
+    assert main(["perturb", str(data), "--kind", "image", "--out",
+                 str(tmp_path / "both.jsonl"), "--json"]) == 0
+    capsys.readouterr()
+
+    def judge(messages, params, i):
+        n = len(re.findall(r"^Step \d+:", messages[-1]["content"][-1]["text"], flags=re.M))
+        p = 0.8 if messages[-1]["content"][0]["image_url"]["url"].startswith(
+            "data:image/png") else 0.5
+        return "<evaluation>" + json.dumps([["s", 1, p, ""]] * n) + "</evaluation>"
+
+    suite = get_suite("steps")
+    loaded = suite.load_items(str(tmp_path / "both.jsonl"), None, 0)
+    result = run_suite(suite, ScriptedBackend(judge, capabilities={"generate", "images"}),
+                       loaded, tmp_path / "run", config={}, options={"model_name": "j",
+                                                                      "bootstrap": 0})
+    res = result.metrics["sections"][0]["results"]["j"]
+    assert set(res["by_perturbation"]) == {"image"}
+    assert res["by_perturbation"]["image"]["pairs"] == sum(len(it["steps"]) for it in items)
