@@ -1059,6 +1059,7 @@ def steps_consistency(
         "--pair", help="JUDGE=RECORDS_A,RECORDS_B: one judge's step records on the dataset "
                        "perturbed by generator A and by generator B (repeat, >= 3 judges).")],
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
     """Correlation across judges of CRS, CSS and CCS between two perturbation generators
     (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
@@ -1080,6 +1081,10 @@ def steps_consistency(
         result = generator_consistency(first, second)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    _write_run(out_dir, {"command": "steps consistency", "pairs": pair},
+               {"kind": "steps_consistency",
+                "title": "Do two perturbation generators rank process judges alike?",
+                "results": {"generators A vs B": result}})
     if as_json:
         sys.stdout.write(dumps(result) + "\n")
         return

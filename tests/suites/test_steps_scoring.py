@@ -143,8 +143,10 @@ def test_consistency_cli(tmp_path, capsys):
             df.to_csv(path, index=False)
             paths.append(str(path))
         specs += ["--pair", f"judge{j}={paths[0]},{paths[1]}"]
-    assert main(["steps", "consistency", *specs, "--json"]) == 0
+    assert main(["steps", "consistency", *specs, "--json", "--out", str(tmp_path / "run")]) == 0
     res = json.loads(capsys.readouterr().out)
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "rank process judges alike" in html and "CRS (B)" in html
     assert res["judges"] == ["judge0", "judge1", "judge2"]
     for m in ("crs", "css", "ccs"):
         assert -1 <= res[m]["pearson"] <= 1 and res[m]["n_judges"] == 3

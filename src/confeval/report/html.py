@@ -352,6 +352,25 @@ def render_steps(section: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+@register_section("steps_consistency")
+def render_steps_consistency(section: Mapping[str, Any]) -> str:
+    """Correlation across judges of CRS/CSS/CCS between two perturbation generators, with
+    every judge's pair of values (ConfProBench Appendix H)."""
+    parts = []
+    for r in section["results"].values():
+        metrics = [m for m in ("crs", "css", "ccs") if m in r]
+        parts.append("<p class='muted'>Each judge is scored on the same problems perturbed by "
+                     "generator A and by generator B; high correlations mean the choice of "
+                     "generator does not change the conclusions.</p>")
+        parts.append(_table(["Pearson", "Spearman", "judges"], [
+            [m.upper(), fmt(r[m]["pearson"], 3), fmt(r[m]["spearman"], 3),
+             str(r[m]["n_judges"])] for m in metrics], "metric"))
+        parts.append(_table([f"{m.upper()} ({g})" for m in metrics for g in ("A", "B")], [
+            [esc(j)] + [fmt(v, 4) for m in metrics for v in r[m]["values"][j]]
+            for j in r["judges"]], "judge"))
+    return "".join(parts)
+
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
 max-width:1150px;color:#1d2330;padding:0 1rem}
