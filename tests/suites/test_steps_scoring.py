@@ -46,6 +46,17 @@ def test_pairs_subsets_and_breakdowns_hand_computed():
     assert level0["accm"] == pytest.approx(0.05)
 
 
+def test_judge_error_types_and_labels():
+    df = _records()
+    df["pred_error_type"] = ["", "Reasoning Error", "", "", "Visual", "", "", ""]
+    df["pred_label"] = [1, 0, 1, 0, 0, 1, 0, 1]
+    res = score_steps(df, n_resamples=0)
+    # flagged typed steps: q0/1 (reasoning, named right), q1/1 (knowledge, named visual)
+    assert res["error_type_accuracy"] == 0.5 and res["n_error_type"] == 2
+    # original rows: pred_label 1,0,1,0,0 vs l-hat 1,0,1,1,0
+    assert res["label_agreement"] == pytest.approx(4 / 5)
+
+
 def test_duplicate_originals_are_an_error():
     df = pd.concat([_records(), _records().iloc[[0]]])
     with pytest.raises(ValueError, match="duplicate original"):

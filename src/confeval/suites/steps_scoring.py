@@ -102,7 +102,31 @@ def _headline(orig, pairs, cfg, names) -> dict:
     core["macro_f1"] = (macro_f1(orig.label.to_numpy(), orig.pred.to_numpy(), labels=[0, 1])
                         if len(orig) else None)
     core["n_original_rows"], core["pairs"] = len(orig), len(pairs)
+    core.update(_judge_labels(orig, names))
     return _clean(core)
+
+
+def _judge_labels(orig: pd.DataFrame, names: np.ndarray) -> dict:
+    """With the optional ``pred_error_type`` / ``pred_label`` columns: how often the judge
+    names the right error type on the typed incorrect steps it flags (l̂ = 0), and how often
+    its own label agrees with l̂ from its probability."""
+    out: dict = {}
+    if "pred_error_type" in orig.columns:
+        from ..parse.steps import normalise_error_type
+
+        flagged = orig[(orig._type >= 0) & (orig.pred == 0)]
+        if len(flagged):
+            truth = names[flagged._type.to_numpy()]
+            pred = np.array([normalise_error_type(t)[0] for t in flagged.pred_error_type])
+            out["error_type_accuracy"] = float(np.mean(pred == truth))
+            out["n_error_type"] = len(flagged)
+    if "pred_label" in orig.columns:
+        given = pd.to_numeric(orig.pred_label, errors="coerce")
+        known = given.notna().to_numpy()
+        if known.any():
+            out["label_agreement"] = float(np.mean(given.to_numpy()[known]
+                                                   == orig.pred.to_numpy()[known]))
+    return out
 
 
 def _item_sums(item: np.ndarray, columns: list[np.ndarray], n_items: int) -> np.ndarray:
@@ -187,9 +211,10 @@ def score_steps(records: pd.DataFrame, *, config: StepsConfig = StepsConfig(),
     """All metrics of the steps suite from validated records (module docstring).
 
     ``records`` needs ``item_id, step, variant, p_correct, label, error_type`` with valid
-    values (the CLI excludes and counts invalid rows first). Returns the headline metrics,
-    ``delta_p``, ``by_perturbation``, ``by_group`` ({column: {value: metrics}}), ``unpaired_rows``
-    and, with ``n_resamples`` > 0, ``ci`` (item bootstrap, percentile).
+    values (the CLI excludes and counts invalid rows first); optional ``pred_error_type`` and
+    ``pred_label`` add ``error_type_accuracy`` and ``label_agreement``. Returns the headline
+    metrics, ``delta_p``, ``by_perturbation``, ``by_group`` ({column: {value: metrics}}),
+    ``unpaired_rows`` and, with ``n_resamples`` > 0, ``ci`` (item bootstrap, percentile).
     """
     frame = records.copy()
     frame["variant"] = frame["variant"].astype(str)
