@@ -666,6 +666,25 @@ def _join(rs: RecordSet, spec: str) -> RecordSet:
     return joined
 
 
+def _pooled(parts: dict) -> dict:
+    """Every method's mean metrics over the per-group runs, weighted by group size: the
+    overall figure of a model-per-group (the VLM-judge paper's "Mondrian") calibration."""
+    sizes = {g: r["n"] for g, r in parts.items()}
+    total = sum(sizes.values())
+    out: dict = {}
+    for g, r in parts.items():
+        for name, m in r["methods"].items():
+            for key, v in m.items():
+                if isinstance(v, dict) and "mean" in v:
+                    slot = out.setdefault(name, {})
+                    slot[key] = slot.get(key, 0.0) + v["mean"] * sizes[g] / total
+    return out
+
+
+MIN_GROUP_ITEMS = 20
+"""--separately: a group needs this many items for its own calibration/test splits."""
+
+
 def _judge_columns(rs: RecordSet, spec: str) -> tuple[list[str], int]:
     """All log-prob columns and K, the ratings per judge: each comma-separated pattern is one
     judge (a single pattern may match the K columns of one judge)."""
@@ -796,8 +815,14 @@ def intervals_score(
             everything = np.ones(y_keep.size, dtype=bool)
             res = run(everything, groups)
             if separately:
+                sizes = dict(zip(*np.unique(groups, return_counts=True)))
                 res["separately"] = {str(v): run(groups == v, None)
-                                     for v in np.unique(groups)}
+                                     for v, k in sizes.items() if k >= MIN_GROUP_ITEMS}
+                res["separately_pooled"] = _pooled(res["separately"])
+                small = {str(v): int(k) for v, k in sizes.items() if k < MIN_GROUP_ITEMS}
+                if small:
+                    res["separately_skipped"] = {
+                        "reason": f"fewer than {MIN_GROUP_ITEMS} items", "groups": small}
             results[str(path)] = {**rs.summary(), "floored_values": n_floored,
                                   "n_judges": len(cols) // k, **res}
             step(f"scored {path.name}")

@@ -260,6 +260,8 @@ def score_intervals(features: np.ndarray, truth: np.ndarray, *, parsed: np.ndarr
     if X.ndim != 2 or X.shape[1] % lv.size:
         raise ValueError(f"features must have K = {lv.size} columns per judge; got "
                          f"{X.shape[1:] or 'a 1-D array'}")
+    if y.size < 4:
+        raise ValueError(f"need at least 4 items for calibration/test splits, got {y.size}")
     if not np.isin(y, lv).all():
         raise ValueError("every ground-truth score must be one of the levels")
     g = None if groups is None else np.asarray(groups).astype(str)
