@@ -166,6 +166,13 @@ BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run folder here "
                                                           "(metrics.json, report.html).")]
+BaseUrlOpt = Annotated[list[str] | None, typer.Option(
+    "--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over several "
+                       "servers of the same model.")]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1,
+                                             help="Requests in flight per endpoint.")]
+ApiKeyOpt = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding "
+                                                              "the API key.")]
 
 _CONF_COLUMNS = [("n_used", "n"), ("accuracy", "acc"), ("ece", "ECE"), ("mce", "MCE"),
                  ("brier", "Brier"), ("auroc", "AUROC"), ("auarc", "AUARC"),
@@ -380,14 +387,9 @@ def run_command(
                        "suite's built-in task).")] = None,
     n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
     seed: SeedOpt = 0,
-    base_url: Annotated[list[str] | None, typer.Option(
-        "--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over "
-                           "several servers of the same model.")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1,
-                                             help="Requests in flight per endpoint.")] = 8,
-    api_key_env: Annotated[str, typer.Option("--api-key-env", help="Environment variable "
-                                                                   "holding the API key.")]
-    = "OPENAI_API_KEY",
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
     method: Annotated[str, typer.Option("--method", help="auto | score | top_logprobs: how "
                                                          "option (sets) or rating "
                                                          "(intervals) probabilities are "
@@ -845,8 +847,8 @@ def perturb(
     model: Annotated[str | None, typer.Option(
         "--model", help="Rewriting model for lexical/syntactic (as for `run`; default: the "
                         "embedded model).")] = None,
-    base_url: Annotated[list[str] | None, typer.Option("--base-url")] = None,
-    api_key_env: Annotated[str, typer.Option("--api-key-env")] = "OPENAI_API_KEY",
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
     images_dir: Annotated[Path | None, typer.Option(
         "--images-dir", help="image: where perturbed images go (default: next to --out).")]
     = None,
@@ -857,7 +859,7 @@ def perturb(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Extra requests when no "
                                                                   "rewrite is valid.")] = 3,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    concurrency: ConcurrencyOpt = 8,
     no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
     with_original: Annotated[bool, typer.Option(
         "--with-original/--perturbed-only", help="Also write the original items, so that "
