@@ -86,4 +86,8 @@ def test_boosting_shortens_the_training_proxy_and_stays_seeded(name):
     b = make_method(name, seed=3, max_rounds=30, base="hgb" if name == "boosted_cqr" else "rf")
     b.fit(X, y)
     np.testing.assert_array_equal(a.predict(X)[0], b.predict(X)[0])
-    assert 0 <= a.rounds <= 30
+    assert 0 <= a.rounds <= 30 and a.cv_curve.size == 31
+    # the chosen rounds give the shortest cross-validated interval, no longer than none
+    assert a.cv_curve[a.rounds] == a.cv_curve.min() <= a.cv_curve[0]
+    if a.rounds:
+        assert len(a.stumps) == 2 * a.rounds  # one stump per coordinate per round

@@ -81,7 +81,7 @@ def test_top_logprobs_path_counts_unparseable(tmp_path, items):
     assert section["excluded"] == {"unparseable": n_bad}
 
 
-def test_run_intervals_from_the_cli_prints_the_table(tmp_path, capsys, monkeypatch, items):
+def test_run_intervals_rejects_an_unknown_method_in_one_line(tmp_path, capsys, items):
     data = tmp_path / "judge.jsonl"
     data.write_text("".join(json.dumps(it) + "\n" for it in items[:30]))
     # an unknown --method is one line, exit 2

@@ -176,7 +176,9 @@ class _Boosted(IntervalMethod):
                 _, curve = self._boost(X[fit], y[fit], a[fit], b[fit], self.max_rounds,
                                        held_out=(X[val], y[val], a[val], b[val]))
                 curves.append(curve)
-        self.rounds = int(np.argmin(np.mean(curves, axis=0))) if curves else 0
+        # mean held-out proxy length after 0, 1, ... rounds; the argmin is the chosen number
+        self.cv_curve = np.mean(curves, axis=0) if curves else np.array([])
+        self.rounds = int(np.argmin(self.cv_curve)) if curves else 0
         self.stumps, _ = self._boost(X, y, a, b, self.rounds)
 
 
