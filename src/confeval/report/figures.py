@@ -135,19 +135,29 @@ def set_size_figure(result: Mapping, scores: list[str]) -> str:
     return png_data_uri(fig)
 
 
-def width_by_group_figure(widths: Mapping[str, Mapping[str, float]]) -> str:
-    """Horizontal bars: mean raw interval width per group (task), one colour per method,
-    groups sorted by the first method's width (the paper's Figure 1 analogue)."""
-    methods = list(widths)
-    groups = sorted(widths[methods[0]], key=lambda g: widths[methods[0]][g])
-    fig, ax = plt.subplots(figsize=(6.4, 0.32 * len(groups) + 1.2))
-    height = 0.8 / len(methods)
-    for j, m in enumerate(methods):
+def grouped_bars_figure(values: Mapping[str, Mapping[str, float]], *, xlabel: str,
+                        title: str, sort: bool = True) -> str:
+    """Horizontal bars: one bar per (group, series), one colour per series; groups sorted by
+    the first series' value unless ``sort`` is False. Missing values are left blank."""
+    series = list(values)
+    groups = list(dict.fromkeys(g for s in series for g in values[s]))
+    if sort:
+        groups.sort(key=lambda g: values[series[0]].get(g, float("nan")))
+    fig, ax = plt.subplots(figsize=(6.4, 0.32 * len(groups) * max(1, len(series) / 2) + 1.2))
+    height = 0.8 / len(series)
+    for j, name in enumerate(series):
         ax.barh([i + j * height for i in range(len(groups))],
-                [widths[m].get(g, float("nan")) for g in groups], height=height, label=m)
+                [values[name].get(g, float("nan")) for g in groups], height=height, label=name)
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(groups))], groups, fontsize=7)
-    ax.set(xlabel="mean raw interval width", title="Interval width by group")
-    ax.legend(fontsize=7)
+    ax.set(xlabel=xlabel, title=title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # never over a bar
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return png_data_uri(fig)
+
+
+def width_by_group_figure(widths: Mapping[str, Mapping[str, float]]) -> str:
+    """Mean raw interval width per group (task), one colour per method, groups sorted by the
+    first method's width (the VLM-judge paper's Figure 1 analogue)."""
+    return grouped_bars_figure(widths, xlabel="mean raw interval width",
+                               title="Interval width by group")

@@ -20,6 +20,7 @@ from typing import Any
 from .figures import (
     accuracy_vs_set_size_figure,
     confusion_figure,
+    grouped_bars_figure,
     reliability_figure,
     risk_coverage_figure,
     set_size_figure,
@@ -334,7 +335,12 @@ def render_steps(section: Mapping[str, Any]) -> str:
     for name, r in results.items():
         label = esc(short_name(name))
         if r.get("by_perturbation"):
-            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _table(
+            bars = {k.upper(): {v: m[k] for v, m in r["by_perturbation"].items()}
+                    for k in ("crs", "ccr", "sccr")}
+            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _img(
+                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
+                                    title="CRS and its parts by perturbation type"),
+                "robustness by perturbation") + _table(
                 ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
                 [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
                  + [str(m["pairs"])] for v, m in r["by_perturbation"].items()],
@@ -345,7 +351,11 @@ def render_steps(section: Mapping[str, Any]) -> str:
                                                             key=lambda kv: -kv[1])],
                 "error type"))
         for col, groups in r.get("by_group", {}).items():
-            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _table(
+            bars = {k.upper(): {g: m[k] for g, m in groups.items() if m.get(k) is not None}
+                    for k in ("crs", "css", "ccs")}
+            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _img(
+                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
+                                    title=f"CRS, CSS and CCS by {col}"), f"by {col}") + _table(
                 ["CRS", "CSS", "CCS", "avg", "steps"],
                 [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
                  + [str(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
