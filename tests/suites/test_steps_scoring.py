@@ -122,9 +122,17 @@ def test_cli_counts_invalid_rows_and_prints_the_contract(tmp_path, capsys):
     assert set(res["by_group"]["difficulty"]) <= {"middle_school", "high_school",
                                                   "competition"}
     assert res["ci"]["crs"]["low"] <= res["crs"] <= res["ci"]["crs"]["high"]
-    # the CRS of one perturbation equals the metric on its pairs
-    lex = df[df.variant == "lexical"].iloc[3:]
-    assert res["by_perturbation"]["lexical"]["pairs"] >= len(lex) - 3
+    # one perturbation's CRS is the metric on exactly its valid pairs (invalid originals
+    # leave their perturbed rows unpaired)
+    valid = df.iloc[3:]
+    orig = valid[valid.variant == "original"]
+    lex = valid[valid.variant == "lexical"].merge(orig[["item_id", "step", "p_correct"]],
+                                                  on=["item_id", "step"], suffixes=("", "_o"))
+    p, p_o = lex.p_correct.astype(float), lex.p_correct_o.astype(float)
+    ref = confidence_robustness(np.where(p_o >= 0.5, p_o, 1 - p_o), np.where(p >= 0.5, p, 1 - p))
+    assert res["by_perturbation"]["lexical"]["pairs"] == len(lex)
+    assert res["by_perturbation"]["lexical"]["crs"] == pytest.approx(ref["crs"])
+    assert res["unpaired_rows"] == sum(df.iloc[3:].variant != "original") - res["pairs"]
     assert (tmp_path / "run" / "report.html").is_file()
     assert main(["steps", "score", str(path), "--crs-weights", "1,2"]) == 2
     assert "--crs-weights" in capsys.readouterr().err

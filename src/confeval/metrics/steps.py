@@ -35,6 +35,7 @@ Section 3.3 and Appendix C.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import as_binary, as_unit_interval, same_length
@@ -151,9 +152,8 @@ def confidence_sensitivity(p: ArrayLike, label: ArrayLike, error_type: ArrayLike
 def encode_error_types(error_type: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer code per step (-1: correct step or no type) and the sorted type names; a type
     counts only on a ground-truth-incorrect step."""
-    text = np.array(["" if t is None or (isinstance(t, float) and np.isnan(t)) else
-                     str(t).strip() for t in error_type], dtype=object)
-    typed = (label == 0) & (text != "")
+    text = pd.Series(error_type, dtype=object).fillna("").astype(str).str.strip().to_numpy()
+    typed = (np.asarray(label) == 0) & (text != "")
     names, inverse = np.unique(text[typed].astype(str), return_inverse=True)
     codes = np.full(text.size, -1, dtype=np.int64)
     codes[typed] = inverse

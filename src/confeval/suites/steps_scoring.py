@@ -117,7 +117,9 @@ def _judge_labels(orig: pd.DataFrame, names: np.ndarray) -> dict:
         flagged = orig[(orig._type >= 0) & (orig.pred == 0)]
         if len(flagged):
             truth = names[flagged._type.to_numpy()]
-            pred = np.array([normalise_error_type(t)[0] for t in flagged.pred_error_type])
+            raw = flagged.pred_error_type.fillna("").astype(str)
+            # one normalisation per distinct spelling, not per row
+            pred = raw.map({v: normalise_error_type(v)[0] for v in raw.unique()}).to_numpy()
             out["error_type_accuracy"] = float(np.mean(pred == truth))
             out["n_error_type"] = len(flagged)
     if "pred_label" in orig.columns:
