@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from confeval.suites.intervals_scoring import DEFAULT_METHODS, score_intervals
+from confeval.suites.intervals.scoring import DEFAULT_METHODS, score_intervals
 
 PUBLISHED = {"naive": "NaiveSplitCP", "cqr": "CQR", "asym_cqr": "AsymCQR", "chr": "CHR",
              "lvd": "LVD", "boosted_cqr": "BoostedCQR", "boosted_lcp": "BoostedLCP",

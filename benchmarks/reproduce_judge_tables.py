@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from confeval.suites.intervals_scoring import PAPER_DIFFICULTY, PAPER_PROTOCOL, score_intervals
+from confeval.suites.intervals import PAPER_DIFFICULTY, PAPER_PROTOCOL, score_intervals
 
 ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "vlm-judge-uncertainty" / \
     "results"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from confeval.cli import main
 from confeval.simulate import simulate
-from confeval.suites.steps_scoring import score_steps
+from confeval.suites.steps.scoring import score_steps
 
 
 def timed(fn) -> float:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.special import softmax
 
+from ._numeric import softmax
 from .evaluate import evaluate_agreement, evaluate_confidence
-from .report import render_report
+from .report import publish
 from .runs import RunFolder
 from .simulate import simulate
 
@@ -72,7 +72,7 @@ def _agreement_section(n, seed, n_resamples, records, step):
 
 
 def _steps_section(n_items, seed, n_resamples, records, step):
-    from .suites.steps_scoring import score_steps
+    from .suites.steps import score_steps
 
     def evaluate(df):
         return score_steps(df, group_cols=["difficulty"], n_resamples=n_resamples, seed=seed)
@@ -91,7 +91,7 @@ def _steps_section(n_items, seed, n_resamples, records, step):
 
 def _mcq_section(n, seed, n_resamples, records, step):
     def evaluate(df):
-        probs = softmax(df[[f"logit_{c}" for c in "ABCD"]].to_numpy(), axis=1)
+        probs = softmax(df[[f"logit_{c}" for c in "ABCD"]].to_numpy())
         gold = df.answer.map({c: k for k, c in enumerate("ABCD")}).to_numpy()
         right = (probs.argmax(axis=1) == gold).astype(float)
         return evaluate_confidence(probs.max(axis=1), right, n_resamples=n_resamples, seed=seed)
@@ -133,8 +133,8 @@ def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -
               "seed": seed}
     result = run_suite(suite, backend, arith_mc(n_items, seed=seed), out / "live-sets",
                        config=config, cache=ResponseCache(),
-                       options={"bootstrap": n_resamples, "seed": seed,
-                                "model_name": backend.describe()},
+                       options=suite.Options(bootstrap=n_resamples, seed=seed),
+                       model_name=backend.describe(),
                        progress=lambda _msg=None: step("live: multiple choice on SmolLM2"))
     sections = result.metrics["sections"]
     sections[0].update(
@@ -185,7 +185,6 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
                "note": note, "sections": sections}
     step("writing run folder")
     run.write_records(row for frame in records for row in frame.to_dict(orient="records"))
-    run.write_metrics(metrics)
     step("rendering report")
-    run.write_report(render_report(metrics, run.read_run()))
+    publish(run, metrics)
     return metrics

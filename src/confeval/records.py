@@ -36,12 +36,13 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ROW_COLUMN", "Problem", "RecordSet", "RecordsError", "read_records",
-           "read_table", "resolve_columns"]
+__all__ = ["ROW_COLUMN", "TABLE_SUFFIXES", "Problem", "RecordSet", "RecordsError", "as_list",
+           "read_table", "resolve_columns", "write_table"]
 
 ROW_COLUMN = "_row"
 """Column added to every table: the 1-based line number in the file (JSONL, and CSV where the
@@ -306,8 +307,36 @@ def _labels_as_text(values: pd.Series) -> np.ndarray:
     return text.astype(str)
 
 
-def read_records(paths: str | Path | Iterable[str | Path]) -> list[RecordSet]:
-    """Read one or several files into :class:`RecordSet` objects (one per file)."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    return [RecordSet.read(p) for p in paths]
+TABLE_SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
+"""File names :func:`write_table` writes (by suffix)."""
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """A record table as JSONL, CSV or Parquet (optionally gzipped), by the file name."""
+    path = Path(path)
+    name = path.name.lower()
+    if not name.endswith(TABLE_SUFFIXES):
+        raise RecordsError(f"{path}: use a .jsonl, .jsonl.gz, .csv, .csv.gz or .parquet name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        frame.to_json(path, orient="records", lines=True, force_ascii=False,
+                      compression="gzip" if name.endswith(".gz") else None)
+    elif name.endswith((".csv", ".csv.gz")):
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, index=False)
+
+
+def as_list(value: Any, what: str, where: str) -> list:
+    """A list cell: a list, an array, or JSON text of a list (as CSV stores lists). Anything
+    else is a :class:`RecordsError` naming ``where`` (a row or item) and ``what``."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise RecordsError(f"{where}: {what} is not a JSON list") from None
+    if not isinstance(value, list):
+        raise RecordsError(f"{where}: {what} must be a list")
+    return value

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunFolder", "dumps", "to_jsonable", "versions"]
+__all__ = ["RunFolder", "RunMismatchError", "check_config", "dumps", "load_run_records",
+           "to_jsonable", "versions"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -109,12 +110,19 @@ class RunFolder:
         text = "".join(dumps(r, indent=None) + "\n" for r in records)
         return self._write_text(name, text)
 
-    def append_records(self, records: Iterable[Mapping[str, Any]]) -> None:
+    def append_records(self, records: Iterable[Mapping[str, Any]], *, sync: bool = True) -> None:
+        """Append complete lines to records.jsonl, flushed to the OS (and to disk with
+        ``sync``): a killed process loses nothing the OS has received."""
         with open(self.file(self.RECORDS), "a", encoding="utf-8") as fh:
             for r in records:
                 fh.write(dumps(r, indent=None) + "\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
+
+    def read_records(self) -> list[dict]:
+        """The records of records.jsonl (see :func:`load_run_records`)."""
+        return load_run_records(self.file(self.RECORDS))
 
     def write_metrics(self, metrics: Mapping[str, Any]) -> Path:
         return self._write_text(self.METRICS, dumps(metrics) + "\n")
@@ -127,3 +135,51 @@ class RunFolder:
 
     def write_report(self, html: str) -> Path:
         return self._write_text(self.REPORT, html)
+
+
+class RunMismatchError(ValueError):
+    """The run folder holds a run made with different arguments."""
+
+
+def load_run_records(path: Path) -> list[dict]:
+    """Read records.jsonl, cutting off a last line left incomplete by a kill."""
+    if not path.is_file():
+        return []
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+        path.write_bytes(data)
+    records = []
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            records.append(json.loads(line))
+    return records
+
+
+def _first_difference(old: Any, new: Any, path: tuple = ()) -> tuple | None:
+    """(key path, old value, new value) of the first difference, or None."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in [*old, *(k for k in new if k not in old)]:
+            found = _first_difference(old.get(key), new.get(key), (*path, key))
+            if found:
+                return found
+        return None
+    return None if old == new else (path, old, new)
+
+
+def check_config(run: RunFolder, config: Mapping[str, Any]) -> None:
+    """Write ``config`` into a new run folder's run.json; in an existing one, refuse (with a
+    :class:`RunMismatchError` naming the first differing option) anything but the same."""
+    path = run.file(RunFolder.RUN)
+    if not path.is_file():
+        run.write_run(config)
+        return
+    old = json.loads(path.read_text(encoding="utf-8")).get("config")
+    found = _first_difference(old, json.loads(dumps(config)))
+    if found:
+        keys, was, now = found
+        name = keys[-1] if keys else "config"
+        flag = "--" + str(name).replace("_", "-")
+        raise RunMismatchError(f"{run.path} holds a run made with {flag} {was!r}; this one has "
+                               f"{flag} {now!r}: use another --out, or the same options to "
+                               "resume it")

@@ -57,6 +57,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_softmax, logit
 
+from .taxonomy import error_types
+
 __all__ = ["BEHAVIOURS", "ERROR_TYPES", "simulate", "simulate_confidence", "simulate_mcq",
            "simulate_scores", "simulate_steps"]
 
@@ -69,7 +71,9 @@ ERROR_TYPES: dict[str, float] = {
     "question_understanding": 0.55,
     "no_solution_provided": 1.0,
 }
-"""The seven ConfProBench error types with the simulated judge's detectability (0..1)."""
+"""The seven ConfProBench error types (:mod:`confeval.taxonomy`) with the simulated judge's
+detectability (0..1); the order fixes the seeded draws."""
+assert set(ERROR_TYPES) == set(error_types("confprobench"))
 
 _CONFIDENCE = {"calibrated": (1.0, 0.0), "overconfident": (2.5, 1.0),
                "underconfident": (0.4, 0.0), "uninformative": (None, None)}

@@ -78,8 +78,9 @@ def test_sets_suite_uses_exact_scoring_on_hf(tmp_path, tiny):
     from confeval.suites import get_suite
     from confeval.tasks import arith_mc
 
-    result = run_suite(get_suite("sets"), HFBackend(tiny), arith_mc(6, seed=0), tmp_path / "r",
-                       config={}, options={"bootstrap": 0})
+    suite = get_suite("sets")
+    result = run_suite(suite, HFBackend(tiny), arith_mc(6, seed=0), tmp_path / "r",
+                       options=suite.Options(bootstrap=0))
     assert result.n_new == 6
     rec = (tmp_path / "r" / "records.jsonl").read_text()
     assert '"method": "score"' in rec and '"mass_outside"' in rec

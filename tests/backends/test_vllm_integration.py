@@ -70,7 +70,7 @@ def vllm_server(tmp_path_factory):
 
 def test_vllm_top_logprobs_match_exact_scoring(vllm_server, monkeypatch):
     from confeval.backends import get_backend
-    from confeval.suites.multiple_choice import build_messages, option_distribution
+    from confeval.suites._multiple_choice import build_messages, option_distribution
     from confeval.tasks import arith_mc
 
     monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")

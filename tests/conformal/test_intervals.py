@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from confeval.conformal.intervals import (
+from confeval.conformal.interval_metrics import (
     adjust_to_labels,
     clip_intervals,
     coverage_by_level,

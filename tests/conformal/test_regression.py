@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from confeval.conformal.intervals import interval_metrics
+from confeval.conformal.interval_metrics import interval_metrics
 from confeval.conformal.regression import INTERVAL_METHODS, make_method
 from confeval.simulate import simulate
-from confeval.suites.intervals_scoring import score_intervals
+from confeval.suites.intervals.scoring import score_intervals
 
 CHEAP = {"r2ccp": {"epochs": 2, "hidden": 16}, "chr": {"epochs": 2, "hidden": 16},
          "boosted_lcp": {"base": "linear", "max_rounds": 3},

@@ -140,7 +140,7 @@ def test_paper_sub_metrics_compose_into_table_2():
 def test_generator_consistency_reproduces_table_11_from_table_12():
     """Appendix H: the per-judge CRS/CSS/CCS under GPT-4o and Gemini-2.5-Pro perturbations
     (Table 12) correlate at 0.992 / 0.979 / 0.985 (Table 11)."""
-    from confeval.suites.steps_scoring import generator_consistency
+    from confeval.suites.steps.scoring import generator_consistency
 
     lines = PAPER.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines)

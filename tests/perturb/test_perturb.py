@@ -1,5 +1,5 @@
 """Perturbation generators: validators on rewrites that must pass and must fail, seeded
-model rewrites with retries, deterministic image perturbations, and the CLI."""
+model rewrites with retries, deterministic image perturbations, originals beside perturbed items."""
 
 import asyncio
 import json
@@ -9,13 +9,13 @@ import pytest
 from PIL import Image
 
 from confeval.backends import ScriptedBackend
-from confeval.cli import main
 from confeval.perturb import (
     perturb_image,
     perturb_images,
     perturb_text,
     protected_content,
     validate_rewrite,
+    with_originals,
 )
 from confeval.suites.steps import load_step_items
 
@@ -133,7 +133,7 @@ def test_image_perturbations_are_deterministic_and_recorded():
         perturb_image(img, kind="blur")
 
 
-def test_image_dataset_and_cli(tmp_path, capsys):
+def test_image_dataset_with_originals(tmp_path):
     img_path = tmp_path / "fig.png"
     Image.new("RGB", (20, 10), (0, 128, 255)).save(img_path)
     items = load_step_items("builtin:arith-steps", 3, seed=0)
@@ -146,16 +146,7 @@ def test_image_dataset_and_cli(tmp_path, capsys):
     assert summary["items"] == 2 and summary["skipped_without_images"] == 1
     assert all(o["variant"] == "image" and o["perturbation"]["images"][0]["kind"]
                for o in out)
-    code = main(["perturb", str(data), "--kind", "image", "--out", str(tmp_path / "p.jsonl"),
-                 "--image-kind", "invert", "--json"])
-    assert code == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["by_kind"] == {"invert": 2}
-    written = load_step_items(str(tmp_path / "p.jsonl"))
-    assert [p["variant"] for p in written] == ["original", "original", "image", "image"]
-    assert summary["originals_written"] == 2
-    perturbed = [p for p in written if p["variant"] == "image"]
-    assert {p["item_id"] for p in perturbed} == {p["item_id"] for p in written[:2]}
-    pixel = Image.open(perturbed[0]["images"][0]).getpixel((0, 0))
-    assert pixel == (255, 127, 0)
-    assert main(["perturb", str(data), "--kind", "blur", "--out", "x.jsonl"]) == 2
+    both = with_originals(load_step_items(str(data)), out, "image")
+    assert [p["variant"] for p in both] == ["original", "original", "image", "image"]
+    assert {p["item_id"] for p in both[2:]} == {p["item_id"] for p in both[:2]}
+    assert all("run_id" not in p and "problem_id" not in p for p in both)

@@ -4,28 +4,7 @@ import math
 import pytest
 
 from confeval.backends import Generation, ScriptedBackend, TokenLogprob
-from confeval.suites.multiple_choice import (
-    DEFAULT_FLOOR,
-    build_messages,
-    extract_from_tokens,
-    normalise_token,
-    option_distribution,
-)
-
-
-@pytest.mark.parametrize("raw", ["A", " A", "▁A", "ĠA", "A)", "A.", "(A)", "A:"])
-def test_token_normalisation(raw):
-    assert normalise_token(raw) == "A"
-
-
-def test_extraction_merges_spellings_floors_missing_and_skips_preamble():
-    tokens = [TokenLogprob("The", -0.5, (("The", -0.5), ("B", -2.0))),
-              TokenLogprob(" answer", -0.1, ()),
-              TokenLogprob(" B", -0.4, ((" B", -0.4), ("B", -1.2), (" A", -2.0)))]
-    found = extract_from_tokens(tokens, ["A", "B", "C"])
-    assert found["position"] == 2 and found["n_missing"] == 1
-    assert found["raw"]["B"] == pytest.approx(math.log(math.exp(-0.4) + math.exp(-1.2)))
-    assert found["raw"]["A"] == -2.0 and found["raw"]["C"] == DEFAULT_FLOOR
+from confeval.suites._multiple_choice import build_messages, option_distribution
 
 
 def test_option_distribution_renormalises_and_records_mass_outside():

@@ -23,10 +23,11 @@ from .base import (
     require,
 )
 from .cache import CachedBackend, ResponseCache, call_key, request_key
-from .scripted import ReplayBackend, ScriptedBackend
+from .scripted import RecordingBackend, ReplayBackend, ScriptedBackend
 
 __all__ = ["CAPABILITIES", "Backend", "BackendError", "CachedBackend", "CapabilityError",
-           "GenerateParams", "Generation", "ReplayBackend", "ResponseCache", "ScriptedBackend",
+           "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
+           "ScriptedBackend",
            "TokenLogprob", "call_key", "get_backend", "request_key", "require"]
 
 

@@ -7,10 +7,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..runs import RunFolder
 from .base import CAPABILITIES, Backend, BackendError, GenerateParams, Generation, TokenLogprob
 from .cache import call_key
 
-__all__ = ["ReplayBackend", "ScriptedBackend"]
+__all__ = ["RecordingBackend", "ReplayBackend", "ScriptedBackend"]
 
 Reply = Callable[[Sequence[dict], GenerateParams, int], "str | Generation"]
 Scorer = Callable[[Sequence[dict], str], float]
@@ -71,7 +72,7 @@ class ReplayBackend(Backend):
     def __init__(self, source: str | Path) -> None:
         path = Path(source)
         if path.is_dir():
-            path = path / "records.jsonl"
+            path = path / RunFolder.RECORDS
         if not path.is_file():
             raise BackendError(f"replay: {path}: no such file")
         super().__init__(str(path))
@@ -108,3 +109,37 @@ class ReplayBackend(Backend):
     async def _score(self, messages, continuations):
         key = call_key("score", messages, continuations=continuations)
         return [float(v) for v in self.lookup(key)]
+
+
+class RecordingBackend(Backend):
+    """Pass-through that remembers each call's backend-independent key and response, so a
+    run's records can be replayed offline (``--model replay:RUN_DIR``)."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.kind = inner.kind
+        self.capabilities = inner.capabilities
+        self.calls: list[dict] = []
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    async def _generate(self, messages, params: GenerateParams, n):
+        gens = await self.inner.generate(messages, params, n=n)
+        self.calls.append({"method": "generate",
+                           "request_key": call_key("generate", messages,
+                                                   params=params.to_dict(), n=n),
+                           "response": [g.to_dict() for g in gens]})
+        return gens
+
+    async def _score(self, messages, continuations):
+        values = await self.inner.score(messages, continuations)
+        self.calls.append({"method": "score",
+                           "request_key": call_key("score", messages,
+                                                   continuations=list(continuations)),
+                           "response": list(values)})
+        return values

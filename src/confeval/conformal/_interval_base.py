@@ -1,6 +1,6 @@
 """The shared machinery of the interval methods: the :class:`IntervalMethod` protocol (fit,
-calibrate, predict, Mondrian thresholds), seeded scikit-learn base models, and a small numpy
-MLP with an Adam training loop used by the neural methods (R2CCP, CHR's quantile network).
+calibrate, predict, Mondrian thresholds) and seeded scikit-learn base models (shared between
+methods fitted on the same rows). The neural methods' network is in :mod:`._mlp`.
 """
 
 from __future__ import annotations
@@ -8,13 +8,8 @@ from __future__ import annotations
 import abc
 import contextlib
 import hashlib
-import itertools
-import math
-import warnings
-from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 from sklearn.ensemble import (
     GradientBoostingRegressor,
     HistGradientBoostingRegressor,
@@ -23,7 +18,7 @@ from sklearn.ensemble import (
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.model_selection import train_test_split
 
-from .sets import SmallCalibrationWarning, conformal_quantile, mondrian_quantiles
+from .quantile import conformal_quantile, mondrian_quantiles, row_thresholds
 
 BASE_MODELS = ("gbr", "hgb", "linear", "rf")
 
@@ -80,10 +75,6 @@ def fitted_base(base: str, seed: int, X: np.ndarray, y: np.ndarray,
         _SHARED_FITS[key] = _booster(base, seed, quantile, n_trees).fit(X, y)
     return _SHARED_FITS[key]
 
-
-def _upper_quantile(scores: np.ndarray, level_alpha: float) -> float:
-    """Exact conformal quantile; +inf (full scale) when the calibration share is too small."""
-    return conformal_quantile(np.asarray(scores, dtype=np.float64), level_alpha)
 
 class IntervalMethod(abc.ABC):
     """Fit on (X, y) of the calibration half, then predict clipped intervals for new X.
@@ -176,7 +167,8 @@ class IntervalMethod(abc.ABC):
             self.thresholds = [mondrian_quantiles(s, g_cal, a) for s, a in zip(score_sets,
                                                                                   levels)]
         else:
-            self.thresholds = [_upper_quantile(s, a) for s, a in zip(score_sets, levels)]
+            self.thresholds = [conformal_quantile(np.asarray(s, dtype=np.float64), a)
+                               for s, a in zip(score_sets, levels)]
         return self
 
     def predict(self, X: np.ndarray, groups: np.ndarray | None = None
@@ -186,12 +178,10 @@ class IntervalMethod(abc.ABC):
         if self.mondrian:
             if groups is None:
                 raise ValueError("this method was calibrated per group: pass groups to predict")
-            g = pd.Series(np.asarray(groups))
-            unseen = sorted(set(g) - set(self.thresholds[0]), key=str)
-            if unseen:
-                warnings.warn(f"groups {unseen} had no calibration rows; their intervals span "
-                              "the scale", SmallCalibrationWarning, stacklevel=2)
-            qs = [g.map(t).astype(float).fillna(math.inf).to_numpy() for t in self.thresholds]
+            # every threshold has the same groups: warn about unseen ones once
+            qs = [row_thresholds(t, groups, warn=i == 0,
+                                 what="had no calibration rows; their intervals span the scale")
+                  for i, t in enumerate(self.thresholds)]
         else:
             qs = [np.full(n, q) for q in self.thresholds]
         lo, hi = self._interval(X, qs)
@@ -216,126 +206,3 @@ class IntervalMethod(abc.ABC):
     @abc.abstractmethod
     def _interval(self, X: np.ndarray, q: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         ...
-
-def _views(flat: np.ndarray, sizes: list[int]) -> tuple[list, list]:
-    """(weights, biases) of S stacked networks as views into ``flat`` (S, n_params)."""
-    weights, biases, offset = [], [], 0
-    for fan_in, fan_out in itertools.pairwise(sizes):
-        weights.append(flat[:, offset:offset + fan_in * fan_out].reshape(-1, fan_in, fan_out))
-        offset += fan_in * fan_out
-        biases.append(flat[:, offset:offset + fan_out])
-        offset += fan_out
-    return weights, biases
-
-
-def init_mlps(sizes: list[int], rngs: list[np.random.Generator]) -> np.ndarray:
-    """Parameters of one ReLU network per Generator, stacked as a float32 (S, n_params)
-    array, each initialised like PyTorch's ``nn.Linear`` (uniform in +-1/sqrt(fan_in)) from
-    its own seeded Generator, layer by layer."""
-    total = sum(a * b + b for a, b in itertools.pairwise(sizes))
-    flat = np.empty((len(rngs), total), dtype=np.float32)
-    weights, biases = _views(flat, sizes)
-    for s, rng in enumerate(rngs):
-        for w, b in zip(weights, biases):
-            bound = 1 / math.sqrt(w.shape[1])
-            w[s] = rng.uniform(-bound, bound, size=w.shape[1:])
-            b[s] = rng.uniform(-bound, bound, size=b.shape[1:])
-    return flat
-
-
-def mlp_forward(weights: list, biases: list, X: np.ndarray, *, dropout: float = 0.0,
-                rngs: list[np.random.Generator] | None = None) -> tuple[np.ndarray, list]:
-    """Outputs (S, n, k) of S stacked networks on inputs X (S, n, d), and the activations
-    the backward pass needs. With ``dropout`` (training only) each hidden unit is zeroed with
-    that probability and the survivors scaled by 1/(1 - dropout), network s drawing its
-    masks from ``rngs[s]``."""
-    acts = [X]
-    h = X
-    for i, (w, b) in enumerate(zip(weights, biases)):
-        h = np.matmul(h, w) + b[:, None, :]
-        if i < len(weights) - 1:
-            h = np.maximum(h, 0.0)
-            if dropout:
-                keep = np.stack([rng.random(h.shape[1:]) >= dropout for rng in rngs])
-                h = h * keep * np.float32(1 / (1 - dropout))
-        acts.append(h)
-    return h, acts
-
-
-def _mlp_backward(weights, acts, grad_out, grad_w, grad_b, dropout: float = 0.0) -> None:
-    """Write the parameter gradients into ``grad_w``/``grad_b`` (views of one flat buffer).
-    A hidden unit passes gradient where its (post-dropout) activation is positive, scaled by
-    the dropout factor."""
-    g = grad_out
-    scale = np.float32(1 / (1 - dropout))
-    for i in range(len(weights) - 1, -1, -1):
-        grad_w[i][...] = np.matmul(acts[i].transpose(0, 2, 1), g)
-        grad_b[i][...] = g.sum(axis=1)
-        if i:
-            g = np.matmul(g, weights[i].transpose(0, 2, 1)) * (acts[i] > 0)
-            if dropout:
-                g *= scale
-
-
-def adam_train(sizes: list[int], X: np.ndarray, output_grad: Callable, *, epochs: int,
-               batch_size: int, lr: float, rngs: list[np.random.Generator], cosine: bool,
-               dropout: float = 0.0, shuffle: bool = True) -> tuple[list, list]:
-    """Train S ReLU MLPs at once with Adam, float32 throughout like the torch references.
-
-    ``X`` is (S, n, d): one training set per network, all of the same size (the seeds of one
-    sweep), so one batched matrix product serves them all — on small networks the per-call
-    overhead, not the arithmetic, dominates, and training ten seeds together costs little
-    more than one. Network s draws its initial weights and each epoch's shuffle from
-    ``rngs[s]``, exactly as if trained alone. ``output_grad(out, idx)`` returns d(loss)/d(out)
-    for the mini-batch rows ``idx`` (S, b). ``cosine`` anneals the rate per epoch from ``lr``
-    to 0; otherwise it is constant. ``dropout`` applies to the hidden layers while training;
-    ``shuffle=False`` visits the rows in order every epoch (a PyTorch DataLoader's default).
-    Returns the trained stacked (weights, biases).
-    """
-    flat = init_mlps(sizes, rngs)
-    weights, biases = _views(flat, sizes)
-    grad = np.zeros_like(flat)
-    grad_w, grad_b = _views(grad, sizes)
-    m, v, tmp = np.zeros_like(flat), np.zeros_like(flat), np.empty_like(flat)
-    beta1, beta2, eps, step = 0.9, 0.999, 1e-8, 0
-    X = X.astype(np.float32)
-    n_models, n = X.shape[0], X.shape[1]
-    models = np.arange(n_models)[:, None]
-    for epoch in range(epochs):
-        rate = 0.5 * lr * (1 + math.cos(math.pi * epoch / epochs)) if cosine else lr
-        order = (np.stack([rng.permutation(n) for rng in rngs]) if shuffle
-                 else np.tile(np.arange(n), (n_models, 1)))
-        for start in range(0, n, batch_size):
-            idx = order[:, start:start + batch_size]
-            out, acts = mlp_forward(weights, biases, X[models, idx], dropout=dropout, rngs=rngs)
-            _mlp_backward(weights, acts, output_grad(out, idx), grad_w, grad_b, dropout)
-            step += 1
-            m *= beta1
-            m += (1 - beta1) * grad
-            v *= beta2
-            np.multiply(grad, grad, out=tmp)
-            v += (1 - beta2) * tmp
-            # flat -= rate * m_hat / (sqrt(v_hat) + eps), in place
-            np.divide(v, 1 - beta2 ** step, out=tmp)
-            np.sqrt(tmp, out=tmp)
-            tmp += eps
-            np.divide(m, tmp, out=tmp)
-            tmp *= rate / (1 - beta1 ** step)
-            flat -= tmp
-    return weights, biases
-
-
-def _one_of(net: tuple[list, list], s: int) -> tuple[list, list]:
-    """Network ``s`` of a stacked (weights, biases), still stacked (S = 1)."""
-    return [w[s:s + 1] for w in net[0]], [b[s:s + 1] for b in net[1]]
-
-
-def predict_mlp(net: tuple[list, list], X: np.ndarray) -> np.ndarray:
-    """Output (n, k) of a single (S = 1) network on X (n, d)."""
-    return mlp_forward(*net, np.asarray(X, dtype=np.float32)[None])[0][0]
-
-
-def _softmax_rows(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)

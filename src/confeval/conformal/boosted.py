@@ -35,13 +35,12 @@ Choices of ours, and why
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.stats import beta
 from sklearn.model_selection import KFold
 
 from ._interval_base import IntervalMethod, fitted_base
+from .quantile import conformal_quantile
 
 __all__ = ["BoostedCQR", "BoostedLocal", "fit_stump", "harrell_davis_weights"]
 
@@ -87,13 +86,6 @@ def fit_stump(ctx: _StumpContext, grad: np.ndarray) -> tuple[int, float, float, 
     threshold = 0.5 * (ctx.sorted_X[k, j] + ctx.sorted_X[k + 1, j])
     return (j, float(threshold), -left[k, j] * ctx.inv_left[k, 0],
             -right[k, j] * ctx.inv_right[k, 0])
-
-
-def _quiet_quantile(scores: np.ndarray, alpha: float) -> float:
-    """The exact conformal quantile, +inf when the fold is too small (no warning: this only
-    chooses the number of rounds, it calibrates nothing)."""
-    k = math.ceil((scores.size + 1) * (1 - alpha) - 1e-9)
-    return float(np.partition(scores, k - 1)[k - 1]) if k <= scores.size else math.inf
 
 
 def _apply(stump, X):
@@ -212,7 +204,7 @@ class BoostedLocal(_Boosted):
         return 2 * mean_spread * dq * np.sign(mu - y) / spread
 
     def _held_out_length(self, sigma, mu, y):
-        q = _quiet_quantile(np.abs(y - mu) / (np.abs(sigma) + _EPS), self.alpha)
+        q = conformal_quantile(np.abs(y - mu) / (np.abs(sigma) + _EPS), self.alpha, warn=False)
         return float(2 * q * np.abs(sigma).mean()) if np.isfinite(q) else np.inf
 
     def _nonconformity(self, X, y):
@@ -251,7 +243,7 @@ class BoostedCQR(_Boosted):
         return 1 / n - 2 * dq * ~lower_binds
 
     def _held_out_length(self, lo, hi, y):
-        q = _quiet_quantile(np.maximum(lo - y, y - hi), self.alpha)
+        q = conformal_quantile(np.maximum(lo - y, y - hi), self.alpha, warn=False)
         return float(np.mean(hi - lo) + 2 * q) if np.isfinite(q) else np.inf
 
     def _nonconformity(self, X, y):

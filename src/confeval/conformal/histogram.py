@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._interval_base import IntervalMethod, _one_of, adam_train, predict_mlp
+from ._interval_base import IntervalMethod
+from ._mlp import _one_of, adam_train, predict_mlp
 
 __all__ = ["CHR", "histogram_from_quantiles", "nested_growth_scores"]
 

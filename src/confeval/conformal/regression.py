@@ -4,7 +4,7 @@ Every method follows split conformal prediction inside the calibration half of a
 calibration/test split: a ``fit_fraction`` share of it (default 0.7, seeded) fits the base
 model, the rest computes nonconformity scores, and their exact finite-sample quantile
 (:func:`confeval.conformal.conformal_quantile`) sets the interval. Intervals are clipped to the
-scale; :mod:`confeval.conformal.intervals` adjusts them to labels.
+scale; :mod:`confeval.conformal.interval_metrics` adjusts them to labels.
 
 Methods in this module (base models from scikit-learn; the conformal layer is ours):
 
@@ -35,21 +35,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._interval_base import (
-    BASE_MODELS,
-    IntervalMethod,
-    _one_of,
-    _softmax_rows,
-    adam_train,
-    fitted_base,
-    predict_mlp,
-)
+from .._numeric import softmax
+from ._interval_base import BASE_MODELS, IntervalMethod, fitted_base
+from ._mlp import _one_of, adam_train, predict_mlp
 from .boosted import BoostedCQR, BoostedLocal
 from .histogram import CHR
 
 __all__ = ["BASE_MODELS", "CHR", "INTERVAL_METHODS", "AsymmetricCQR", "BoostedCQR",
            "BoostedLocal", "CQR", "IntervalMethod", "LocallyAdaptive", "NaiveSplit",
-           "OrdinalAPS", "R2CCP", "make_method", "ordinal_growth"]
+           "OrdinalAPS", "R2CCP", "get_interval_method", "make_method", "ordinal_growth"]
 
 
 class NaiveSplit(IntervalMethod):
@@ -211,7 +205,7 @@ class R2CCP(IntervalMethod):
 
         def output_grad(logits, idx):
             # d/dp of  w_e * sum p log p + w_l * sum p * dist ; then through the softmax
-            p = _softmax_rows(logits)
+            p = softmax(logits, logits.dtype)
             logp = np.log(np.maximum(p, np.float32(1e-30)))
             g_p = first.entropy_weight * (logp + 1) + first.loss_weight * dist[models, idx]
             return p * (g_p - (g_p * p).sum(axis=-1, keepdims=True))
@@ -224,7 +218,7 @@ class R2CCP(IntervalMethod):
             m.net = _one_of(net, s)
 
     def _density(self, X):
-        return _softmax_rows(predict_mlp(self.net, X).astype(np.float64))
+        return softmax(predict_mlp(self.net, X), np.float64)
 
     def _density_at(self, X, y):
         dens = self._density(X)
@@ -267,8 +261,24 @@ INTERVAL_METHODS = {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, CH
                                               BoostedCQR, BoostedLocal, R2CCP, OrdinalAPS)}
 
 
-def make_method(name: str, **options) -> IntervalMethod:
+"""Interval method name -> class."""
+
+
+def get_interval_method(name: str) -> type[IntervalMethod]:
+    """The class of interval method ``name``; a :class:`ValueError` lists the choices."""
     if name not in INTERVAL_METHODS:
         raise ValueError(f"unknown interval method {name!r}; available: "
                          f"{', '.join(INTERVAL_METHODS)}")
-    return INTERVAL_METHODS[name](**options)
+    return INTERVAL_METHODS[name]
+
+
+def make_method(name: str, **options) -> IntervalMethod:
+    """A new, unfitted interval method ``name`` with ``options`` (``alpha``, ``seed``, ``low``,
+    ``high``, ``base`` and the method's own, see its class).
+
+    Examples
+    --------
+    >>> make_method("naive", alpha=0.1, seed=1).alpha
+    0.1
+    """
+    return get_interval_method(name)(**options)

@@ -30,14 +30,9 @@ Scores
 
 Quantile
 --------
-With n calibration scores the level is ceil((n + 1)(1 - alpha)) / n. ``quantile="exact"``
-(default) returns the k-th smallest score, k = ceil((n + 1)(1 - alpha)) — the smallest
-threshold with the finite-sample guarantee P(y in set) >= 1 - alpha. ``quantile="higher"``
-returns ``numpy.quantile(scores, k / n, method="higher")``, the protocol of the VLM
-uncertainty benchmark (Kostumov et al., 2024), which is one order statistic more conservative
-when k < n. If k > n the calibration set is too small for alpha: q_hat is +inf, every set is
-the full label set, and a :class:`SmallCalibrationWarning` says so — never a silently finite
-threshold.
+:func:`confeval.conformal.quantile.conformal_quantile`: the exact k-th smallest calibration score
+(default) or the benchmark's ``"higher"`` rule; a calibration set too small for alpha gives the
+full label set and a :class:`~confeval.conformal.quantile.SmallCalibrationWarning`.
 
 Empty sets
 ----------
@@ -48,37 +43,16 @@ only grow, so the guarantee holds.
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
-__all__ = ["SCORES", "SmallCalibrationWarning", "calibrate_and_predict", "conformal_quantile",
-           "label_scores",
-           "mondrian_quantiles", "prediction_sets", "softmax", "to_probabilities"]
+from .._numeric import softmax
+from .quantile import conformal_quantile, mondrian_quantiles, row_thresholds
 
-SCORES = ("lac", "aps", "aps_randomized", "raps", "raps_randomized", "margin")
-
-
-class SmallCalibrationWarning(UserWarning):
-    """The calibration set is too small for the requested alpha; sets are the full label set."""
-
-
-# ------------------------------------------------------------------ probabilities
-def softmax(logits: ArrayLike, dtype=np.float32) -> np.ndarray:
-    """Row-wise softmax computed in ``dtype`` (float32 by default, as the published protocol).
-
-    NaN entries (options a question does not have) get probability 0.
-    """
-    z = np.asarray(logits, dtype=dtype)
-    z = np.where(np.isnan(z), -np.inf, z)
-    z = z - np.max(z, axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
+__all__ = ["SCORES", "SET_SCORES", "calibrate_and_predict", "get_set_score", "label_scores",
+           "prediction_sets", "to_probabilities"]
 
 def to_probabilities(values: ArrayLike, kind: str = "logits", dtype=np.float32) -> np.ndarray:
     """Option probabilities from ``logits``, ``logprobs`` or ``probs`` (renormalised)."""
@@ -132,6 +106,58 @@ def _aps_parts(p: np.ndarray, ties: str):
     return back(at_or_above), back(strictly_above), back(end + 1)
 
 
+def _lac(p: np.ndarray, **_) -> np.ndarray:
+    return (1 - p).astype(p.dtype)
+
+
+def _margin(p: np.ndarray, **_) -> np.ndarray:
+    top2 = -np.partition(-p, 1, axis=1)[:, :2]
+    best_other = np.where(p >= top2[:, :1], top2[:, 1:2], top2[:, :1])
+    # A tie for the top: both tied labels see the other as "best other" (margin 0).
+    is_top = p == top2[:, :1]
+    n_top = is_top.sum(axis=1, keepdims=True)
+    best_other = np.where(is_top & (n_top > 1), top2[:, :1], best_other)
+    return (best_other - p).astype(p.dtype)
+
+
+def _aps_family(randomized: bool, penalised: bool) -> Callable[..., np.ndarray]:
+    """APS and its variants: optionally randomised within the tie block, optionally with the
+    RAPS rank penalty."""
+    def score(p: np.ndarray, *, rng=None, lam: float = 0.01, k_reg: int = 1,
+              ties: str = "inclusive") -> np.ndarray:
+        cum, above, rank = _aps_parts(p, ties)
+        s = cum
+        if randomized:
+            if rng is None:
+                raise ValueError("randomised APS scores need a seeded rng")
+            u = rng.uniform(size=(p.shape[0], 1)).astype(p.dtype)
+            s = above + u * (cum - above)
+        if penalised:
+            s = s + np.asarray(lam, dtype=p.dtype) * np.maximum(0, rank - k_reg).astype(p.dtype)
+        return s.astype(p.dtype)
+    return score
+
+
+SET_SCORES: dict[str, Callable[..., np.ndarray]] = {
+    "lac": _lac,
+    "aps": _aps_family(randomized=False, penalised=False),
+    "aps_randomized": _aps_family(randomized=True, penalised=False),
+    "raps": _aps_family(randomized=False, penalised=True),
+    "raps_randomized": _aps_family(randomized=True, penalised=True),
+    "margin": _margin,
+}
+"""Set score name -> ``fn(probs, *, rng, lam, k_reg, ties)``; see the module docstring."""
+
+SCORES = tuple(SET_SCORES)
+
+
+def get_set_score(name: str) -> Callable[..., np.ndarray]:
+    """The score function of ``name``; a :class:`ValueError` lists the choices."""
+    if name not in SET_SCORES:
+        raise ValueError(f"unknown score {name!r}; choose from {', '.join(SET_SCORES)}")
+    return SET_SCORES[name]
+
+
 def label_scores(probs: np.ndarray, score: str, *, rng: np.random.Generator | None = None,
                  lam: float = 0.01, k_reg: int = 1, ties: str = "inclusive") -> np.ndarray:
     """Nonconformity score of every (row, label) pair; see the module docstring.
@@ -149,82 +175,10 @@ def label_scores(probs: np.ndarray, score: str, *, rng: np.random.Generator | No
     >>> label_scores(p, "margin").round(6).tolist()
     [[-0.3, 0.3, 0.3, 0.4]]
     """
-    p = np.asarray(probs)
-    if score == "lac":
-        return (1 - p).astype(p.dtype)
-    if score == "margin":
-        top2 = -np.partition(-p, 1, axis=1)[:, :2]
-        best_other = np.where(p >= top2[:, :1], top2[:, 1:2], top2[:, :1])
-        # A tie for the top: both tied labels see the other as "best other" (margin 0).
-        is_top = p == top2[:, :1]
-        n_top = is_top.sum(axis=1, keepdims=True)
-        best_other = np.where(is_top & (n_top > 1), top2[:, :1], best_other)
-        return (best_other - p).astype(p.dtype)
-    if score in ("aps", "aps_randomized", "raps", "raps_randomized"):
-        cum, above, rank = _aps_parts(p, ties)
-        s = cum
-        if score.endswith("randomized"):
-            if rng is None:
-                raise ValueError(f"{score} needs a seeded rng")
-            u = rng.uniform(size=(p.shape[0], 1)).astype(p.dtype)
-            s = above + u * (cum - above)
-        if score.startswith("raps"):
-            s = s + np.asarray(lam, dtype=p.dtype) * np.maximum(0, rank - k_reg).astype(p.dtype)
-        return s.astype(p.dtype)
-    raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}")
+    return get_set_score(score)(np.asarray(probs), rng=rng, lam=lam, k_reg=k_reg, ties=ties)
 
 
-# ------------------------------------------------------------------ calibration
-def conformal_quantile(scores: ArrayLike, alpha: float, method: str = "exact") -> float:
-    """The split-conformal threshold q_hat of calibration ``scores`` (module docstring).
-
-    Examples
-    --------
-    >>> conformal_quantile([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], alpha=0.2)
-    0.8
-    >>> conformal_quantile([0.1, 0.2], alpha=0.1)  # doctest: +SKIP
-    inf
-    """
-    s = np.asarray(scores)
-    if s.ndim != 1:
-        raise ValueError("scores must be 1-D")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    n = s.size
-    # The tolerance keeps e.g. 100 * 0.9 = 90.00000000000001 from rounding up to 91.
-    k = math.ceil((n + 1) * (1 - alpha) - 1e-9)
-    if n == 0 or k > n:
-        warnings.warn(f"{n} calibration scores are too few for alpha={alpha} (need "
-                      f"{math.ceil(1 / alpha - 1)}); every prediction set is the full label set",
-                      SmallCalibrationWarning, stacklevel=2)
-        return math.inf
-    if method == "exact":
-        return float(np.partition(s, k - 1)[k - 1])
-    if method == "higher":
-        return float(np.quantile(s, k / n, method="higher"))
-    raise ValueError(f"method must be 'exact' or 'higher', got {method!r}")
-
-
-def mondrian_quantiles(scores: ArrayLike, groups: ArrayLike, alpha: float,
-                       method: str = "exact") -> dict:
-    """One q_hat per group (group-conditional / Mondrian conformal prediction)."""
-    s = np.asarray(scores)
-    g = np.asarray(groups)
-    if s.shape != g.shape:
-        raise ValueError("scores and groups must have the same length")
-    order = np.argsort(g, kind="stable")
-    keys, starts = np.unique(g[order], return_index=True)
-    bounds = np.r_[starts, g.size]
-    out = {}
-    for key, lo, hi in zip(keys.tolist(), bounds[:-1], bounds[1:]):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            out[key] = conformal_quantile(s[order[lo:hi]], alpha, method)
-        for w in caught:
-            warnings.warn(f"group {key!r}: {w.message}", SmallCalibrationWarning, stacklevel=2)
-    return out
-
-
+# ------------------------------------------------------------------ sets
 def prediction_sets(test_scores: np.ndarray, qhat: float | np.ndarray, probs: np.ndarray, *,
                     allow_empty: bool = False) -> np.ndarray:
     """Boolean (n, K) membership matrix: label y is in the set of row i iff score <= q_hat.
@@ -260,10 +214,6 @@ def calibrate_and_predict(probs_cal: np.ndarray, labels_cal: np.ndarray,
         qhat = conformal_quantile(true_scores, alpha, method)
         return prediction_sets(test, qhat, probs_test, allow_empty=allow_empty), qhat
     per_group = mondrian_quantiles(true_scores, groups_cal, alpha, method)
-    missing = sorted(set(np.asarray(groups_test).tolist()) - set(per_group), key=str)
-    if missing:
-        warnings.warn(f"groups {missing} have no calibration rows; their sets are the full "
-                      "label set", SmallCalibrationWarning, stacklevel=2)
-    row_q = pd.Series(np.asarray(groups_test)).map(per_group).astype(float).fillna(math.inf)
-    row_q = row_q.to_numpy()
+    row_q = row_thresholds(per_group, groups_test,
+                           what="have no calibration rows; their sets are the full label set")
     return prediction_sets(test, row_q, probs_test, allow_empty=allow_empty), per_group

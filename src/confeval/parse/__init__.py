@@ -1,8 +1,9 @@
 """Parsers for untrusted model output (regular expressions only; nothing is evaluated)."""
 
+from ._tokens import DEFAULT_FLOOR, TOKENIZER_MARKERS
 from .literal import LiteralError, read_literal
+from .option_tokens import extract_from_tokens, normalise_token
 from .score_tokens import (
-    DEFAULT_FLOOR,
     ScoreExtraction,
     extract_score,
     extract_score_from_text,
@@ -10,6 +11,7 @@ from .score_tokens import (
 )
 from .steps import StepVerdict, normalise_error_type, parse_step_judgement
 
-__all__ = ["DEFAULT_FLOOR", "LiteralError", "ScoreExtraction", "StepVerdict", "extract_score",
-           "extract_score_from_text", "normalise_error_type", "normalise_rating_token",
+__all__ = ["DEFAULT_FLOOR", "TOKENIZER_MARKERS", "LiteralError", "ScoreExtraction",
+           "StepVerdict", "extract_from_tokens", "extract_score", "extract_score_from_text",
+           "normalise_error_type", "normalise_rating_token", "normalise_token",
            "parse_step_judgement", "read_literal"]

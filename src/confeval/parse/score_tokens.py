@@ -35,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_FLOOR", "ScoreExtraction", "extract_score", "extract_score_from_text",
+from ._tokens import DEFAULT_FLOOR, TOKENIZER_MARKERS
+
+__all__ = ["ScoreExtraction", "extract_score", "extract_score_from_text",
            "normalise_rating_token"]
 
-DEFAULT_FLOOR = math.log(1e-5)
-_MARKERS = "\u2581\u0120 \t\n\r*_`\"'"
+_MARKERS = TOKENIZER_MARKERS + "\r*_`\"'"  # also markdown emphasis and quotes
 _TRAILING = ".,;:!?)]}/*"
 _ANCHOR = re.compile(r"score\s*\**\s*[:：]\**", re.IGNORECASE)
 _KEYWORD = re.compile(r"\b(score|rating)\b", re.IGNORECASE)

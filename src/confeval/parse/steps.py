@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..taxonomy import error_types, normalise
 from .literal import LiteralError, Percent, read_list_prefix, read_literal
 
 __all__ = ["CONSISTENCY_POLICIES", "ERROR_TYPES", "StepVerdict", "normalise_error_type",
@@ -43,23 +44,10 @@ __all__ = ["CONSISTENCY_POLICIES", "ERROR_TYPES", "StepVerdict", "normalise_erro
 
 CONSISTENCY_POLICIES = ("flag", "mirror", "exclude")
 
-ERROR_TYPES = {
-    "numerical_calculation": ("numerical calculation", "numerical", "calculation", "nce",
-                              "arithmetic"),
-    "symbolic_calculation": ("symbolic calculation", "symbolic", "sce", "algebra",
-                             "algebraic"),
-    "visual_interpretation": ("visual interpretation", "visual", "vie", "image", "diagram"),
-    "reasoning": ("reasoning", "re", "logic", "logical"),
-    "knowledge": ("knowledge", "ke", "fact", "factual", "concept", "conceptual"),
-    "question_understanding": ("question understanding", "que", "misunderstanding",
-                               "understanding"),
-    "no_solution_provided": ("no solution provided", "no solution", "nspe", "nsp",
-                             "missing solution"),
-}
-"""ConfProBench's seven error types and the spellings judges use for them."""
+ERROR_TYPES = {key: t.spellings for key, t in error_types("confprobench").items()}
+"""ConfProBench's seven error types and the spellings judges use for them (from
+:mod:`confeval.taxonomy`)."""
 
-_ALIASES = {alias: key for key, aliases in ERROR_TYPES.items()
-            for alias in (key.replace("_", " "), *aliases)}
 _TAG = re.compile(r"<\s*evaluation\s*>(.*?)(?:<\s*/\s*evaluation\s*>|$)", re.I | re.S)
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 _P_KEYS = ("p_correct", "p", "probability", "prob", "p(correct)", "confidence",
@@ -85,19 +73,8 @@ class StepVerdict:
 
 def normalise_error_type(text: Any) -> tuple[str, bool]:
     """(taxonomy key or cleaned text, known?) for an error type as a judge wrote it; empty
-    for none."""
-    if text is None or isinstance(text, bool):
-        return "", True
-    clean = re.sub(r"[^a-z ]+", " ", str(text).lower())
-    clean = re.sub(r"\s+", " ", clean.replace(" error", " ")).strip()
-    if clean in ("", "none", "n a", "na", "null", "correct"):
-        return "", True
-    if clean in _ALIASES:
-        return _ALIASES[clean], True
-    for alias, key in sorted(_ALIASES.items(), key=lambda kv: -len(kv[0])):
-        if len(alias) > 3 and alias in clean:
-            return key, True
-    return clean.replace(" ", "_"), False
+    for none (:func:`confeval.taxonomy.normalise` on ConfProBench's types)."""
+    return normalise(text, "confprobench")
 
 
 def _block(text: str) -> Any:

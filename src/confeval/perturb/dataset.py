@@ -1,4 +1,4 @@
-"""Perturbed copies of a step dataset (``confeval perturb``), ready for ``run steps``.
+"""Perturbed copies of a step dataset (``confeval steps perturb``), ready for ``steps run``.
 
 Input: items as :func:`confeval.suites.steps.load_step_items` reads them. Output: the same
 items with ``variant`` set to the perturbation name, the rewritten ``steps`` (or perturbed
@@ -25,7 +25,7 @@ from ..backends import Backend
 from .image import perturb_image
 from .text import rewrite_step
 
-__all__ = ["TEXT_KINDS", "perturb_images", "perturb_text"]
+__all__ = ["TEXT_KINDS", "perturb_images", "perturb_text", "with_originals"]
 
 TEXT_KINDS = ("lexical", "syntactic")
 
@@ -108,3 +108,14 @@ def perturb_images(items: Sequence[dict], out_dir: Path, *, seed: int = 0,
 
 def _safe(name: Any) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))[:80]
+
+
+def with_originals(items: Sequence[dict], perturbed: Sequence[dict], kind: str) -> list[dict]:
+    """The original items (those that were perturbed, for images) followed by the perturbed
+    ones: one dataset on which a steps run measures CRS. ``problem_id`` and ``run_id`` (the
+    loader's bookkeeping) are left out."""
+    originals = [{k: v for k, v in it.items() if k != "problem_id"} for it in items]
+    if kind == "image":  # only the problems that were perturbed
+        done = {it["item_id"] for it in perturbed}
+        originals = [it for it in originals if it["item_id"] in done]
+    return [{k: v for k, v in it.items() if k != "run_id"} for it in [*originals, *perturbed]]

@@ -8,7 +8,7 @@
 
 Built-in kinds: ``confidence`` (results of :func:`confeval.evaluate.evaluate_confidence`) and
 ``agreement`` (:func:`confeval.evaluate.evaluate_agreement`). A suite adds its own kind with
-:func:`register_section`.
+:func:`register_section` in ``confeval/report/sections/<suite>.py``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,7 @@ import html
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .figures import (
-    accuracy_vs_set_size_figure,
-    confusion_figure,
-    grouped_bars_figure,
-    reliability_figure,
-    risk_coverage_figure,
-    set_size_figure,
-    width_by_group_figure,
-)
+from .figures import confusion_figure, reliability_figure, risk_coverage_figure
 
 __all__ = ["SECTION_RENDERERS", "metric_table", "register_section", "render_report"]
 
@@ -165,220 +157,12 @@ def _mean_std(value: Any) -> str:
     return fmt(value)
 
 
-@register_section("sets")
-def render_sets(section: Mapping[str, Any]) -> str:
-    results = section["results"]
-    if not results:
-        return "<p>No results.</p>"
-    scores = list(next(iter(results.values()))["scores"])
-    head = "".join(f"<th>{esc(h)}</th>" for h in ("n test", "accuracy", "ECE", "MCE",
-                                                   "entropy"))
-    head += "".join(f"<th>{esc(s)} coverage</th><th>{esc(s)} size</th><th>{esc(s)} UAcc</th>"
-                    for s in scores)
-    rows = []
-    for name, r in results.items():
-        cells = [fmt(r.get("n_test")), _mean_std(r.get("accuracy")), _mean_std(r.get("ece")),
-                 _mean_std(r.get("mce")), _mean_std(r.get("entropy"))]
-        for s in scores:
-            m = r["scores"][s]
-            cells += [_mean_std(m["coverage"]), _mean_std(m["set_size"]), _mean_std(m["uacc"])]
-        rows.append(f"<tr><th scope='row'>{esc(short_name(name))}</th>"
-                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    first = next(iter(results.values()))
-    alpha = first.get("alpha")
-    parts = [f"<p class='muted'>alpha = {fmt(alpha)} (target coverage "
-             f"{fmt(1 - alpha) if alpha is not None else '–'}); protocol "
-             f"{esc(first.get('protocol', ''))}.</p>",
-             scroll(f"<table><thead><tr><th>{esc(section.get('name_header', 'file'))}</th>"
-                    f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"),
-             _excluded_note(results)]
-    for name, r in list(results.items())[:6]:
-        if r.get("groups"):
-            ghead = "".join(f"<th>{esc(s)} coverage</th><th>{esc(s)} size</th>" for s in scores)
-            grows = "".join(
-                f"<tr><th scope='row'>{esc(g)}</th><td>{_mean_std(v.get('n_test'))}</td>"
-                f"<td>{_mean_std(v.get('accuracy'))}</td>" + "".join(
-                    f"<td>{_mean_std(v['scores'][s]['coverage'])}</td>"
-                    f"<td>{_mean_std(v['scores'][s]['set_size'])}</td>" for s in scores)
-                + "</tr>" for g, v in r["groups"].items())
-            parts.append(f"<h3>By group (Mondrian calibration): {esc(short_name(name))}</h3>"
-                         + scroll(f"<table><thead><tr><th>group</th><th>n test</th>"
-                                  f"<th>accuracy</th>{ghead}</tr></thead>"
-                                  f"<tbody>{grows}</tbody></table>"))
-    parts.append("<h3>Accuracy vs set size</h3>"
-                 + _img(accuracy_vs_set_size_figure(results, scores), "accuracy vs set size"))
-    for name, r in list(results.items())[:6]:
-        if "size_distribution" in r["scores"][scores[0]]:
-            parts.append(f"<h3>Set sizes: {esc(short_name(name))}</h3>"
-                         + _img(set_size_figure(r, scores), f"set sizes of {name}"))
-    return "".join(parts)
-
-
 def _table(head: list[str], rows: list[list[str]], first: str = "") -> str:
     h = "".join(f"<th>{esc(x)}</th>" for x in [first, *head])
     body = "".join("<tr><th scope='row'>" + r[0] + "</th>" + "".join(f"<td>{c}</td>"
                                                                       for c in r[1:]) + "</tr>"
                    for r in rows)
     return scroll(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
-    """Informativeness bands and coverage by the judge's error, per interval method."""
-    diag = {m: methods[m]["diagnostics"] for m in interval if methods[m].get("diagnostics")}
-    if not diag:
-        return ""
-    bands = ("decisive", "moderate", "uninformative")
-    out = ["<h3>Informativeness of the adjusted intervals (share of items)</h3>" + _table(
-        list(bands), [[esc(m)] + [_mean_std(d["informativeness_adj"][b]["share"])
-                                  if d["informativeness_adj"].get(b, {}).get("share")
-                                  else "–" for b in bands] for m, d in diag.items()],
-        "method")]
-    out.append("<h3>Interval midpoint as a point estimate</h3>" + _table(
-        ["MAE (raw)", "Pearson (raw)", "MAE (adj.)", "Pearson (adj.)"],
-        [[esc(m)] + [_mean_std(d["midpoint"][k]) if d["midpoint"].get(k) else "–"
-                     for k in ("mae_raw", "pearson_raw", "mae_adj", "pearson_adj")]
-         for m, d in diag.items()], "method"))
-    with_bins = {m: d["error_bins"] for m, d in diag.items() if d.get("error_bins")}
-    if with_bins:
-        errors = sorted({e for bins in with_bins.values() for e in bins}, key=int)
-        out.append("<h3>Coverage (raw) by the judge's absolute error</h3>" + _table(
-            [f"|error| = {e}" for e in errors],
-            [[esc(m)] + [_mean_std(bins[e]["coverage_raw"]) if e in bins else "–"
-                         for e in errors] for m, bins in with_bins.items()], "method"))
-    return "".join(out)
-
-
-@register_section("intervals")
-def render_intervals(section: Mapping[str, Any]) -> str:
-    parts = []
-    for name, r in section["results"].items():
-        label = esc(short_name(name))
-        methods = r["methods"]
-        interval = [m for m, v in methods.items() if "width_raw" in v]
-        sets = [m for m, v in methods.items() if "set_size" in v]
-        parts.append(f"<h3>{label}: {fmt(r.get('n'))} items, alpha {fmt(r.get('alpha'))}, "
-                     f"{len(r.get('seeds', []))} seeds"
-                     f"{', Mondrian' if r.get('mondrian') else ''}</h3>")
-        if interval:
-            parts.append(_table(["coverage (raw)", "width (raw)", "coverage (adj.)",
-                                 "width (adj.)"],
-                                [[esc(m)] + [_mean_std(methods[m][k]) for k in
-                                             ("coverage_raw", "width_raw", "coverage_adj",
-                                              "width_adj")] for m in interval], "method"))
-        if sets:
-            parts.append(_table(["coverage", "mean set size"],
-                                [[esc(m), _mean_std(methods[m]["coverage"]),
-                                  _mean_std(methods[m]["set_size"])] for m in sets],
-                                "rating-set method"))
-        if r.get("point"):
-            keys = ["pearson", "spearman", "kendall", "accuracy", "within1", "mae", "bias"]
-            parts.append("<h3>Judge point metrics</h3>" + _table(
-                keys, [["judge"] + [fmt(r["point"].get(k)) for k in keys]]))
-        if interval and methods[interval[0]].get("levels"):
-            lv = list(methods[interval[0]]["levels"])
-            parts.append("<h3>Coverage (adjusted) by ground-truth level</h3>" + _table(
-                [f"GT {x}" for x in lv],
-                [[esc(m)] + [_mean_std(methods[m]["levels"][x]["coverage_adj"]) for x in lv]
-                 for m in interval], "method"))
-        if interval and methods[interval[0]].get("groups"):
-            shown = interval[:2]
-            widths = {m: {g: v["width_raw"]["mean"] for g, v in methods[m]["groups"].items()}
-                      for m in shown}
-            parts.append("<h3>Width by group</h3>" + _img(width_by_group_figure(widths),
-                                                          "interval width by group"))
-        if r.get("separately") and interval:
-            shown = [m for m in interval[:2]
-                     if all(m in part["methods"] for part in r["separately"].values())]
-            widths = {m: {g: part["methods"][m]["width_raw"]["mean"]
-                          for g, part in r["separately"].items()} for m in shown}
-            if widths:
-                parts.append("<h3>Width by group, each group calibrated on its own</h3>"
-                             + _img(width_by_group_figure(widths), "per-group runs"))
-        parts.append(_diagnostics_tables(methods, interval))
-        if r.get("rsg"):
-            method = next(iter(r["rsg"]))
-            rows = sorted(r["rsg"][method].items(), key=lambda kv: -kv[1]["rsg"])
-            parts.append(f"<h3>Ranking-scoring gap by group ({esc(method)})</h3>"
-                         "<p class='muted'>RSG = Pearson − (1 − mean raw width / range): "
-                         "positive when the judge ranks better than it scores.</p>" + _table(
-                             ["Pearson", "width (raw)", "RSG"],
-                             [[esc(g), fmt(v["pearson"], 3), fmt(v["width_raw"], 2),
-                               fmt(v["rsg"], 3)] for g, v in rows], "group"))
-    return "".join(parts)
-
-
-def _with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
-    if value is None:
-        return "–"
-    cell = f"{value:.4f}"
-    if ci:
-        cell += f"<div class='ci'>[{ci['low']:.4f}, {ci['high']:.4f}]</div>"
-    return cell
-
-
-@register_section("steps")
-def render_steps(section: Mapping[str, Any]) -> str:
-    """ConfProBench metrics per file: headline with item-bootstrap intervals, CRS per
-    perturbation, Δp per error type and breakdowns by metadata columns."""
-    parts = []
-    keys = ["crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "ece_correct", "ece_incorrect",
-            "delta_ece", "avg", "macro_f1"]
-    results = section["results"]
-    parts.append("<p class='muted'>Fractions, not percent. CRS compares each step's confidence "
-                 "before and after a meaning-preserving perturbation; CSS is the mean drop of "
-                 "P(correct) from correct steps to steps of each error type; CCS combines ECE "
-                 "and the gap between the ECEs of correct and incorrect steps. Intervals: 95% "
-                 "percentile bootstrap over items.</p>")
-    parts.append(_table(keys, [[esc(short_name(name))] + [
-        _with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
-        for name, r in results.items()], "file"))
-    for name, r in results.items():
-        label = esc(short_name(name))
-        if r.get("by_perturbation"):
-            bars = {k.upper(): {v: m[k] for v, m in r["by_perturbation"].items()}
-                    for k in ("crs", "ccr", "sccr")}
-            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _img(
-                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
-                                    title="CRS and its parts by perturbation type"),
-                "robustness by perturbation") + _table(
-                ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
-                [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
-                 + [str(m["pairs"])] for v, m in r["by_perturbation"].items()],
-                "perturbation"))
-        if r.get("delta_p"):
-            parts.append(f"<h3>{label}: Δp by error type</h3>" + _table(
-                ["Δp"], [[esc(t), fmt(v)] for t, v in sorted(r["delta_p"].items(),
-                                                            key=lambda kv: -kv[1])],
-                "error type"))
-        for col, groups in r.get("by_group", {}).items():
-            bars = {k.upper(): {g: m[k] for g, m in groups.items() if m.get(k) is not None}
-                    for k in ("crs", "css", "ccs")}
-            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _img(
-                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
-                                    title=f"CRS, CSS and CCS by {col}"), f"by {col}") + _table(
-                ["CRS", "CSS", "CCS", "avg", "steps"],
-                [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
-                 + [str(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
-    return "".join(parts)
-
-
-@register_section("steps_consistency")
-def render_steps_consistency(section: Mapping[str, Any]) -> str:
-    """Correlation across judges of CRS/CSS/CCS between two perturbation generators, with
-    every judge's pair of values (ConfProBench Appendix H)."""
-    parts = []
-    for r in section["results"].values():
-        metrics = [m for m in ("crs", "css", "ccs") if m in r]
-        parts.append("<p class='muted'>Each judge is scored on the same problems perturbed by "
-                     "generator A and by generator B; high correlations mean the choice of "
-                     "generator does not change the conclusions.</p>")
-        parts.append(_table(["Pearson", "Spearman", "judges"], [
-            [m.upper(), fmt(r[m]["pearson"], 3), fmt(r[m]["spearman"], 3),
-             str(r[m]["n_judges"])] for m in metrics], "metric"))
-        parts.append(_table([f"{m.upper()} ({g})" for m in metrics for g in ("A", "B")], [
-            [esc(j)] + [fmt(v, 4) for m in metrics for v in r[m]["values"][j]]
-            for j in r["judges"]], "judge"))
-    return "".join(parts)
 
 
 _CSS = """

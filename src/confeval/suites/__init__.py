@@ -1,20 +1,25 @@
-"""Suites: one module per method, wiring prompts -> backend -> parse -> score."""
+"""Suites: one package per method, each wiring prompts -> backend -> parse -> score.
+
+``confeval.suites.<name>`` holds ``inputs`` (record files -> arrays), ``scoring`` (the public
+``score_<name>``) and ``live`` (its :class:`~confeval.suites.base.LiveSuite`). Adding a suite is
+one entry in :data:`SUITES`.
+"""
 
 from __future__ import annotations
 
 import importlib
 
-from .base import SUITES, LiveSuite
+from .base import LiveSuite, SuiteOptions
 
-__all__ = ["LIVE_SUITES", "LiveSuite", "get_suite"]
+__all__ = ["SUITES", "LiveSuite", "SuiteOptions", "get_suite"]
 
-LIVE_SUITES = {"sets": "confeval.suites.sets", "intervals": "confeval.suites.intervals",
-               "steps": "confeval.suites.steps"}
-"""Suites that can run live, and the module that registers each."""
+SUITES = {"sets": "confeval.suites.sets.live", "intervals": "confeval.suites.intervals.live",
+          "steps": "confeval.suites.steps.live"}
+"""Suite name -> the module whose ``SUITE`` runs it live (imported on demand)."""
 
 
 def get_suite(name: str) -> LiveSuite:
-    if name not in LIVE_SUITES:
-        raise ValueError(f"unknown suite {name!r}; live suites: {', '.join(LIVE_SUITES)}")
-    importlib.import_module(LIVE_SUITES[name])
-    return SUITES[name]
+    """The live suite ``name``; a :class:`ValueError` lists the choices."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; live suites: {', '.join(SUITES)}")
+    return importlib.import_module(SUITES[name]).SUITE

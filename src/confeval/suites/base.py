@@ -1,36 +1,83 @@
-"""What a suite must provide to run live (prompts -> model -> parse -> records -> metrics)."""
+"""What a suite must provide to run live, and the options every live run shares.
+
+A suite is a package ``confeval.suites.<name>`` with ``inputs.py`` (record files and datasets
+-> arrays or items), ``scoring.py`` (the public ``score_<name>``) and ``live.py`` (a
+:class:`LiveSuite` instance named ``SUITE``). Its options are one frozen dataclass deriving
+from :class:`SuiteOptions`: it validates itself on construction, and is written whole into the
+run folder's ``run.json``, so a run cannot be resumed with other options.
+"""
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ..backends import Backend
 
-__all__ = ["SUITES", "LiveSuite", "register_suite"]
+__all__ = ["READ_METHODS", "LiveSuite", "SuiteOptions", "read_method"]
 
-SUITES: dict[str, LiveSuite] = {}
+READ_METHODS = ("auto", "score", "top_logprobs")
+"""How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
+``top_logprobs`` (from a generated reply's top-k alternatives) or ``auto`` (the first the
+backend can do)."""
 
 
-def register_suite(suite: LiveSuite) -> LiveSuite:
-    SUITES[suite.name] = suite
-    return suite
+def read_method(backend: Backend, method: str) -> str:
+    """``score`` or ``top_logprobs``: ``method`` itself, or for ``auto`` what the backend can."""
+    if method not in READ_METHODS:
+        raise ValueError(f"--method must be one of {', '.join(READ_METHODS)}, got {method!r}")
+    if method == "auto":
+        return "score" if "score" in backend.capabilities else "top_logprobs"
+    return method
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteOptions:
+    """Options of a live run that every suite has. Suites derive their own (frozen, validated
+    in ``__post_init__``, every field a JSON value); each field is a ``--flag`` of the same name
+    with dashes."""
+
+    method: str = "auto"
+    top_k: int = 20
+    seed: int = 0
+    bootstrap: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.method not in READ_METHODS:
+            raise ValueError(f"--method must be one of {', '.join(READ_METHODS)}, "
+                             f"got {self.method!r}")
+        if self.top_k < 1:
+            raise ValueError("--top-k must be at least 1")
+        if self.bootstrap < 0:
+            raise ValueError("--bootstrap must be 0 or more")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> SuiteOptions:
+        """The options from ``values``, ignoring keys that are not fields (so the CLI can pass
+        every run option to every suite); missing fields keep their defaults."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names and v is not None})
 
 
 class LiveSuite(abc.ABC):
-    """A suite that can query a model.
+    """A suite that can query a model: prompts -> backend -> parse -> records -> metrics.
 
     ``run_item`` must never raise on bad model output: it returns a record with
     ``status = "unparseable"`` and a ``reason``. Backend failures (after retries) do raise
     :class:`~confeval.backends.BackendError`; the runner leaves such items for a rerun.
     """
 
-    name: str = "abstract"
-    default_data: str = ""
+    name: ClassVar[str] = "abstract"
+    default_data: ClassVar[str] = ""
+    Options: ClassVar[type[SuiteOptions]] = SuiteOptions
 
     @abc.abstractmethod
-    def needs(self, backend: Backend, options: Mapping[str, Any]) -> list[str]:
+    def needs(self, backend: Backend, options: SuiteOptions) -> list[str]:
         """Backend capabilities this run needs (checked before the first request)."""
 
     @abc.abstractmethod
@@ -38,9 +85,9 @@ class LiveSuite(abc.ABC):
         """Items with a unique ``item_id``, from ``builtin:NAME`` or a file."""
 
     @abc.abstractmethod
-    async def run_item(self, item: dict, backend: Backend, options: Mapping[str, Any]) -> dict:
+    async def run_item(self, item: dict, backend: Backend, options: SuiteOptions) -> dict:
         """Query the backend for one item and return its record."""
 
     @abc.abstractmethod
-    def score(self, records: list[dict], options: Mapping[str, Any]) -> dict:
+    def score(self, records: list[dict], options: SuiteOptions, model_name: str) -> dict:
         """Metrics (``{"title", "sections": [...]}``) from the records of a run."""

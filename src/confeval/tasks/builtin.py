@@ -30,10 +30,14 @@ import string
 
 import numpy as np
 
+from ..taxonomy import error_types
+
 __all__ = ["BUILTIN_TASKS", "ERROR_TYPES", "arith_mc", "arith_steps", "load_builtin"]
 
 ERROR_TYPES = ("numerical_calculation", "reasoning", "question_understanding",
                "symbolic_calculation")
+"""The ConfProBench types (:mod:`confeval.taxonomy`) that arith-steps injects, in draw order."""
+assert set(ERROR_TYPES) <= set(error_types("confprobench"))
 
 _UNITS = [  # (from, to, factor)
     ("metres", "centimetres", 100), ("kilometres", "metres", 1000), ("kilograms", "grams", 1000),

@@ -1,0 +1,76 @@
+"""The ``confeval`` command: the root app, and one command group per module. This file only
+assembles; every command lives in its group's module and calls the library."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+from ..records import RecordsError
+from . import confidence, intervals, sets, steps, tools
+from ._common import UserError, out
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="confeval",
+    help="Can the confidence of an LLM, a VLM or an LLM/VLM judge be trusted? "
+         "Score records you already have, or run the demo on simulated judges.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"confeval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
+
+
+app.command()(confidence.score)
+app.command()(confidence.agreement)
+app.command()(tools.simulate)
+app.command()(tools.demo)
+app.command()(tools.report)
+app.command("run")(tools.run)
+app.command()(tools.cache)
+app.command("perturb", help="Alias of `confeval steps perturb`.")(steps.perturb)
+app.add_typer(sets.app, name="sets")
+app.add_typer(intervals.app, name="intervals")
+app.add_typer(steps.app, name="steps")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
+
+    Usage errors (unknown option, missing argument) are reported by typer itself, also with
+    exit code 2.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        app(args=args, prog_name="confeval")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except (UserError, RecordsError, ValueError, FileNotFoundError, OSError,
+            RuntimeError) as exc:
+        if debug:
+            raise
+        sys.stderr.write(f"error: {exc}\n")  # one line, never wrapped
+        return 2
+    return 0

@@ -1,0 +1,288 @@
+"""``confeval steps``: confidence of process judges (ConfProBench) — score step records,
+parse raw replies, compare perturbation generators, perturb a dataset, run a judge live."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from ..records import RecordSet, write_table
+from ..suites.steps import (
+    StepsConfig,
+    load_step_items,
+    parse_step_replies,
+    score_generator_consistency,
+    score_steps_file,
+)
+from ._common import (
+    TABLES,
+    ApiKeyOpt,
+    BaseUrlOpt,
+    BootOpt,
+    CacheOpt,
+    ConcurrencyOpt,
+    DataOpt,
+    Files,
+    JsonOpt,
+    MethodOpt,
+    ModelOpt,
+    NoCacheOpt,
+    NOpt,
+    OutOpt,
+    RunOutOpt,
+    SeedOpt,
+    TopKOpt,
+    emit,
+    group,
+    out,
+    print_json,
+    run_live,
+    simple_table,
+    write_run,
+)
+
+__all__ = ["app", "consistency", "parse", "perturb", "run", "score", "steps_table"]
+
+app = group("Confidence of process judges (ConfProBench: CRS, CSS, CCS).")
+
+
+@app.command("score")
+def score(
+    files: Files,
+    p_col: Annotated[str, typer.Option("--p-col", help="Judge's P(step correct).")]
+    = "p_correct",
+    label_col: Annotated[str, typer.Option("--label-col", help="1 correct, 0 incorrect.")]
+    = "label",
+    group_col: Annotated[list[str] | None, typer.Option(
+        "--group-col", help="Break every metric down by this column (repeatable), e.g. "
+                            "difficulty, subject, modality.")] = None,
+    epsilon: Annotated[float, typer.Option("--epsilon", help="CRS: minor-change threshold.")]
+    = 0.01,
+    delta: Annotated[float, typer.Option("--delta", help="CRS: significant-change "
+                                                         "threshold.")] = 0.2,
+    crs_scale: Annotated[float, typer.Option("--crs-scale")] = 5.0,
+    crs_weights: Annotated[str, typer.Option("--crs-weights", help="w1,w2,w3.")]
+    = "0.4,0.4,0.2",
+    n_bins: Annotated[int, typer.Option("--n-bins", min=1, help="CCS: ECE bins.")] = 10,
+    ccs_scale: Annotated[float, typer.Option("--ccs-scale")] = 5.0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Item resamples for the "
+                                                                      "95% intervals (0: "
+                                                                      "none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
+    (calibration), macro F1 and their average from step records."""
+    config = StepsConfig(epsilon=epsilon, delta=delta, crs_scale=crs_scale,
+                         weights=crs_weights, n_bins=n_bins, ccs_scale=ccs_scale)
+    results = {str(path): score_steps_file(path, config, p_col=p_col, label_col=label_col,
+                                           group_cols=group_col or (), n_resamples=bootstrap,
+                                           seed=seed)
+               for path in files}
+    emit(results, as_json, steps_table)
+    write_run(out_dir, {"command": "steps score", "files": [str(f) for f in files],
+                        "config": config, "group_col": group_col, "bootstrap": bootstrap,
+                        "seed": seed},
+              {"kind": "steps", "title": "Process-judge step confidence (ConfProBench)",
+               "results": results})
+
+
+@app.command("parse")
+def parse(
+    raw: Annotated[Path, typer.Argument(help="Judge replies: one row per (item, variant) with "
+                                             "raw_output, labels, error_types (lists) and "
+                                             "optionally n_steps, variant, metadata.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Step records to write (.jsonl, "
+                                                         ".csv or .parquet).")],
+    id_col: Annotated[str | None, typer.Option(
+        "--id-col", help="Problem id column (default: problem_id if present, else "
+                         "item_id).")] = None,
+    consistency: Annotated[str, typer.Option(
+        "--consistency", help="When the judge's label contradicts its probability: flag "
+                              "(keep p), mirror (p -> 1 - p) or exclude.")] = "flag",
+    as_json: JsonOpt = False,
+) -> None:
+    """Turn raw process-judge replies into step records for `confeval steps score`
+    (never evaluates the replies; unreadable steps are kept and counted)."""
+    steps, summary = parse_step_replies(RecordSet.read(raw), id_col=id_col,
+                                        consistency=consistency)
+    write_table(steps, out_path)
+    summary = {**summary, "out": str(out_path)}
+    summary = {k: summary[k] for k in ("source", "replies", "steps", "parsed", "unparseable",
+                                       "flags", "out", "consistency")}
+    if as_json:
+        print_json(summary)
+    else:
+        out.print(f"{summary['replies']} replies -> {summary['steps']} steps: "
+                  f"{summary['parsed']} parsed, "
+                  f"{summary['steps'] - summary['parsed']} unparseable "
+                  f"{summary['unparseable'] or ''}; flags {summary['flags'] or 'none'}; "
+                  f"written to {out_path}")
+
+
+@app.command("consistency")
+def consistency(
+    pair: Annotated[list[str], typer.Option(
+        "--pair", help="JUDGE=RECORDS_A,RECORDS_B: one judge's step records on the dataset "
+                       "perturbed by generator A and by generator B (repeat, >= 3 judges).")],
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+) -> None:
+    """Correlation across judges of CRS, CSS and CCS between two perturbation generators
+    (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
+    result = score_generator_consistency(pair)
+    write_run(out_dir, {"command": "steps consistency", "pairs": pair},
+              {"kind": "steps_consistency",
+               "title": "Do two perturbation generators rank process judges alike?",
+               "results": {"generators A vs B": result}})
+    if as_json:
+        print_json(result)
+        return
+    table = simple_table("Agreement of two perturbation generators across judges")
+    for col in ("metric", "Pearson", "Spearman", "judges"):
+        table.add_column(col, justify="right" if col != "metric" else "left")
+    for m in ("crs", "css", "ccs"):
+        r = result[m]
+        table.add_row(m, *(f"{r[k]:.3f}" if r[k] is not None else "–"
+                           for k in ("pearson", "spearman")), str(r["n_judges"]))
+    out.print(table)
+
+
+@app.command("perturb")
+def perturb(
+    data: Annotated[str, typer.Argument(help="Step dataset (builtin:arith-steps or a file in "
+                                             "the steps suite's input format).")],
+    kind: Annotated[str, typer.Option("--kind", help="lexical | syntactic | image")],
+    out_file: Annotated[Path, typer.Option("--out", help="Perturbed dataset (.jsonl).")],
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Rewriting model for lexical/syntactic (as for `run`; default: the "
+                        "embedded model).")] = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
+    images_dir: Annotated[Path | None, typer.Option(
+        "--images-dir", help="image: where perturbed images go (default: next to --out).")]
+    = None,
+    image_kind: Annotated[str | None, typer.Option(
+        "--image-kind", help="image: force scale, rotate, noise or invert (default: one "
+                             "drawn per item).")] = None,
+    n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="Extra requests when no "
+                                                                  "rewrite is valid.")] = 3,
+    concurrency: ConcurrencyOpt = 8,
+    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+    with_original: Annotated[bool, typer.Option(
+        "--with-original/--perturbed-only", help="Also write the original items, so that "
+                                                  "`run steps` on the file measures CRS.")]
+    = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a perturbed copy of a step dataset (ConfProBench's lexical, syntactic or image
+    level) for `confeval steps run`; rewrites are validated, failures recorded."""
+    from ..backends import CachedBackend, ResponseCache, get_backend
+    from ..perturb import (
+        IMAGE_PERTURBATIONS,
+        TEXT_KINDS,
+        perturb_images,
+        perturb_text,
+        with_originals,
+    )
+
+    if kind not in (*TEXT_KINDS, "image"):
+        raise ValueError(f"--kind must be lexical, syntactic or image, got {kind!r}")
+    if image_kind is not None and image_kind not in IMAGE_PERTURBATIONS:
+        raise ValueError(f"--image-kind must be one of {', '.join(IMAGE_PERTURBATIONS)}")
+    if not str(out_file).lower().endswith((".jsonl", ".jsonl.gz")):
+        raise ValueError(f"--out {out_file}: use a .jsonl name (lists stay lists)")
+    items = load_step_items(data, n, seed)
+    if kind == "image":
+        target = images_dir or out_file.with_suffix("").with_name(out_file.stem + "-images")
+        perturbed, summary = perturb_images(items, target, seed=seed, kind=image_kind)
+    else:
+        backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
+                              api_key_env=api_key_env)
+        if not no_cache:
+            backend = CachedBackend(backend, ResponseCache())
+        perturbed, summary = asyncio.run(perturb_text(items, kind, backend, seed=seed,
+                                                      retries=retries,
+                                                      concurrency=concurrency))
+    rows = with_originals(items, perturbed, kind) if with_original else [
+        {k: v for k, v in it.items() if k != "run_id"} for it in perturbed]
+    write_table(pd.DataFrame(rows), out_file)
+    n_originals = len(rows) - len(perturbed)
+    summary.update(kind=kind, out=str(out_file), seed=seed, originals_written=n_originals)
+    if as_json:
+        print_json(summary)
+    else:
+        out.print(" ".join(f"{k}={v}" for k, v in summary.items()))
+
+
+@app.command("run")
+def run(
+    out_dir: RunOutOpt,
+    model: ModelOpt = None,
+    data: DataOpt = None,
+    n: NOpt = None,
+    seed: SeedOpt = 0,
+    consistency: Annotated[str, typer.Option(
+        "--consistency", help="When a judge's label contradicts its probability: flag, "
+                              "mirror or exclude.")] = "flag",
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1,
+                                            help="Reply length limit.")] = 1024,
+    output: Annotated[str, typer.Option("--output", help="Reply format asked for: list or "
+                                                         "json.")] = "list",
+    method: MethodOpt = "auto",
+    top_k: TopKOpt = 20,
+    bootstrap: BootOpt = 1000,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
+    no_cache: NoCacheOpt = False,
+    cache_path: CacheOpt = None,
+) -> None:
+    """Ask a process judge to verify every step live (original and perturbed chains) and
+    score CRS, CSS and CCS (resumable, cached)."""
+    run_live("steps", {"method": method, "top_k": top_k, "seed": seed, "bootstrap": bootstrap,
+                       "consistency": consistency, "max_tokens": max_tokens,
+                       "output": output},
+             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
+             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
+             cache_path=cache_path)
+
+
+def steps_table(results: dict) -> Table:
+    """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
+    table = simple_table("Process-judge confidence (fractions)")
+    table.add_column("metric")
+    for source in results:
+        table.add_column(Path(source).name, justify="right", overflow="fold")
+    keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
+    for key in keys:
+        row = []
+        for res in results.values():
+            value, ci = res.get(key), res.get("ci", {}).get(key)
+            cell = "–" if value is None else f"{value:.4f}"
+            if value is not None and ci:
+                cell += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
+            row.append(cell)
+        table.add_row(key, *row)
+    variants = sorted({v for res in results.values() for v in res.get("by_perturbation", {})})
+    for v in variants:
+        table.add_row(f"crs: {v}", *[
+            f"{res['by_perturbation'][v]['crs']:.4f} ({res['by_perturbation'][v]['pairs']} "
+            "pairs)" if v in res.get("by_perturbation", {}) else "–"
+            for res in results.values()])
+    table.add_row("steps / pairs / unpaired", *[
+        f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
+        for res in results.values()])
+    return table
+
+
+
+TABLES["steps"] = steps_table

@@ -1,0 +1,131 @@
+"""A small numpy ReLU network trained with Adam, for the interval methods that need one (R2CCP,
+CHR). Several networks of one shape (one per seed) train side by side as one batched array
+program. Written by hand because the reference packages need torch (see the README)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["adam_train", "init_mlps", "mlp_forward", "predict_mlp"]
+
+
+def _views(flat: np.ndarray, sizes: list[int]) -> tuple[list, list]:
+    """(weights, biases) of S stacked networks as views into ``flat`` (S, n_params)."""
+    weights, biases, offset = [], [], 0
+    for fan_in, fan_out in itertools.pairwise(sizes):
+        weights.append(flat[:, offset:offset + fan_in * fan_out].reshape(-1, fan_in, fan_out))
+        offset += fan_in * fan_out
+        biases.append(flat[:, offset:offset + fan_out])
+        offset += fan_out
+    return weights, biases
+
+
+def init_mlps(sizes: list[int], rngs: list[np.random.Generator]) -> np.ndarray:
+    """Parameters of one ReLU network per Generator, stacked as a float32 (S, n_params)
+    array, each initialised like PyTorch's ``nn.Linear`` (uniform in +-1/sqrt(fan_in)) from
+    its own seeded Generator, layer by layer."""
+    total = sum(a * b + b for a, b in itertools.pairwise(sizes))
+    flat = np.empty((len(rngs), total), dtype=np.float32)
+    weights, biases = _views(flat, sizes)
+    for s, rng in enumerate(rngs):
+        for w, b in zip(weights, biases):
+            bound = 1 / math.sqrt(w.shape[1])
+            w[s] = rng.uniform(-bound, bound, size=w.shape[1:])
+            b[s] = rng.uniform(-bound, bound, size=b.shape[1:])
+    return flat
+
+
+def mlp_forward(weights: list, biases: list, X: np.ndarray, *, dropout: float = 0.0,
+                rngs: list[np.random.Generator] | None = None) -> tuple[np.ndarray, list]:
+    """Outputs (S, n, k) of S stacked networks on inputs X (S, n, d), and the activations
+    the backward pass needs. With ``dropout`` (training only) each hidden unit is zeroed with
+    that probability and the survivors scaled by 1/(1 - dropout), network s drawing its
+    masks from ``rngs[s]``."""
+    acts = [X]
+    h = X
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        h = np.matmul(h, w) + b[:, None, :]
+        if i < len(weights) - 1:
+            h = np.maximum(h, 0.0)
+            if dropout:
+                keep = np.stack([rng.random(h.shape[1:]) >= dropout for rng in rngs])
+                h = h * keep * np.float32(1 / (1 - dropout))
+        acts.append(h)
+    return h, acts
+
+
+def _mlp_backward(weights, acts, grad_out, grad_w, grad_b, dropout: float = 0.0) -> None:
+    """Write the parameter gradients into ``grad_w``/``grad_b`` (views of one flat buffer).
+    A hidden unit passes gradient where its (post-dropout) activation is positive, scaled by
+    the dropout factor."""
+    g = grad_out
+    scale = np.float32(1 / (1 - dropout))
+    for i in range(len(weights) - 1, -1, -1):
+        grad_w[i][...] = np.matmul(acts[i].transpose(0, 2, 1), g)
+        grad_b[i][...] = g.sum(axis=1)
+        if i:
+            g = np.matmul(g, weights[i].transpose(0, 2, 1)) * (acts[i] > 0)
+            if dropout:
+                g *= scale
+
+
+def adam_train(sizes: list[int], X: np.ndarray, output_grad: Callable, *, epochs: int,
+               batch_size: int, lr: float, rngs: list[np.random.Generator], cosine: bool,
+               dropout: float = 0.0, shuffle: bool = True) -> tuple[list, list]:
+    """Train S ReLU MLPs at once with Adam, float32 throughout like the torch references.
+
+    ``X`` is (S, n, d): one training set per network, all of the same size (the seeds of one
+    sweep), so one batched matrix product serves them all — on small networks the per-call
+    overhead, not the arithmetic, dominates, and training ten seeds together costs little
+    more than one. Network s draws its initial weights and each epoch's shuffle from
+    ``rngs[s]``, exactly as if trained alone. ``output_grad(out, idx)`` returns d(loss)/d(out)
+    for the mini-batch rows ``idx`` (S, b). ``cosine`` anneals the rate per epoch from ``lr``
+    to 0; otherwise it is constant. ``dropout`` applies to the hidden layers while training;
+    ``shuffle=False`` visits the rows in order every epoch (a PyTorch DataLoader's default).
+    Returns the trained stacked (weights, biases).
+    """
+    flat = init_mlps(sizes, rngs)
+    weights, biases = _views(flat, sizes)
+    grad = np.zeros_like(flat)
+    grad_w, grad_b = _views(grad, sizes)
+    m, v, tmp = np.zeros_like(flat), np.zeros_like(flat), np.empty_like(flat)
+    beta1, beta2, eps, step = 0.9, 0.999, 1e-8, 0
+    X = X.astype(np.float32)
+    n_models, n = X.shape[0], X.shape[1]
+    models = np.arange(n_models)[:, None]
+    for epoch in range(epochs):
+        rate = 0.5 * lr * (1 + math.cos(math.pi * epoch / epochs)) if cosine else lr
+        order = (np.stack([rng.permutation(n) for rng in rngs]) if shuffle
+                 else np.tile(np.arange(n), (n_models, 1)))
+        for start in range(0, n, batch_size):
+            idx = order[:, start:start + batch_size]
+            out, acts = mlp_forward(weights, biases, X[models, idx], dropout=dropout, rngs=rngs)
+            _mlp_backward(weights, acts, output_grad(out, idx), grad_w, grad_b, dropout)
+            step += 1
+            m *= beta1
+            m += (1 - beta1) * grad
+            v *= beta2
+            np.multiply(grad, grad, out=tmp)
+            v += (1 - beta2) * tmp
+            # flat -= rate * m_hat / (sqrt(v_hat) + eps), in place
+            np.divide(v, 1 - beta2 ** step, out=tmp)
+            np.sqrt(tmp, out=tmp)
+            tmp += eps
+            np.divide(m, tmp, out=tmp)
+            tmp *= rate / (1 - beta1 ** step)
+            flat -= tmp
+    return weights, biases
+
+
+def _one_of(net: tuple[list, list], s: int) -> tuple[list, list]:
+    """Network ``s`` of a stacked (weights, biases), still stacked (S = 1)."""
+    return [w[s:s + 1] for w in net[0]], [b[s:s + 1] for b in net[1]]
+
+
+def predict_mlp(net: tuple[list, list], X: np.ndarray) -> np.ndarray:
+    """Output (n, k) of a single (S = 1) network on X (n, d)."""
+    return mlp_forward(*net, np.asarray(X, dtype=np.float32)[None])[0][0]

@@ -1,0 +1,97 @@
+"""The report section of the intervals suite: coverage and width per method, point metrics,
+coverage by level, width by group, diagnostics and the ranking-scoring gap."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..figures import width_by_group_figure
+from ..html import _img, _mean_std, _table, esc, fmt, register_section, short_name
+
+__all__ = ["render_intervals"]
+
+
+def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
+    """Informativeness bands and coverage by the judge's error, per interval method."""
+    diag = {m: methods[m]["diagnostics"] for m in interval if methods[m].get("diagnostics")}
+    if not diag:
+        return ""
+    bands = ("decisive", "moderate", "uninformative")
+    out = ["<h3>Informativeness of the adjusted intervals (share of items)</h3>" + _table(
+        list(bands), [[esc(m)] + [_mean_std(d["informativeness_adj"][b]["share"])
+                                  if d["informativeness_adj"].get(b, {}).get("share")
+                                  else "–" for b in bands] for m, d in diag.items()],
+        "method")]
+    out.append("<h3>Interval midpoint as a point estimate</h3>" + _table(
+        ["MAE (raw)", "Pearson (raw)", "MAE (adj.)", "Pearson (adj.)"],
+        [[esc(m)] + [_mean_std(d["midpoint"][k]) if d["midpoint"].get(k) else "–"
+                     for k in ("mae_raw", "pearson_raw", "mae_adj", "pearson_adj")]
+         for m, d in diag.items()], "method"))
+    with_bins = {m: d["error_bins"] for m, d in diag.items() if d.get("error_bins")}
+    if with_bins:
+        errors = sorted({e for bins in with_bins.values() for e in bins}, key=int)
+        out.append("<h3>Coverage (raw) by the judge's absolute error</h3>" + _table(
+            [f"|error| = {e}" for e in errors],
+            [[esc(m)] + [_mean_std(bins[e]["coverage_raw"]) if e in bins else "–"
+                         for e in errors] for m, bins in with_bins.items()], "method"))
+    return "".join(out)
+
+
+@register_section("intervals")
+def render_intervals(section: Mapping[str, Any]) -> str:
+    parts = []
+    for name, r in section["results"].items():
+        label = esc(short_name(name))
+        methods = r["methods"]
+        interval = [m for m, v in methods.items() if "width_raw" in v]
+        sets = [m for m, v in methods.items() if "set_size" in v]
+        parts.append(f"<h3>{label}: {fmt(r.get('n'))} items, alpha {fmt(r.get('alpha'))}, "
+                     f"{len(r.get('seeds', []))} seeds"
+                     f"{', Mondrian' if r.get('mondrian') else ''}</h3>")
+        if interval:
+            parts.append(_table(["coverage (raw)", "width (raw)", "coverage (adj.)",
+                                 "width (adj.)"],
+                                [[esc(m)] + [_mean_std(methods[m][k]) for k in
+                                             ("coverage_raw", "width_raw", "coverage_adj",
+                                              "width_adj")] for m in interval], "method"))
+        if sets:
+            parts.append(_table(["coverage", "mean set size"],
+                                [[esc(m), _mean_std(methods[m]["coverage"]),
+                                  _mean_std(methods[m]["set_size"])] for m in sets],
+                                "rating-set method"))
+        if r.get("point"):
+            keys = ["pearson", "spearman", "kendall", "accuracy", "within1", "mae", "bias"]
+            parts.append("<h3>Judge point metrics</h3>" + _table(
+                keys, [["judge"] + [fmt(r["point"].get(k)) for k in keys]]))
+        if interval and methods[interval[0]].get("levels"):
+            lv = list(methods[interval[0]]["levels"])
+            parts.append("<h3>Coverage (adjusted) by ground-truth level</h3>" + _table(
+                [f"GT {x}" for x in lv],
+                [[esc(m)] + [_mean_std(methods[m]["levels"][x]["coverage_adj"]) for x in lv]
+                 for m in interval], "method"))
+        if interval and methods[interval[0]].get("groups"):
+            shown = interval[:2]
+            widths = {m: {g: v["width_raw"]["mean"] for g, v in methods[m]["groups"].items()}
+                      for m in shown}
+            parts.append("<h3>Width by group</h3>" + _img(width_by_group_figure(widths),
+                                                          "interval width by group"))
+        if r.get("separately") and interval:
+            shown = [m for m in interval[:2]
+                     if all(m in part["methods"] for part in r["separately"].values())]
+            widths = {m: {g: part["methods"][m]["width_raw"]["mean"]
+                          for g, part in r["separately"].items()} for m in shown}
+            if widths:
+                parts.append("<h3>Width by group, each group calibrated on its own</h3>"
+                             + _img(width_by_group_figure(widths), "per-group runs"))
+        parts.append(_diagnostics_tables(methods, interval))
+        if r.get("rsg"):
+            method = next(iter(r["rsg"]))
+            rows = sorted(r["rsg"][method].items(), key=lambda kv: -kv[1]["rsg"])
+            parts.append(f"<h3>Ranking-scoring gap by group ({esc(method)})</h3>"
+                         "<p class='muted'>RSG = Pearson − (1 − mean raw width / range): "
+                         "positive when the judge ranks better than it scores.</p>" + _table(
+                             ["Pearson", "width (raw)", "RSG"],
+                             [[esc(g), fmt(v["pearson"], 3), fmt(v["width_raw"], 2),
+                               fmt(v["rsg"], 3)] for g, v in rows], "group"))
+    return "".join(parts)

@@ -1,0 +1,86 @@
+"""The report sections of the steps suite: ConfProBench metrics with item-bootstrap intervals,
+robustness by perturbation, Δp by error type, breakdowns by metadata, generator consistency."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..figures import grouped_bars_figure
+from ..html import _img, _table, esc, fmt, register_section, short_name
+
+__all__ = ["render_steps", "render_steps_consistency"]
+
+
+def _with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
+    if value is None:
+        return "–"
+    cell = f"{value:.4f}"
+    if ci:
+        cell += f"<div class='ci'>[{ci['low']:.4f}, {ci['high']:.4f}]</div>"
+    return cell
+
+
+@register_section("steps")
+def render_steps(section: Mapping[str, Any]) -> str:
+    """ConfProBench metrics per file: headline with item-bootstrap intervals, CRS per
+    perturbation, Δp per error type and breakdowns by metadata columns."""
+    parts = []
+    keys = ["crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "ece_correct", "ece_incorrect",
+            "delta_ece", "avg", "macro_f1"]
+    results = section["results"]
+    parts.append("<p class='muted'>Fractions, not percent. CRS compares each step's confidence "
+                 "before and after a meaning-preserving perturbation; CSS is the mean drop of "
+                 "P(correct) from correct steps to steps of each error type; CCS combines ECE "
+                 "and the gap between the ECEs of correct and incorrect steps. Intervals: 95% "
+                 "percentile bootstrap over items.</p>")
+    parts.append(_table(keys, [[esc(short_name(name))] + [
+        _with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
+        for name, r in results.items()], "file"))
+    for name, r in results.items():
+        label = esc(short_name(name))
+        if r.get("by_perturbation"):
+            bars = {k.upper(): {v: m[k] for v, m in r["by_perturbation"].items()}
+                    for k in ("crs", "ccr", "sccr")}
+            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _img(
+                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
+                                    title="CRS and its parts by perturbation type"),
+                "robustness by perturbation") + _table(
+                ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
+                [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
+                 + [str(m["pairs"])] for v, m in r["by_perturbation"].items()],
+                "perturbation"))
+        if r.get("delta_p"):
+            parts.append(f"<h3>{label}: Δp by error type</h3>" + _table(
+                ["Δp"], [[esc(t), fmt(v)] for t, v in sorted(r["delta_p"].items(),
+                                                            key=lambda kv: -kv[1])],
+                "error type"))
+        for col, groups in r.get("by_group", {}).items():
+            bars = {k.upper(): {g: m[k] for g, m in groups.items() if m.get(k) is not None}
+                    for k in ("crs", "css", "ccs")}
+            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _img(
+                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
+                                    title=f"CRS, CSS and CCS by {col}"), f"by {col}") + _table(
+                ["CRS", "CSS", "CCS", "avg", "steps"],
+                [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
+                 + [str(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
+    return "".join(parts)
+
+
+@register_section("steps_consistency")
+def render_steps_consistency(section: Mapping[str, Any]) -> str:
+    """Correlation across judges of CRS/CSS/CCS between two perturbation generators, with
+    every judge's pair of values (ConfProBench Appendix H)."""
+    parts = []
+    for r in section["results"].values():
+        metrics = [m for m in ("crs", "css", "ccs") if m in r]
+        parts.append("<p class='muted'>Each judge is scored on the same problems perturbed by "
+                     "generator A and by generator B; high correlations mean the choice of "
+                     "generator does not change the conclusions.</p>")
+        parts.append(_table(["Pearson", "Spearman", "judges"], [
+            [m.upper(), fmt(r[m]["pearson"], 3), fmt(r[m]["spearman"], 3),
+             str(r[m]["n_judges"])] for m in metrics], "metric"))
+        parts.append(_table([f"{m.upper()} ({g})" for m in metrics for g in ("A", "B")], [
+            [esc(j)] + [fmt(v, 4) for m in metrics for v in r[m]["values"][j]]
+            for j in r["judges"]], "judge"))
+    return "".join(parts)

@@ -1,0 +1,85 @@
+"""Seeds: the one parser of seed lists and the one aggregator of results over seeds.
+
+Spread over seeds is a standard deviation with a stated ``ddof``: the sets suite reports the
+sample std (``ddof=1``), the intervals suite the population std (``ddof=0``), as the VLM-judge
+paper's tables do. One seed has std 0. ``None`` values (a metric undefined on a split) are
+skipped, so a mean is over the splits that define it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["MAX_SEEDS", "aggregate_tree", "mean_std", "parse_seeds", "pool_by_size"]
+
+MAX_SEEDS = 1000
+"""More splits than this is almost certainly a typo (``1-100000``); refused."""
+
+
+def parse_seeds(text: str | None, *, option: str = "--seeds") -> list[int] | None:
+    """``"1-10"``, ``"1,2,5"`` or ``"1-3,7"`` -> a list of distinct non-negative ints, in order.
+
+    ``None`` or ``""`` -> ``None``. A malformed part, a descending range, a repeated seed or more
+    than :data:`MAX_SEEDS` seeds is a :class:`ValueError` naming ``option``.
+
+    Examples
+    --------
+    >>> parse_seeds("1-3,7")
+    [1, 2, 3, 7]
+    """
+    if text is None or not str(text).strip():
+        return None
+    usage = f"{option} {text!r}: use a range like 1-10 or a list like 1,2,5"
+    seeds: list[int] = []
+    for part in str(text).split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+            raise ValueError(usage)
+        first, last = int(lo), int(hi) if dash else int(lo)
+        if last < first:
+            raise ValueError(f"{option} {text!r}: the range {part.strip()} runs backwards "
+                             f"(write {last}-{first})")
+        if len(seeds) + last - first + 1 > MAX_SEEDS:
+            raise ValueError(f"{option} {text!r}: more than {MAX_SEEDS} seeds")
+        seeds.extend(range(first, last + 1))
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"{option} {text!r}: a seed is repeated")
+    return seeds
+
+
+def mean_std(values: Sequence, ddof: int) -> dict | None:
+    """``{"mean", "std"}`` of the non-None values (None if there are none)."""
+    vals = np.array([v for v in values if v is not None], dtype=np.float64)
+    if vals.size == 0:
+        return None
+    return {"mean": float(vals.mean()),
+            "std": float(vals.std(ddof=ddof)) if vals.size > 1 else 0.0}
+
+
+def aggregate_tree(items: Sequence, ddof: int):
+    """:func:`mean_std` of every numeric leaf across per-seed trees of dicts; a key missing in
+    some trees is aggregated over the trees that have it."""
+    present = [v for v in items if v is not None]
+    if not present:
+        return None
+    if isinstance(present[0], Mapping):
+        keys = sorted(set().union(*present), key=str)
+        return {k: aggregate_tree([v.get(k) for v in present], ddof) for k in keys}
+    return mean_std(present, ddof)
+
+
+def pool_by_size(parts: Mapping[str, Mapping]) -> dict:
+    """Every method's mean metrics over per-group runs, weighted by group size (``n``): the
+    overall figure of a model-per-group calibration (the VLM-judge paper's "Mondrian")."""
+    sizes = {g: r["n"] for g, r in parts.items()}
+    total = sum(sizes.values())
+    out: dict = {}
+    for g, r in parts.items():
+        for name, m in r["methods"].items():
+            for key, v in m.items():
+                if isinstance(v, dict) and "mean" in v:
+                    slot = out.setdefault(name, {})
+                    slot[key] = slot.get(key, 0.0) + v["mean"] * sizes[g] / total
+    return out

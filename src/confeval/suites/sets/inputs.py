@@ -1,0 +1,102 @@
+"""Inputs of the sets suite: multiple-choice record files -> probability matrices, and
+multiple-choice datasets -> items for a live run.
+
+Record files (``confeval sets score``): one row per question with the gold option (``answer``:
+a letter, or whatever follows the last ``_`` of the option columns) and one column per option
+(``logit_A``, ``logprob_B``, ...; the part after the last ``_`` names the option). An option a
+question does not have is an empty cell. Rows are excluded and counted, never dropped silently:
+``non_finite_option_value``, ``fewer_than_2_options``, ``unknown_label``,
+``gold_option_missing`` (see :class:`~confeval.records.RecordSet` for the generic reasons).
+
+Datasets (``confeval sets run --data``): ``builtin:arith-mc`` or a JSONL/CSV/Parquet file with
+``item_id`` (optional; row number otherwise), ``question``, ``answer`` (gold letter) and either
+an ``options`` list (JSONL) or one column per option letter ``A``, ``B``, ... (empty cells mean
+fewer options). Other columns (e.g. ``category``) are carried into the records.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..._validation import index_in
+from ...conformal import to_probabilities
+from ...records import RecordsError, RecordSet
+from ...tasks import load_builtin
+
+__all__ = ["INPUT_KINDS", "SetsInputs", "load_mc_items", "read_sets_records"]
+
+LETTERS = string.ascii_uppercase
+INPUT_KINDS = ("logits", "logprobs", "probs")
+
+
+@dataclass
+class SetsInputs:
+    """What :func:`confeval.suites.sets.scoring.score_sets` takes, read from one record file:
+    ``probs`` (n, K), ``labels`` (n,) gold option indices, ``groups`` (n,) or None, the option
+    ``letters``, and the :class:`RecordSet` with its exclusion counts."""
+
+    probs: np.ndarray
+    labels: np.ndarray
+    groups: np.ndarray | None
+    letters: list[str]
+    records: RecordSet
+
+
+def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: str = "logit_*",
+                      input_kind: str = "logits", precision: str = "float32",
+                      group_col: str | None = None) -> SetsInputs:
+    """Validated option probabilities of the usable rows of ``rs`` (others excluded and
+    counted in ``rs``); the softmax (or renormalisation of ``probs``) in ``precision``."""
+    if input_kind not in INPUT_KINDS:
+        raise ValueError(f"--input must be one of {', '.join(INPUT_KINDS)}, got {input_kind!r}")
+    cols = rs.columns(logit_cols, what="option column")
+    letters = [str(c).rsplit("_", 1)[-1] for c in cols]
+    values = rs.numeric(cols, what="option_value", allow_missing=True,
+                        lo=0.0 if input_kind == "probs" else None,
+                        hi=0.0 if input_kind == "logprobs" else None,
+                        allow_inf=input_kind != "probs")
+    values = np.where(np.isposinf(values), np.nan, values)
+    rs.exclude(np.isposinf(values).any(axis=1), "non_finite_option_value")
+    rs.exclude((np.isfinite(values).sum(axis=1) < 2) & rs.mask, "fewer_than_2_options")
+    gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters, what="label"))
+    gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
+    rs.exclude(~np.isfinite(gold_value), "gold_option_missing")
+    keep = rs.mask
+    groups = None
+    if group_col:
+        groups = rs.frame.loc[keep, rs.columns([group_col])[0]].astype(str).to_numpy()
+    probs = to_probabilities(values[keep], input_kind, np.dtype(precision))
+    return SetsInputs(probs, gold[keep], groups, letters, rs)
+
+
+def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
+    """Multiple-choice items from ``builtin:arith-mc`` or a file (see module docstring)."""
+    if data.startswith("builtin:"):
+        return load_builtin(data.split(":", 1)[1], n or 200, seed)
+    rs = RecordSet.read(Path(data))
+    frame = rs.frame
+    for col in ("question", "answer"):
+        if col not in frame.columns:
+            raise RecordsError(f"{data}: column {col!r} not found; multiple-choice data needs "
+                               "question, answer and options (a list) or columns A, B, ...")
+    letter_cols = [c for c in LETTERS if c in frame.columns]
+    if "options" not in frame.columns and not letter_cols:
+        raise RecordsError(f"{data}: no options: give an 'options' list or columns A, B, ...")
+    items = []
+    for row in frame.to_dict(orient="records"):
+        if "options" in frame.columns:
+            opts = row["options"]
+            if isinstance(opts, str):
+                opts = json.loads(opts)
+        else:
+            opts = [row[c] for c in letter_cols if isinstance(row[c], str) and row[c].strip()]
+        item = {k2: v for k2, v in row.items() if k2 not in letter_cols and k2 != "_row"}
+        item["options"] = [str(o) for o in opts]
+        item["item_id"] = str(row.get("item_id", f"row-{row['_row']}"))
+        items.append(item)
+    return items[:n] if n else items

@@ -1,0 +1,162 @@
+"""The process-judge suite's live path: ask a judge to verify every step of a solution and
+record its P(correct) per step, for the original chain and each perturbed variant.
+
+Input data (``--data``): see :mod:`confeval.suites.steps.inputs`.
+
+Each record is one step: ``item_id, step, variant, p_correct, label, error_type,
+pred_label, pred_error_type, status, reason, flags`` plus metadata — the input of
+``confeval steps score``. A reply the parser cannot read gives unparseable step records
+(counted, never dropped); see :mod:`confeval.parse.steps` and its consistency policy.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import mimetypes
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ...backends import Backend, GenerateParams
+from ...parse.steps import CONSISTENCY_POLICIES
+from ...taxonomy import error_types
+from ..base import LiveSuite, SuiteOptions
+from .inputs import load_step_items, verdict_records
+
+__all__ = ["SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages"]
+
+_TYPE_NAMES = [t.name for t in error_types("confprobench").values()]
+
+_SYSTEM = """You check student solutions to science problems one step at a time.
+
+First work out the problem yourself; the correct final answer is given so that you can find \
+a sound line of reasoning. Then judge every numbered step of the student's solution on its \
+own scientific, logical and mathematical merit (wording, notation and layout do not matter).
+
+For each step give:
+- label: 1 if you judge the step correct, 0 if not;
+- p: your probability, strictly between 0 and 1, that the step is correct (label 1 exactly \
+when p is at least 0.5);
+- error: for an incorrect step, one of: {types}; an empty string for a correct step.
+
+Answer with exactly one entry per step, in order, none merged or skipped, inside \
+<evaluation> and </evaluation>:
+{format}"""
+
+_FORMATS = {
+    "list": "<evaluation>\n[\n  [\"Step 1\", label, p, \"error\"],\n  ...\n]\n</evaluation>",
+    "json": "<evaluation>\n[{\"step\": 1, \"label\": 1, \"p\": 0.9, \"error\": \"\"}, ...]\n"
+            "</evaluation>",
+}
+
+
+def build_step_judge_messages(problem: str, final_answer: str, steps: Sequence[str], *,
+                              images: Sequence[str] = (), output: str = "list") -> list[dict]:
+    """Chat messages asking a judge for (label, P(correct), error type) per step."""
+    if output not in _FORMATS:
+        raise ValueError(f"output must be one of {tuple(_FORMATS)}")
+    system = _SYSTEM.format(types="; ".join(_TYPE_NAMES), format=_FORMATS[output])
+    numbered = "\n".join(f"Step {i + 1}: {s}" for i, s in enumerate(steps))
+    text = (f"Problem: {problem}\nCorrect final answer: {final_answer}\n"
+            f"Student's solution ({len(steps)} steps):\n{numbered}")
+    if images:
+        content: Any = [{"type": "image_url", "image_url": {"url": _image_url(str(u))}}
+                        for u in images]
+        content.append({"type": "text", "text": text})
+    else:
+        content = text
+    return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+
+
+def _image_url(ref: str) -> str:
+    """A local image path becomes an inline ``data:`` URL (every backend accepts those, and
+    nothing is fetched from the web); data: and file: URLs pass through."""
+    if ref.startswith(("data:", "file://", "http://", "https://")):
+        return ref
+    path = Path(ref)
+    if not path.is_file():
+        raise ValueError(f"image not found: {ref}")
+    mime = mimetypes.guess_type(path.name)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepsOptions(SuiteOptions):
+    """Options of a live steps run: the shared ones, what to do when a judge's label
+    contradicts its probability (``consistency``), the reply length limit ``max_tokens`` and
+    the reply ``output`` format asked for (``list`` or ``json``)."""
+
+    consistency: str = "flag"
+    max_tokens: int = 1024
+    output: str = "list"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.consistency not in CONSISTENCY_POLICIES:
+            raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}, "
+                             f"got {self.consistency!r}")
+        if self.max_tokens < 1:
+            raise ValueError("--max-tokens must be at least 1")
+        if self.output not in _FORMATS:
+            raise ValueError(f"--output must be one of {', '.join(_FORMATS)}")
+
+
+class StepsSuite(LiveSuite):
+    """Ask a process judge to verify every step of each chain (original and perturbed) and
+    record its P(correct) per step; score CRS, CSS and CCS."""
+
+    name = "steps"
+    default_data = "builtin:arith-steps"
+    Options = StepsOptions
+
+    def needs(self, backend: Backend, options: StepsOptions) -> list[str]:
+        return ["generate"]
+
+    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+        items = load_step_items(data, n, seed)
+        for item in items:  # the runner keys records by item_id: one per (problem, variant)
+            item["problem_id"], item["item_id"] = item["item_id"], item["run_id"]
+        return items
+
+    async def run_item(self, item: dict, backend: Backend, options: StepsOptions) -> dict:
+        messages = build_step_judge_messages(item["problem"], item["final_answer"],
+                                             item["steps"], images=item.get("images") or (),
+                                             output=options.output)
+        params = GenerateParams(max_tokens=options.max_tokens, temperature=0.0)
+        gen = (await backend.generate(messages, params))[0]
+        steps = verdict_records({**item, "item_id": item["problem_id"]}, gen.text,
+                                consistency=options.consistency)
+        ok = sum(r["status"] == "ok" for r in steps)
+        # also a valid row for `confeval steps parse` (re-parse with another policy)
+        return {"item_id": item["item_id"], "problem_id": item["problem_id"],
+                "variant": item["variant"], "raw_output": gen.text,
+                "n_steps": len(item["steps"]), "labels": item["labels"],
+                "error_types": item["error_types"], "steps": steps,
+                "status": "ok" if ok == len(steps) else "unparseable",
+                "reason": None if ok == len(steps) else f"{len(steps) - ok} step(s) unread"}
+
+    def score(self, records: list[dict], options: StepsOptions, model_name: str) -> dict:
+        import pandas as pd
+
+        from .scoring import score_steps
+
+        name = model_name
+        rows = [s for r in records for s in r.get("steps", [])]
+        frame = pd.DataFrame(rows)
+        section: dict[str, Any] = {"kind": "steps", "title": "Process judge: step confidence",
+                                   "results": {}}
+        if len(frame):
+            ok = frame[frame.status == "ok"].copy()
+            excluded = {"unparseable_step": int(len(frame) - len(ok))} if len(ok) < len(
+                frame) else {}
+            if len(ok) and (ok.variant == "original").any():
+                res = score_steps(ok, n_resamples=options.bootstrap, seed=options.seed)
+                section["results"][name] = {"n_read": len(frame), "n_used": len(ok),
+                                            "excluded": excluded,
+                                            "invalid_rows": int(len(frame) - len(ok)), **res}
+        return {"title": f"confeval run steps — {name}", "simulated": False,
+                "n_records": len(records), "sections": [section]}
+
+
+SUITE = StepsSuite()

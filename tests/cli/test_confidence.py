@@ -1,0 +1,98 @@
+"""`confeval score` and `confeval agreement`: values, exclusions, tables, one-line errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from confeval.cli import main
+from confeval.metrics import auroc, expected_calibration_error
+from confeval.simulate import simulate
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def conf_file(tmp_path):
+    df = simulate("confidence", 400, "overconfident", seed=3)
+    df.loc[0, "confidence"] = 1.7       # out of range
+    df["confidence"] = df["confidence"].astype(object)
+    df.loc[1, "confidence"] = "high"    # not a number
+    df.loc[2, "correct"] = np.nan       # missing
+    path = tmp_path / "judge.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_score_json_values_and_exclusions(capsys, conf_file):
+    path, df = conf_file
+    code, out, _ = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                       "--json", "--bootstrap", "50")
+    assert code == 0
+    doc = json.loads(out)
+    res = doc["results"][str(path)]
+    assert res["excluded"] == {"non_numeric_confidence": 1, "confidence_out_of_range": 1,
+                               "missing_correct": 1}
+    assert res["n_read"] == 400 and res["n_used"] == 397
+    # CSV line numbers count the header as line 1
+    assert [(f["row"], f["reason"]) for f in res["flagged"]] == [
+        (2, "confidence_out_of_range"), (3, "non_numeric_confidence"), (4, "missing_correct")]
+    good = df.iloc[3:]
+    conf = good.confidence.astype(float)
+    assert res["auroc"] == pytest.approx(auroc(conf, good.correct), abs=1e-12)
+    assert res["ece"] == pytest.approx(expected_calibration_error(conf, good.correct), abs=1e-12)
+    assert 0 <= res["ci"]["auroc"]["low"] <= res["auroc"] <= res["ci"]["auroc"]["high"]
+
+
+def test_score_several_files_table_and_run_folder(capsys, tmp_path, conf_file):
+    path, _ = conf_file
+    other = tmp_path / "other.jsonl"
+    simulate("confidence", 300, "calibrated", seed=1).to_json(other, orient="records",
+                                                               lines=True)
+    code, out, _ = run(capsys, "score", str(path), str(other), "-c", "confidence", "-y",
+                       "correct", "--bootstrap", "0", "--out", str(tmp_path / "run"))
+    assert code == 0
+    assert "judge.csv" in out and "other.jsonl" in out and "excluded 3 row(s)" in out
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert set(metrics["sections"][0]["results"]) == {str(path), str(other)}
+    assert (tmp_path / "run" / "report.html").stat().st_size > 10_000
+
+
+def test_agreement_with_logprobs(capsys, tmp_path):
+    df = simulate("scores", 300, "compressing", seed=2)
+    path = tmp_path / "judge.parquet"
+    df.to_parquet(path)
+    code, out, _ = run(capsys, "agreement", str(path), "--pred-col", "parsed_score",
+                       "--gt-col", "gt_score", "--logprob-cols", "score_lp*", "--json",
+                       "--bootstrap", "20")
+    assert code == 0
+    res = json.loads(out)["results"][str(path)]
+    assert res["accuracy"] == pytest.approx(np.mean(df.parsed_score == df.gt_score))
+    assert res["bias_by_level"]["1.0"]["bias"] > 0
+    assert "top_prob_ece" in res and res["excluded"] == {}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["score", "missing.csv", "-c", "a", "-y", "b"], "missing.csv: no such file"),
+    (["report", "no-such-run"], "no-such-run: not a run folder"),
+    (["simulate", "scores", "--behaviour", "smug", "--out", "x.jsonl"],
+     "unknown scores behaviour 'smug'"),
+])
+def test_errors_are_one_line_exit_2(capsys, args, message):
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert err.strip().count("\n") == 0
+
+
+def test_missing_column_names_file_and_columns(capsys, conf_file):
+    path, _ = conf_file
+    code, _, err = run(capsys, "score", str(path), "-c", "conf", "-y", "correct")
+    assert code == 2
+    assert f"{path}: confidence 'conf' not found; columns are: item_id, confidence" in err
+
+

@@ -1,0 +1,88 @@
+"""`confeval steps ...` and the `perturb` alias: exit codes, one-line errors, JSON shapes and
+the files written (the metrics themselves are tested in tests/suites/steps/)."""
+
+import json
+
+import pytest
+from PIL import Image
+
+from confeval.cli import main
+from confeval.simulate import simulate
+from confeval.suites.steps import load_step_items
+
+
+def _json(argv, capsys):
+    capsys.readouterr()
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_score_json_run_folder_and_errors(tmp_path, capsys):
+    path = tmp_path / "steps.csv"
+    simulate("steps", 60, seed=2).to_csv(path, index=False)
+    res = _json(["steps", "score", str(path), "--json", "--bootstrap", "50", "--group-col",
+                 "difficulty", "--out", str(tmp_path / "run")], capsys)["results"][str(path)]
+    assert {"crs", "css", "ccs", "avg", "ci", "by_group", "invalid_rows"} <= set(res)
+    assert (tmp_path / "run" / "report.html").is_file()
+    run = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert run["config"]["weights"] == [0.4, 0.4, 0.2]
+    for argv, message in ((["--crs-weights", "1,2"], "--crs-weights '1,2'"),
+                          (["--epsilon", "0.5", "--delta", "0.2"], "epsilon <= delta")):
+        assert main(["steps", "score", str(path), *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_parse_writes_records_and_a_summary(tmp_path, capsys):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(json.dumps({"item_id": "a", "raw_output": "[[\"Step 1\", 1, 0.9, \"\"]]",
+                               "labels": [1]}) + "\n")
+    out = tmp_path / "steps.jsonl"
+    summary = _json(["steps", "parse", str(raw), "--out", str(out), "--json"], capsys)
+    assert summary == {"source": str(raw), "replies": 1, "steps": 1, "parsed": 1,
+                       "unparseable": {}, "flags": {}, "out": str(out), "consistency": "flag"}
+    assert json.loads(out.read_text())["p_correct"] == 0.9
+    assert main(["steps", "parse", str(raw), "--out", str(out), "--consistency", "x"]) == 2
+    assert "--consistency must be one of flag, mirror, exclude" in capsys.readouterr().err
+
+
+def test_consistency_report_and_too_few_judges(tmp_path, capsys):
+    specs = []
+    for j in range(3):
+        paths = []
+        for g in (0, 1):
+            path = tmp_path / f"j{j}-g{g}.csv"
+            simulate("steps", 40, "typical", seed=10 * j + g).to_csv(path, index=False)
+            paths.append(str(path))
+        specs += ["--pair", f"judge{j}={paths[0]},{paths[1]}"]
+    res = _json(["steps", "consistency", *specs, "--json", "--out", str(tmp_path / "run")],
+                capsys)
+    assert set(res) == {"judges", "crs", "css", "ccs"}
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "rank process judges alike" in html and "CRS (B)" in html
+    assert main(["steps", "consistency", *specs[:2], "--json"]) == 2
+    assert "at least 3 judges" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["perturb"], ["steps", "perturb"]])
+def test_perturb_and_its_alias(tmp_path, capsys, command):
+    img = tmp_path / "fig.png"
+    Image.new("RGB", (20, 10), (0, 128, 255)).save(img)
+    items = load_step_items("builtin:arith-steps", 3, seed=0)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({**{k: v for k, v in it.items() if k != "run_id"},
+                                        "images": [str(img)] if i != 1 else []}) + "\n"
+                            for i, it in enumerate(items)))
+    summary = _json([*command, str(data), "--kind", "image", "--out", str(tmp_path / "p.jsonl"),
+                     "--image-kind", "invert", "--json"], capsys)
+    assert summary["by_kind"] == {"invert": 2} and summary["originals_written"] == 2
+    written = load_step_items(str(tmp_path / "p.jsonl"))
+    assert [p["variant"] for p in written] == ["original", "original", "image", "image"]
+    pixel = Image.open(written[2]["images"][0]).getpixel((0, 0))
+    assert pixel == (255, 127, 0)
+    for argv, message in ((["--kind", "blur", "--out", "x.jsonl"], "--kind must be"),
+                          (["--kind", "image", "--out", "x.csv"], "use a .jsonl name")):
+        assert main([*command, str(data), *argv]) == 2
+        assert message in capsys.readouterr().err

@@ -1,0 +1,106 @@
+"""The live steps suite with a scripted judge: prompt, records per step, unreadable replies
+counted, scoring of the run, and re-parsing the run's records with `steps parse`."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from confeval.backends import ScriptedBackend
+from confeval.records import RecordSet
+from confeval.runner import run_suite
+from confeval.runs import RunFolder, load_run_records
+from confeval.suites import get_suite
+from confeval.suites.steps import load_step_items, parse_step_replies
+from confeval.suites.steps.live import build_step_judge_messages
+
+
+def test_prompt_lists_every_step_and_the_taxonomy(tmp_path):
+    (tmp_path / "x.png").write_bytes(b"\x89PNG fake")
+    msgs = build_step_judge_messages("P?", "42", ["a = 1", "b = 2"],
+                                     images=[str(tmp_path / "x.png")])
+    system, user = msgs[0]["content"], msgs[1]["content"]
+    assert "<evaluation>" in system and "Numerical calculation error" in system
+    assert user[0]["type"] == "image_url" and "Step 2: b = 2" in user[-1]["text"]
+    assert user[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    with pytest.raises(ValueError, match="image not found"):
+        build_step_judge_messages("P?", "1", ["a"], images=[str(tmp_path / "missing.png")])
+    assert "Correct final answer: 42" in user[-1]["text"]
+
+
+def _judge(messages, params, i):
+    """Flags the step that does not follow from the problem, with a lexical variant shifted
+    by 0.02; every seventh problem gets an unreadable reply."""
+    text = messages[-1]["content"]
+    steps = re.findall(r"^Step \d+: (.*)$", text, flags=re.M)
+    if len(text) % 7 == 0:
+        return "I refuse."
+    entries = [[f"Step {k + 1}", 1, 0.9, ""] for k in range(len(steps))]
+    return "<evaluation>" + json.dumps(entries) + "</evaluation>"
+
+
+def test_run_steps_records_and_scores(tmp_path):
+    items = get_suite("steps").load_items("builtin:arith-steps", 12, 0)
+    lexical = [{**it, "variant": "lexical", "item_id": it["problem_id"] + "::lexical"}
+               for it in items]
+    suite = get_suite("steps")
+    result = run_suite(suite, ScriptedBackend(_judge), items + lexical, tmp_path / "run",
+                       options=suite.Options(bootstrap=50), model_name="judge")
+    records = load_run_records(result.run_dir / RunFolder.RECORDS)
+    assert len(records) == 24
+    steps = [s for r in records for s in r["steps"]]
+    assert len(steps) == sum(len(it["steps"]) for it in items) * 2
+    assert {s["variant"] for s in steps} == {"original", "lexical"}
+    section = result.metrics["sections"][0]["results"]["judge"]
+    assert section["pairs"] > 0 and section["ccr"] == 0.0
+    bad = sum(s["status"] != "ok" for s in steps)
+    assert section["invalid_rows"] == bad
+
+    # the run's records re-parse with another policy into step records
+    frame, summary = parse_step_replies(RecordSet.read(result.run_dir / RunFolder.RECORDS),
+                                        consistency="mirror")
+    assert len(frame) == len(steps) and summary["steps"] == len(steps)
+    assert set(frame["item_id"]) == {it["problem_id"] for it in items}
+    assert summary["parsed"] == len(steps) - bad
+
+
+def test_step_data_errors_are_clear(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"item_id": "a", "problem": "p", "final_answer": 1,
+                                "steps": ["x", "y"], "labels": [1]}) + "\n")
+    with pytest.raises(Exception, match="differ in length"):
+        load_step_items(str(path))
+
+
+def test_perturbed_file_runs_live_and_yields_image_crs(tmp_path):
+    from PIL import Image
+
+    from confeval.perturb import perturb_images, with_originals
+    from confeval.records import write_table
+
+    img = tmp_path / "fig.png"
+    Image.new("RGB", (12, 8), (200, 10, 10)).save(img)
+    items = load_step_items("builtin:arith-steps", 4, seed=3)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({**{k: v for k, v in it.items() if k != "run_id"},
+                                        "images": [str(img)]}) + "\n" for it in items))
+    loaded_items = load_step_items(str(data))
+    perturbed, _ = perturb_images(loaded_items, tmp_path / "images", seed=0)
+    write_table(pd.DataFrame(with_originals(loaded_items, perturbed, "image")),
+                tmp_path / "both.jsonl")
+
+    def judge(messages, params, i):
+        n = len(re.findall(r"^Step \d+:", messages[-1]["content"][-1]["text"], flags=re.M))
+        p = 0.8 if messages[-1]["content"][0]["image_url"]["url"].startswith(
+            "data:image/png") else 0.5
+        return "<evaluation>" + json.dumps([["s", 1, p, ""]] * n) + "</evaluation>"
+
+    suite = get_suite("steps")
+    loaded = suite.load_items(str(tmp_path / "both.jsonl"), None, 0)
+    result = run_suite(suite, ScriptedBackend(judge, capabilities={"generate", "images"}),
+                       loaded, tmp_path / "run", options=suite.Options(bootstrap=0),
+                       model_name="j")
+    res = result.metrics["sections"][0]["results"]["j"]
+    assert set(res["by_perturbation"]) == {"image"}
+    assert res["by_perturbation"]["image"]["pairs"] == sum(len(it["steps"]) for it in items)

@@ -1,0 +1,133 @@
+"""The package's import graph, read from the source with ``ast``: no module imports itself
+through a cycle, nothing imports a layer above its own, and only tests/cli/ (and benchmarks that
+time a command) import the command line."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "confeval"
+TESTS = Path(__file__).resolve().parent
+
+LAYERS = [
+    {"__init__", "_numeric", "_validation", "taxonomy", "records", "runs"},
+    {"metrics", "parse", "measures", "conformal", "tasks"},
+    {"evaluate", "backends", "perturb", "simulate"},
+    {"report"},
+    {"suites"},
+    {"runner", "demo"},
+    {"cli"},
+]
+"""Top-level parts of ``confeval`` from the bottom up: a part may import its own layer's and
+lower layers' parts, never a higher one."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every confeval module this file imports (module level or inside functions)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("confeval")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("confeval"):
+                found.add(target)
+                # "from . import x" imports the submodule x
+                found |= {f"{target}.{a.name}" for a in node.names}
+    return found
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+GRAPH = {name: {m for m in _imports(path) if m in MODULES and m != name}
+         for name, path in MODULES.items()}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _layer(module: str) -> int:
+    part = _part(module)
+    for i, layer in enumerate(LAYERS):
+        if part in layer:
+            return i
+    raise AssertionError(f"{module}: part {part!r} is in no layer of this test")
+
+
+def test_every_part_has_a_layer():
+    for module in MODULES:
+        _layer(module)
+
+
+def test_nothing_imports_upward():
+    upward = [(m, t) for m, targets in GRAPH.items() for t in targets
+              if _layer(t) > _layer(m)]
+    assert not upward, f"imports of a higher layer: {upward}"
+
+
+def test_no_import_cycles():
+    done, path, cycles = set(), [], []
+
+    def visit(node):
+        if node in path:
+            cycles.append([*path[path.index(node):], node])
+            return
+        if node in done:
+            return
+        path.append(node)
+        for nxt in sorted(GRAPH[node]):
+            # a package's __init__ importing its own submodules is not a cycle of behaviour
+            if nxt.startswith(node + "."):
+                continue
+            visit(nxt)
+        path.pop()
+        done.add(node)
+
+    for module in sorted(GRAPH):
+        visit(module)
+    real = [c for c in cycles if not all(b.startswith(a + ".") or a.startswith(b + ".")
+                                         for a, b in itertools.pairwise(c))]
+    assert not real, f"import cycles: {real[:3]}"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in TESTS.rglob("test_*.py")
+                                        if "cli" not in p.relative_to(TESTS).parts),
+                         ids=lambda p: str(p.relative_to(TESTS)))
+def test_only_cli_tests_import_the_command_line(path):
+    assert not any(m == "confeval.cli" or m.startswith("confeval.cli.")
+                   for m in _imports_of_test(path))
+
+
+def _imports_of_test(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_command_modules_stay_small():
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+             for p in (SRC / "cli").glob("*.py")}
+    assert max(sizes.values()) <= 300, sizes
