@@ -84,6 +84,7 @@ def same_length(**arrays: np.ndarray) -> int:
 
 
 def check_positive_int(value: int, name: str) -> int:
+    """``value`` as an int if it is a positive integer (not a bool), else a ValueError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)

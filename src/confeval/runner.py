@@ -38,6 +38,9 @@ __all__ = ["RunResult", "open_run_folder", "run_suite"]
 
 @dataclass
 class RunResult:
+    """What a run did: items in all, newly recorded, resumed, failed (id, why), the metrics,
+    and the model calls made (cache hits excluded)."""
+
     run_dir: Path
     n_items: int
     n_new: int

@@ -27,6 +27,7 @@ __all__ = ["CachedBackend", "ResponseCache", "call_key", "default_cache_path", "
 
 
 def default_cache_path() -> Path:
+    """$CONFEVAL_CACHE, or ~/.cache/confeval/responses.sqlite."""
     env = os.environ.get("CONFEVAL_CACHE")
     if env:
         return Path(env)

@@ -45,6 +45,11 @@ def _import_torch():
 
 
 class HFBackend(Backend):
+    """A causal language model (or an image-text LLaVA model) from a local folder, run in
+    process with transformers: exact batched continuation scoring, and seeded generation with
+    per-token log-probabilities and top-k alternatives (``hf:PATH``; ``local`` is this backend
+    on the embedded SmolLM2)."""
+
     kind = "hf"
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,

@@ -45,6 +45,7 @@ def find_gguf() -> Path:
 
 
 def export_dir() -> Path:
+    """Where the embedded model is exported once ($CONFEVAL_MODELS or ~/.cache/confeval/models)."""
     base = os.environ.get("CONFEVAL_MODELS")
     root = Path(base) if base else Path.home() / ".cache" / "confeval" / "models"
     return root / MODEL_NAME

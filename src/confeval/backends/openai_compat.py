@@ -35,6 +35,11 @@ __all__ = ["OpenAIBackend"]
 
 
 class OpenAIBackend(Backend):
+    """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp) through the
+    official client: generation with top-k log-probabilities and images; requests spread over
+    several ``base_urls`` (fewest in flight first), ``concurrency`` per endpoint, retries by
+    the client. No continuation scoring (chat endpoints return no prompt log-probabilities)."""
+
     kind = "openai"
 
     def __init__(self, model: str, *, base_urls: Sequence[str] | None = None,

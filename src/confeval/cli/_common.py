@@ -75,10 +75,12 @@ def progress(total: int, what: str, enabled: bool = True):
 
 
 def read(path: Path) -> RecordSet:
+    """The record file ``path`` (errors are one line, exit 2)."""
     return RecordSet.read(path)
 
 
 def print_json(document: Any) -> None:
+    """One strict JSON document on stdout."""
     sys.stdout.write(dumps(document) + "\n")
 
 
@@ -96,6 +98,7 @@ def emit(results: dict[str, dict], as_json: bool, table: Callable[[dict], Table]
 
 
 def cell(res: dict, key: str, with_ci: bool) -> str:
+    """A table cell: the value, with its 95% interval when ``with_ci``."""
     value = res.get(key)
     if value is None:
         return "–"
@@ -109,6 +112,7 @@ def cell(res: dict, key: str, with_ci: bool) -> str:
 
 
 def simple_table(title: str, caption: str | None = None) -> Table:
+    """An empty table in the package's terminal style."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
                  caption=caption)
 

@@ -44,6 +44,7 @@ app = group("Conformal intervals and label sets for judge scores.")
 
 
 def intervals_table(results: dict) -> Table:
+    """One row per (file, method): coverage and width (raw, adjusted) or set size."""
     table = simple_table("Conformal intervals for judge scores (mean over seeds)")
     table.add_column("file", overflow="fold", min_width=15)
     for header in ("method", "cov raw", "width raw", "cov adj", "width adj / size"):

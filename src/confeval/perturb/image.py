@@ -20,9 +20,6 @@ import numpy as np
 
 __all__ = ["IMAGE_PERTURBATIONS", "perturb_image"]
 
-IMAGE_PERTURBATIONS = ("scale", "rotate", "noise", "invert")
-
-
 def _params(kind: str, rng: np.random.Generator) -> dict[str, Any]:
     if kind == "scale":
         low = rng.uniform() < 0.5
@@ -47,8 +44,6 @@ def perturb_image(image, seed: int | np.random.Generator = 0, kind: str | None =
     >>> out.getpixel((0, 0)), params
     ((245, 55, 225), {'kind': 'invert'})
     """
-    from PIL import Image, ImageOps
-
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if kind is None:
         kind = str(rng.choice(IMAGE_PERTURBATIONS))
@@ -56,25 +51,45 @@ def perturb_image(image, seed: int | np.random.Generator = 0, kind: str | None =
         raise ValueError(f"kind must be one of {IMAGE_PERTURBATIONS}, got {kind!r}")
     params = _params(kind, rng)
     img = image.convert("RGBA") if image.mode in ("RGBA", "LA", "P") else image.convert("RGB")
-    if kind == "scale":
-        size = (max(1, round(img.width * params["factor"])),
-                max(1, round(img.height * params["factor"])))
-        out = img.resize(size, Image.Resampling.LANCZOS)
-    elif kind == "rotate":
-        fill = (255, 255, 255, 255) if img.mode == "RGBA" else (255, 255, 255)
-        out = img.rotate(params["degrees"], resample=Image.Resampling.BICUBIC, expand=True,
-                         fillcolor=fill)
-    elif kind == "noise":
-        arr = np.asarray(img, dtype=np.float64)
-        noise_rng = np.random.default_rng(params["noise_seed"])
-        channels = 3
-        arr[..., :channels] += noise_rng.normal(0, params["sigma"], arr[..., :channels].shape)
-        out = Image.fromarray(np.clip(np.rint(arr), 0, 255).astype(np.uint8), mode=img.mode)
-    else:
-        if img.mode == "RGBA":
-            r, g, b, a = img.split()
-            inv = ImageOps.invert(Image.merge("RGB", (r, g, b)))
-            out = Image.merge("RGBA", (*inv.split(), a))
-        else:
-            out = ImageOps.invert(img)
-    return out, {"kind": kind, **params}
+    return IMAGE_TRANSFORMS[kind](img, params), {"kind": kind, **params}
+
+
+def _scale(img, params):
+    from PIL import Image
+
+    size = (max(1, round(img.width * params["factor"])),
+            max(1, round(img.height * params["factor"])))
+    return img.resize(size, Image.Resampling.LANCZOS)
+
+
+def _rotate(img, params):
+    from PIL import Image
+
+    fill = (255, 255, 255, 255) if img.mode == "RGBA" else (255, 255, 255)
+    return img.rotate(params["degrees"], resample=Image.Resampling.BICUBIC, expand=True,
+                      fillcolor=fill)
+
+
+def _noise(img, params):
+    from PIL import Image
+
+    arr = np.asarray(img, dtype=np.float64)
+    noise_rng = np.random.default_rng(params["noise_seed"])
+    arr[..., :3] += noise_rng.normal(0, params["sigma"], arr[..., :3].shape)
+    return Image.fromarray(np.clip(np.rint(arr), 0, 255).astype(np.uint8), mode=img.mode)
+
+
+def _invert(img, params):
+    from PIL import Image, ImageOps
+
+    if img.mode == "RGBA":
+        r, g, b, a = img.split()
+        inv = ImageOps.invert(Image.merge("RGB", (r, g, b)))
+        return Image.merge("RGBA", (*inv.split(), a))
+    return ImageOps.invert(img)
+
+
+IMAGE_TRANSFORMS = {"scale": _scale, "rotate": _rotate, "noise": _noise, "invert": _invert}
+"""Perturbation name -> ``fn(image, parameters)`` (parameters drawn by :func:`_params`)."""
+
+IMAGE_PERTURBATIONS = tuple(IMAGE_TRANSFORMS)

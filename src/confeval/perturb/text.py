@@ -60,6 +60,7 @@ class Rewrite:
 
 
 def rewrite_messages(step: str, kind: str) -> list[dict]:
+    """Chat messages asking a model for a lexical or syntactic rewrite of one step."""
     if kind == "lexical":
         prompt = _LEXICAL.format(rules=_COMMON, step=step)
     elif kind == "syntactic":

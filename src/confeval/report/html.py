@@ -33,6 +33,7 @@ def register_section(kind: str):
 
 
 def esc(value: Any) -> str:
+    """HTML-escaped text of any value."""
     return html.escape(str(value))
 
 
@@ -51,10 +52,13 @@ def short_name(name: str) -> str:
 
 
 def scroll(table_html: str) -> str:
+    """A wide table in a horizontally scrolling box."""
     return f"<div class='scroll'>{table_html}</div>"
 
 
 def fmt(value: Any, digits: int = 4) -> str:
+    """A cell value: "–" for None, thousands separators for ints, ``digits`` decimals for
+    floats, escaped text otherwise."""
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -107,6 +111,8 @@ def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> 
 
 @register_section("confidence")
 def render_confidence(section: Mapping[str, Any]) -> str:
+    """Calibration and selective-prediction metrics per result, reliability diagrams and
+    risk-coverage curves."""
     results = section["results"]
     cols = [("n", "n"), ("accuracy", "accuracy"), ("mean_confidence", "mean conf."),
             ("ece", "ECE"), ("mce", "MCE"), ("brier", "Brier"), ("auroc", "AUROC"),
@@ -121,6 +127,8 @@ def render_confidence(section: Mapping[str, Any]) -> str:
 
 @register_section("agreement")
 def render_agreement(section: Mapping[str, Any]) -> str:
+    """Judge-vs-human agreement per result, bias by ground-truth level, overconfidence,
+    confusion matrices and top-probability reliability."""
     results = section["results"]
     cols = [("n", "n"), ("pearson", "Pearson"), ("spearman", "Spearman"),
             ("kendall", "Kendall τ"), ("accuracy", "exact acc."), ("within1", "±1 acc."),

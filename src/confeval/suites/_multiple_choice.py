@@ -35,6 +35,7 @@ NOTA = "None of the above"
 
 
 def letters_for(n_options: int) -> list[str]:
+    """The option letters A, B, ... of ``n_options`` options (1 to 26)."""
     if not 1 <= n_options <= 26:
         raise ValueError("between 1 and 26 options are supported")
     return list(string.ascii_uppercase[:n_options])

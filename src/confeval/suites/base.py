@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from ..backends import Backend
 
-__all__ = ["READ_METHODS", "LiveSuite", "SuiteOptions", "read_method"]
+__all__ = ["READ_METHODS", "LiveSuite", "SuiteOptions", "distribution_needs", "read_method"]
 
 READ_METHODS = ("auto", "score", "top_logprobs")
 """How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
@@ -31,6 +31,12 @@ def read_method(backend: Backend, method: str) -> str:
     if method == "auto":
         return "score" if "score" in backend.capabilities else "top_logprobs"
     return method
+
+
+def distribution_needs(backend: Backend, method: str) -> list[str]:
+    """The backend capabilities that reading a distribution over answers with ``method``
+    needs: exact scoring, or generation with top-k log-probabilities."""
+    return ["score"] if read_method(backend, method) == "score" else ["generate", "logprobs"]
 
 
 @dataclasses.dataclass(frozen=True)

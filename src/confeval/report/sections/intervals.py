@@ -40,6 +40,9 @@ def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
 
 @register_section("intervals")
 def render_intervals(section: Mapping[str, Any]) -> str:
+    """Per file: coverage and width of every interval method (raw and adjusted), rating-set
+    coverage and size, the judge's point metrics, coverage by level, width by group (one
+    model, and a model per group), diagnostics and the ranking-scoring gap."""
     parts = []
     for name, r in section["results"].items():
         label = esc(short_name(name))

@@ -14,6 +14,8 @@ __all__ = ["render_sets"]
 
 @register_section("sets")
 def render_sets(section: Mapping[str, Any]) -> str:
+    """Accuracy, ECE and coverage / size / UAcc of every set score per file (mean ± std over
+    seeds), per-group tables, accuracy against set size and set-size histograms."""
     results = section["results"]
     if not results:
         return "<p>No results.</p>"

@@ -30,7 +30,7 @@ import numpy as np
 from ...backends import Backend, GenerateParams
 from ...parse import DEFAULT_FLOOR, extract_score
 from .._seeds import parse_seeds
-from ..base import LiveSuite, SuiteOptions, read_method
+from ..base import LiveSuite, SuiteOptions, distribution_needs, read_method
 from .inputs import load_judge_items
 
 __all__ = ["SUITE", "IntervalsOptions", "IntervalsSuite", "build_judge_messages"]
@@ -99,9 +99,7 @@ class IntervalsSuite(LiveSuite):
     Options = IntervalsOptions
 
     def needs(self, backend: Backend, options: IntervalsOptions) -> list[str]:
-        if read_method(backend, options.method) == "score":
-            return ["score"]
-        return ["generate", "logprobs"]
+        return distribution_needs(backend, options.method)
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         return load_judge_items(data, n, seed)

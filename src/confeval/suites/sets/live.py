@@ -22,7 +22,7 @@ from ..._validation import index_in
 from ...backends import Backend
 from ...evaluate import evaluate_confidence
 from .._multiple_choice import build_messages, option_distribution
-from ..base import LiveSuite, SuiteOptions, read_method
+from ..base import LiveSuite, SuiteOptions, distribution_needs
 from .inputs import LETTERS, load_mc_items
 
 __all__ = ["SUITE", "SetsOptions", "SetsSuite"]
@@ -52,9 +52,7 @@ class SetsSuite(LiveSuite):
     Options = SetsOptions
 
     def needs(self, backend: Backend, options: SetsOptions) -> list[str]:
-        if read_method(backend, options.method) == "score":
-            return ["score"]
-        return ["generate", "logprobs"]
+        return distribution_needs(backend, options.method)
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         return load_mc_items(data, n, seed)
