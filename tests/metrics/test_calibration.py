@@ -7,6 +7,7 @@ from confeval.metrics import (
     HistogramBinning,
     bin_indices,
     brier_score,
+    calibration_error_float32_left_closed,
     classwise_calibration_error,
     expected_calibration_error,
     maximum_calibration_error,
@@ -134,3 +135,41 @@ def test_recalibration_reduces_ece_of_an_overconfident_measure():
 def test_bad_input_is_a_clear_error(bad):
     with pytest.raises(ValueError, match="confidence"):
         expected_calibration_error(bad, [1, 0])
+
+
+def test_torch_linspace_float32_is_bit_identical_to_torch():
+    torch = pytest.importorskip("torch")
+    from confeval.metrics.calibration import torch_linspace_float32
+
+    for steps in range(1, 302):
+        ours = torch_linspace_float32(steps)
+        assert np.array_equal(ours, torch.linspace(0, 1, steps, dtype=torch.float32).numpy())
+    # numpy's float32 linspace is one ulp off at some edges (the issue's finding)
+    numpy_edges = np.linspace(0, 1, 16, dtype=np.float32)
+    assert np.flatnonzero(torch_linspace_float32(16) != numpy_edges).tolist() == [3, 6, 7, 8, 9,
+                                                                                   10]
+
+
+@pytest.mark.parametrize("n_bins", [10, 15, 20])
+def test_float32_left_closed_equals_torchmetrics_on_edges(n_bins):
+    """Confidences exactly on every float32 edge (as torch makes them), between edges, at 0
+    and 1, and a uniform 5-way softmax (exactly 0.2): ECE and MCE equal torchmetrics'."""
+    torch = pytest.importorskip("torch")
+    tm = pytest.importorskip("torchmetrics.functional.classification")
+    from confeval.metrics.calibration import torch_linspace_float32
+
+    edges = torch_linspace_float32(n_bins + 1)
+    mids = ((edges[:-1].astype(np.float64) + edges[1:]) / 2).astype(np.float32)
+    rng = np.random.default_rng(n_bins)
+    grid = np.concatenate([edges, mids, np.float32([0.2, 0.45, 0.7, 1.0, 0.0])])
+    conf = np.repeat(grid, 7)
+    conf = np.concatenate([conf, rng.choice(grid, 500)]).astype(np.float32)
+    correct = (rng.random(conf.size) < conf).astype(np.int64)
+    for norm, tm_norm in (("l1", "l1"), ("max", "max")):
+        ours = calibration_error_float32_left_closed(conf, correct, n_bins=n_bins, norm=norm)
+        ref = tm.binary_calibration_error(torch.from_numpy(conf), torch.from_numpy(correct),
+                                          n_bins=n_bins, norm=tm_norm).item()
+        assert ours == pytest.approx(ref, abs=1e-7), norm
+    # the issue's repro: 0.2 lies on edge 3 of 15 bins
+    repro = calibration_error_float32_left_closed([0.15, 0.2, 0.25], [1, 0, 0], n_bins=15)
+    assert repro == pytest.approx(0.3, abs=1e-7)

@@ -2,6 +2,7 @@ import itertools
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import auc, roc_auc_score
 
@@ -13,6 +14,7 @@ from confeval.metrics import (
     auroc,
     prediction_rejection_ratio,
     rank_calibration_error,
+    rank_calibration_error_orders,
     risk_coverage_curve,
 )
 
@@ -139,6 +141,78 @@ def test_rce_with_ties_is_order_independent():
     for seed in range(5):
         perm = np.random.default_rng(seed).permutation(400)
         assert rank_calibration_error(conf[perm], correct[perm]) == pytest.approx(base, abs=1e-12)
+
+
+def _authors_rce(correctness, uncertainties, num_bins=20):
+    """Transcription of ``plugin_RCE_est`` (shuoli90/Rank-Calibration, p = 1, no kernel): rows
+    are binned in the order ``argsort`` leaves them, so tied rows keep their input order."""
+    correctness = np.asarray(correctness, float)
+    n = len(correctness)
+    a = correctness[np.argsort(uncertainties, kind="stable")]
+    u_cdf = np.arange(n) / (n - 1)
+    ends = [round(e) for e in np.linspace(0, n, num_bins + 1)]
+    reg = np.zeros(n)
+    for lo, hi in itertools.pairwise(ends):
+        if hi > lo:
+            reg[lo:hi] = np.mean(a[lo:hi])
+    inv = np.array([(np.sum(reg[i] <= reg) - 1) / (n - 1) for i in range(n)])
+    detied = np.zeros(n)
+    for lo, hi in itertools.pairwise(ends):
+        if hi > lo:
+            detied[lo:hi] = np.mean(inv[lo:hi]) - (hi - lo - 1) / (2 * (n - 1))
+    return np.sum(np.abs(detied - u_cdf)) / n
+
+
+@pytest.mark.parametrize("n,bins", [(50, 5), (97, 20), (300, 7), (15, 20), (2, 20)])
+def test_both_tie_rules_equal_the_authors_estimator_without_ties(n, bins):
+    rng = np.random.default_rng(n)
+    conf = rng.normal(size=n)
+    correct = (rng.uniform(size=n) < 0.5 + 0.2 * np.tanh(conf)).astype(float)
+    ref = _authors_rce(correct, -conf, bins)
+    assert rank_calibration_error(conf, correct, n_bins=bins) == pytest.approx(ref, abs=1e-12)
+    assert rank_calibration_error(conf, correct, n_bins=bins, ties="orders",
+                                  n_orders=5) == pytest.approx(ref, abs=1e-12)
+
+
+def _over_row_orders(conf, correct, n_orders=2000):
+    values = []
+    for k in range(n_orders):
+        perm = np.random.default_rng(10_000 + k).permutation(len(conf))
+        values.append(_authors_rce(correct[perm], -conf[perm]))
+    return np.mean(values), np.std(values) / np.sqrt(n_orders)
+
+
+@pytest.mark.parametrize("case", ["all tied", "likert"])
+def test_rce_tie_rules_on_tied_data(case):
+    """The issue's repro: 50 identical confidences. ``block`` is the estimator on tie-block
+    mean correctness (0.484); ``orders`` is the authors' estimator averaged over row orders
+    (0.343 +- 0.001 over 2,000 orders); they differ, and each rule gives its own number."""
+    rng = np.random.default_rng(0)
+    if case == "all tied":
+        conf = np.full(50, 0.6)
+        correct = (rng.random(50) < 0.6).astype(float)
+    else:
+        conf = rng.integers(1, 6, 50).astype(float)
+        correct = (rng.random(50) < conf / 6).astype(float)
+    # block: exactly the authors' estimator on tie-block means
+    means = pd.Series(correct).groupby(conf).transform("mean").to_numpy()
+    block = rank_calibration_error(conf, correct)
+    assert block == pytest.approx(_authors_rce(means, -conf), abs=1e-12)
+    # orders: within four standard errors of the authors' average over row orders
+    res = rank_calibration_error_orders(conf, correct, n_orders=4000, seed=1)
+    ref, ref_se = _over_row_orders(conf, correct)
+    assert abs(res.mean - ref) < 4 * np.hypot(res.std_error, ref_se)
+    assert res.n_orders == 4000 and 0 < res.std_error < 0.002
+    assert abs(block - res.mean) > 0.02  # the two rules are different numbers here
+    if case == "all tied":
+        assert block == pytest.approx(0.484, abs=5e-4)
+        assert res.mean == pytest.approx(0.343, abs=4e-3)
+    # seeded: the same seed gives the same value, and no global RNG is touched
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking it is untouched
+    again = rank_calibration_error(conf, correct, ties="orders", n_orders=4000, seed=1)
+    assert again == res.mean and (np.random.get_state()[1] == state).all()  # noqa: NPY002
+    with pytest.raises(ValueError, match="ties must be one of"):
+        rank_calibration_error(conf, correct, ties="random")
 
 
 def test_rce_prefers_the_informative_measure():

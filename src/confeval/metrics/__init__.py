@@ -40,6 +40,7 @@ from .calibration import (
 )
 from .classification import accuracy, f1_per_class, macro_f1
 from .selective import (
+    RCEOverOrders,
     UndefinedMetricWarning,
     accuracy_rejection_curve,
     auarc,
@@ -47,6 +48,7 @@ from .selective import (
     auroc,
     prediction_rejection_ratio,
     rank_calibration_error,
+    rank_calibration_error_orders,
     risk_coverage_curve,
 )
 from .steps import (
@@ -66,7 +68,8 @@ __all__ = [
     "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
     "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
     "overconfidence_rate", "paired_bootstrap", "pearson", "prediction_rejection_ratio",
-    "rank_calibration_error", "reliability_diagram", "risk_coverage_curve", "spearman",
+    "RCEOverOrders", "rank_calibration_error", "rank_calibration_error_orders",
+    "reliability_diagram", "risk_coverage_curve", "spearman",
     "step_confidence",
     "top_label", "top_label_calibration_error", "within_k_accuracy",
 ]

@@ -170,21 +170,50 @@ def maximum_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_bi
     return float(np.max(np.abs(target_sum[filled] - conf_sum[filled]) / counts[filled]))
 
 
+def torch_linspace_float32(steps: int) -> np.ndarray:
+    """``torch.linspace(0, 1, steps, dtype=torch.float32)`` reproduced bit for bit without
+    torch.
+
+    torch's CPU kernel computes ``step = (end - start) / (steps - 1)`` in float32, then the
+    first half of the points as ``start + step * i`` and the second half as
+    ``end - step * (steps - 1 - i)``, each with one rounding (a fused multiply-add). For
+    ``steps`` up to 2**20 every intermediate below is exact in float64, so casting once to
+    float32 is that single rounding. Tested equal to torch for 2 to 300 points.
+
+    Examples
+    --------
+    >>> e, numpy_edges = torch_linspace_float32(16), np.linspace(0, 1, 16, dtype=np.float32)
+    >>> np.flatnonzero(e != numpy_edges).tolist()  # one ulp apart there
+    [3, 6, 7, 8, 9, 10]
+    """
+    steps = check_positive_int(steps, "steps")
+    if steps == 1:
+        return np.zeros(1, np.float32)
+    if steps > 2**20:
+        raise ValueError(f"steps must be at most 2**20, got {steps}")
+    step = np.float64(np.float32(1) / np.float32(steps - 1))
+    i = np.arange(steps, dtype=np.float64)
+    exact = np.where(i < steps // 2, step * i, 1.0 - step * (steps - 1 - i))
+    return exact.astype(np.float32)
+
+
 def calibration_error_float32_left_closed(confidence: ArrayLike, correct: ArrayLike, *,
                                           n_bins: int = 15, norm: str = "l1") -> float:
     """ECE (``norm="l1"``) or MCE (``norm="max"``) with the binning of torchmetrics, in float32.
 
     For reproducing numbers published with ``torchmetrics`` (e.g. the VLM uncertainty
-    benchmark): edges ``linspace(0, 1, M + 1)`` in float32, **left-closed** bins
-    [k/M, (k+1)/M), a confidence of exactly 1 in a bin of its own, and sums accumulated in
-    float32 in input order. confeval's own convention (right-closed, edge tolerance, float64;
+    benchmark): edges bit-identical to ``torch.linspace(0, 1, M + 1)`` in float32
+    (:func:`torch_linspace_float32`; numpy's float32 linspace differs by one ulp at some
+    edges, which moves a confidence lying exactly on such an edge), **left-closed** bins
+    [e_k, e_{k+1}), a confidence of exactly 1 in a bin of its own, and sums accumulated in
+    float32 in input order. Tested against torchmetrics' ``binary_calibration_error``. confeval's own convention (right-closed, edge tolerance, float64;
     see the module docstring) is what :func:`expected_calibration_error` uses.
     """
     n_bins = check_positive_int(n_bins, "n_bins")
     conf = np.asarray(confidence, dtype=np.float32)
     acc = np.asarray(correct, dtype=np.float32)
     same_length(confidence=conf, correct=acc)
-    edges = np.linspace(0, 1, n_bins + 1, dtype=np.float32)
+    edges = torch_linspace_float32(n_bins + 1)
     idx = np.searchsorted(edges, conf, side="right") - 1
     count = np.zeros(n_bins + 1, np.float32)
     conf_sum = np.zeros(n_bins + 1, np.float32)
