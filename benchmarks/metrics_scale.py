@@ -1,8 +1,17 @@
 """Metrics at scale: AUROC, AUARC, ECE and RCE on 10^6 random items.
 
 Prints the wall time of each (best of 3) and its ratio to scikit-learn's
-``roc_auc_score`` on the same data, measured in this one run. Not a pass/fail test; the target
-of the foundation issue is <= 2 s per metric on the project machine (2 cores).
+``roc_auc_score`` on the same data, measured in this one run; and AUARC against the two peer
+implementations the hardening issue compared with, re-implemented here from their published
+formulas (both break ties by row order; ours keeps the order-free tie rule):
+
+* LM-Polygraph (``ue_metrics/pred_rej_area.py``): min-max normalise the target, argsort,
+  cumulative sum over k, mean of the running means (plus its array append);
+* UQ-NLG (``area_under_accuracy_coverage_curve``): pandas sort, expanding mean, and
+  ``sklearn.metrics.auc`` over ``linspace(0, 1, n)``.
+
+Not a pass/fail test; the targets are <= 2 s per metric on the project machine (2 cores) and
+AUARC at least as fast as both peers (ratio >= 1).
 
     python benchmarks/metrics_scale.py [--n 1000000]
 """
@@ -13,6 +22,8 @@ import argparse
 import time
 
 import numpy as np
+import pandas as pd
+from sklearn import metrics as skm
 from sklearn.metrics import roc_auc_score
 
 from confeval.metrics import auarc, auroc, expected_calibration_error, rank_calibration_error
@@ -25,6 +36,25 @@ def best_of(fn, repeats: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def lm_polygraph_auarc(confidence: np.ndarray, target: np.ndarray) -> float:
+    """LM-Polygraph's prediction-rejection area formula (most confident first)."""
+    lo, hi = np.min(target), np.max(target)
+    target = (np.asarray(target) - lo) / (hi - lo)
+    order = np.argsort(-np.asarray(confidence))
+    cumsum = np.cumsum(target[order])
+    scores = cumsum / np.arange(1, len(order) + 1)
+    area = np.sum(scores) / len(order)
+    np.append(scores, 1)
+    return float(area)
+
+
+def uq_nlg_auarc(confidence: np.ndarray, target: np.ndarray) -> float:
+    """UQ-NLG's area under the accuracy-coverage curve (uncertainty = -confidence)."""
+    df = pd.DataFrame({"u": -confidence, "a": target}).sort_values("u", ascending=True)
+    df["amean"] = df["a"].expanding().mean()
+    return float(skm.auc(np.linspace(0, 1, len(df)), df["amean"]))
 
 
 def main() -> None:
@@ -47,12 +77,22 @@ def main() -> None:
         ("rce (20 bins)", best_of(lambda: rank_calibration_error(conf, correct))),
         ("rce, Likert ties", best_of(lambda: rank_calibration_error(likert, correct))),
     ]
+    ours = best_of(lambda: auarc(conf, correct))
+    peers = {"LM-Polygraph": best_of(lambda: lm_polygraph_auarc(conf, correct)),
+             "UQ-NLG": best_of(lambda: uq_nlg_auarc(conf, correct))}
+    # the same number without ties (the peers' trapezoid/mean conventions as theirs)
+    assert abs(lm_polygraph_auarc(conf, correct) - auarc(conf, correct)) < 1e-9
+    assert abs(uq_nlg_auarc(conf, correct) - auarc(conf, correct, integration="trapezoid")) < 1e-9
     print(f"n = {args.n:,} items; best of 3 runs")
     print(f"{'metric':36s} {'seconds':>9s} {'x sklearn AUROC':>16s}")
     for name, seconds in rows:
         print(f"{name:36s} {seconds:9.3f} {seconds / reference:16.2f}")
     worst = max(s for name, s in rows[1:])
     print(f"slowest confeval metric: {worst:.3f} s (target <= 2 s)")
+    print(f"\nAUARC, {args.n:,} untied items: confeval {ours:.4f} s")
+    for name, seconds in peers.items():
+        print(f"  {name:14s} {seconds:.4f} s   ratio peer / confeval = {seconds / ours:.2f} "
+              "(target >= 1)")
 
 
 if __name__ == "__main__":

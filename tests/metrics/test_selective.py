@@ -224,3 +224,37 @@ def test_rce_prefers_the_informative_measure():
         good = rank_calibration_error(p, correct)
         bad = rank_calibration_error(-p, correct)
     assert good < 0.05 < 0.5 < bad
+
+
+def _lm_polygraph_area(confidence, target):
+    """LM-Polygraph's prediction-rejection area formula (ue_metrics/pred_rej_area.py) with the
+    most confident first; ties fall in argsort's order."""
+    order = np.argsort(-np.asarray(confidence), kind="stable")
+    return float(np.sum(np.cumsum(np.asarray(target)[order]) / np.arange(1, len(order) + 1))
+                 / len(order))
+
+
+@pytest.mark.parametrize("kind", ["continuous", "likert", "all tied", "pairs"])
+def test_auarc_fast_path_equals_the_curve_and_the_peers(kind):
+    """AUARC from one sort and tie blocks equals the mean (and trapezoid) of the full
+    accuracy-rejection curve; without ties it equals LM-Polygraph's formula exactly, with ties
+    the peer's average over row orders."""
+    rng = np.random.default_rng(3)
+    n = 400
+    conf = {"continuous": rng.uniform(size=n), "likert": rng.integers(1, 6, n) / 5,
+            "all tied": np.full(n, 0.4), "pairs": np.repeat(rng.uniform(size=n // 2), 2)}[kind]
+    target = rng.uniform(size=n) if kind == "pairs" else (rng.uniform(size=n) < conf)
+    target = target.astype(float)
+    _, acc = accuracy_rejection_curve(conf, target)
+    assert auarc(conf, target) == pytest.approx(acc.mean(), abs=1e-12)
+    trapezoid = (acc.sum() - 0.5 * (acc[0] + acc[-1])) / (n - 1)
+    assert auarc(conf, target, integration="trapezoid") == pytest.approx(trapezoid, abs=1e-12)
+    _, risk = risk_coverage_curve(conf, 1 - target)
+    assert aurc(conf, 1 - target) == pytest.approx(risk.mean(), abs=1e-12)
+    if kind == "continuous":
+        assert auarc(conf, target) == pytest.approx(_lm_polygraph_area(conf, target), abs=1e-12)
+    else:
+        perms = [np.random.default_rng(k).permutation(n) for k in range(300)]
+        peer = np.mean([_lm_polygraph_area(conf[p], target[p]) for p in perms])
+        spread = np.std([_lm_polygraph_area(conf[p], target[p]) for p in perms])
+        assert abs(auarc(conf, target) - peer) <= 4 * spread / np.sqrt(300) + 1e-12

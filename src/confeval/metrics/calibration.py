@@ -206,8 +206,9 @@ def calibration_error_float32_left_closed(confidence: ArrayLike, correct: ArrayL
     (:func:`torch_linspace_float32`; numpy's float32 linspace differs by one ulp at some
     edges, which moves a confidence lying exactly on such an edge), **left-closed** bins
     [e_k, e_{k+1}), a confidence of exactly 1 in a bin of its own, and sums accumulated in
-    float32 in input order. Tested against torchmetrics' ``binary_calibration_error``. confeval's own convention (right-closed, edge tolerance, float64;
-    see the module docstring) is what :func:`expected_calibration_error` uses.
+    float32 in input order. Tested against torchmetrics' ``binary_calibration_error``.
+    confeval's own convention (right-closed, edge tolerance, float64; see the module
+    docstring) is what :func:`expected_calibration_error` uses.
     """
     n_bins = check_positive_int(n_bins, "n_bins")
     conf = np.asarray(confidence, dtype=np.float32)
