@@ -1,6 +1,6 @@
 """Parsers for untrusted model output (regular expressions only; nothing is evaluated)."""
 
-from ._tokens import DEFAULT_FLOOR, TOKENIZER_MARKERS
+from ._tokens import DEFAULT_FLOOR, MAX_REPLY_CHARS, TOKENIZER_MARKERS
 from .literal import LiteralError, read_literal
 from .option_tokens import extract_from_tokens, normalise_token
 from .score_tokens import (
@@ -11,7 +11,8 @@ from .score_tokens import (
 )
 from .steps import StepVerdict, normalise_error_type, parse_step_judgement
 
-__all__ = ["DEFAULT_FLOOR", "TOKENIZER_MARKERS", "LiteralError", "ScoreExtraction",
+__all__ = ["DEFAULT_FLOOR", "MAX_REPLY_CHARS", "TOKENIZER_MARKERS", "LiteralError",
+           "ScoreExtraction",
            "StepVerdict", "extract_from_tokens", "extract_score", "extract_score_from_text",
            "normalise_error_type", "normalise_rating_token", "normalise_token",
            "parse_step_judgement", "read_literal"]

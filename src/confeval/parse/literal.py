@@ -24,20 +24,29 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["LiteralError", "Percent", "read_list_prefix", "read_literal"]
+from ._tokens import MAX_REPLY_CHARS
+
+__all__ = ["LiteralError", "Percent", "read_list_prefix", "read_list_prefix_span",
+           "read_literal"]
 
 MAX_DEPTH = 32
-MAX_CHARS = 1_000_000
+MAX_CHARS = MAX_REPLY_CHARS
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u201d": "\u201d",
            "\u2019": "\u2019"}
 _CLOSERS = {"\u201d": ('"', "\u201d", "\u201c"), "\u2019": ("'", "\u2019", "\u2018"),
             '"': ('"', "\u201d", "\u201c"), "'": ("'", "\u2019", "\u2018")}
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_SPECIAL = re.compile("[\\\\\"'\u201c\u201d\u2018\u2019]")
 _WORDS = {"true": True, "false": False, "none": None, "null": None}
 
 
 class LiteralError(ValueError):
-    """The text is not a readable literal; the message says where and why."""
+    """The text is not a readable literal; the message says where and why, ``position`` is
+    the character at which reading stopped."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 class Percent(float):
@@ -45,21 +54,24 @@ class Percent(float):
 
 
 class _Reader:
-    def __init__(self, text: str) -> None:
-        self.s, self.i = text, 0
+    """Reads ``text[start:end]`` in place (no copies of the rest: linear time)."""
+
+    def __init__(self, text: str, start: int = 0, end: int | None = None) -> None:
+        self.s, self.i = text, start
+        self.n = len(text) if end is None else min(end, len(text))
 
     def fail(self, why: str):
-        raise LiteralError(f"{why} at character {self.i}")
+        raise LiteralError(f"{why} at character {self.i}", self.i)
 
     def space(self) -> None:
-        while self.i < len(self.s) and (self.s[self.i].isspace() or self.s[self.i] == ","):
+        while self.i < self.n and (self.s[self.i].isspace() or self.s[self.i] == ","):
             self.i += 1
 
     def value(self, depth: int) -> Any:
         if depth > MAX_DEPTH:
             self.fail("nested too deeply")
         self.space()
-        if self.i >= len(self.s):
+        if self.i >= self.n:
             self.fail("unexpected end")
         ch = self.s[self.i]
         if ch in "[(":
@@ -69,10 +81,10 @@ class _Reader:
         if ch in _QUOTES:
             return self.string()
         match = _NUMBER.match(self.s, self.i)
-        if match and (match.end() == len(self.s) or not self.s[match.end()].isalpha()):
+        if match and (match.end() == self.n or not self.s[match.end()].isalpha()):
             self.i = match.end()
             number = float(match.group())
-            if self.i < len(self.s) and self.s[self.i] == "%":
+            if self.i < self.n and self.s[self.i] == "%":
                 self.i += 1
                 return Percent(number / 100)
             return int(number) if re.fullmatch(r"[-+]?\d+", match.group()) else number
@@ -83,7 +95,7 @@ class _Reader:
         items = []
         while True:
             self.space()
-            if self.i >= len(self.s):
+            if self.i >= self.n:
                 self.fail(f"unclosed '{'[' if close == ']' else '('}'")
             if self.s[self.i] == close:
                 self.i += 1
@@ -97,14 +109,14 @@ class _Reader:
         out: dict = {}
         while True:
             self.space()
-            if self.i >= len(self.s):
+            if self.i >= self.n:
                 self.fail("unclosed '{'")
             if self.s[self.i] == "}":
                 self.i += 1
                 return out
             key = self.value(depth + 1)
             self.space()
-            if self.i >= len(self.s) or self.s[self.i] != ":":
+            if self.i >= self.n or self.s[self.i] != ":":
                 self.fail("expected ':' after a key")
             self.i += 1
             out[str(key)] = self.value(depth + 1)
@@ -114,17 +126,26 @@ class _Reader:
         closers = _CLOSERS.get(_QUOTES[opener], (_QUOTES[opener],))
         self.i += 1
         chars: list[str] = []
-        while self.i < len(self.s):
+        while self.i < self.n:
+            # copy the run of ordinary characters up to the next quote or backslash at once
+            special = _SPECIAL.search(self.s, self.i, self.n)
+            stop = special.start() if special else self.n
+            if stop > self.i:
+                chars.append(self.s[self.i:stop])
+                self.i = stop
+                continue
             ch = self.s[self.i]
-            if ch == "\\" and self.i + 1 < len(self.s):
+            if ch == "\\" and self.i + 1 < self.n:
                 escaped = self._escape()
                 if escaped is not None:
                     chars.append(escaped)
                     continue
             if ch in closers:
-                rest = self.s[self.i + 1:].lstrip(" \t")
                 # a real closing quote is followed by a delimiter; otherwise it is text
-                if not rest or rest[0] in ",]}):\n\r":
+                j = self.i + 1
+                while j < self.n and self.s[j] in " \t":
+                    j += 1
+                if j == self.n or self.s[j] in ",]}):\n\r":
                     self.i += 1
                     return "".join(chars)
             chars.append(ch)
@@ -151,16 +172,17 @@ class _Reader:
 
     def bare(self) -> Any:
         start = self.i
-        while self.i < len(self.s) and self.s[self.i] not in ",]}):\n":
+        while self.i < self.n and self.s[self.i] not in ",]}):\n":
             self.i += 1
         word = self.s[start:self.i].strip()
         if not word:
-            self.fail(f"unexpected '{self.s[self.i] if self.i < len(self.s) else ''}'")
+            self.fail(f"unexpected '{self.s[self.i] if self.i < self.n else ''}'")
         return _WORDS.get(word.lower(), word)
 
 
-def read_literal(text: str) -> Any:
-    """Read one literal from the start of ``text`` (leading whitespace allowed).
+def read_literal(text: str, start: int = 0, end: int | None = None) -> Any:
+    """Read one literal from ``text[start:end]`` (leading whitespace allowed), in time and
+    memory linear in the text's length.
 
     Examples
     --------
@@ -170,13 +192,13 @@ def read_literal(text: str) -> Any:
     {'p': 0.8, 'ok': True}
     """
     if not isinstance(text, str):
-        raise LiteralError("not text")
-    if len(text) > MAX_CHARS:
-        raise LiteralError(f"longer than {MAX_CHARS} characters")
-    return _Reader(text).value(0)
+        raise LiteralError("not text", start)
+    if (len(text) if end is None else end) - start > MAX_CHARS:
+        raise LiteralError(f"longer than {MAX_CHARS} characters", start)
+    return _Reader(text, start, end).value(0)
 
 
-def read_list_prefix(text: str) -> list:
+def read_list_prefix(text: str, start: int = 0, end: int | None = None) -> list:
     """The complete elements of a list literal that may be cut off (a reply truncated by a
     token limit): elements are read one by one until the first that cannot be read.
 
@@ -185,19 +207,25 @@ def read_list_prefix(text: str) -> list:
     >>> read_list_prefix("[[1, 0.9], [0, 0.2], [1, 0.")
     [[1, 0.9], [0, 0.2]]
     """
-    if not isinstance(text, str) or len(text) > MAX_CHARS:
-        raise LiteralError("not text, or too long")
-    reader = _Reader(text)
+    return read_list_prefix_span(text, start, end)[0]
+
+
+def read_list_prefix_span(text: str, start: int = 0, end: int | None = None
+                          ) -> tuple[list, int]:
+    """:func:`read_list_prefix` and the character at which reading stopped."""
+    if not isinstance(text, str) or (len(text) if end is None else end) - start > MAX_CHARS:
+        raise LiteralError("not text, or too long", start)
+    reader = _Reader(text, start, end)
     reader.space()
-    if reader.i >= len(text) or text[reader.i] not in "[(":
-        raise LiteralError("not a list")
+    if reader.i >= reader.n or text[reader.i] not in "[(":
+        raise LiteralError("not a list", reader.i)
     reader.i += 1
     items: list = []
     while True:
         reader.space()
-        if reader.i >= len(text) or text[reader.i] in "])":
-            return items
+        if reader.i >= reader.n or text[reader.i] in "])":
+            return items, reader.i
         try:
             items.append(reader.value(1))
-        except LiteralError:
-            return items
+        except LiteralError as exc:
+            return items, exc.position if exc.position is not None else reader.i

@@ -13,7 +13,7 @@ from typing import Any
 
 from scipy.special import logsumexp
 
-from ._tokens import DEFAULT_FLOOR, TOKENIZER_MARKERS
+from ._tokens import DEFAULT_FLOOR, MAX_REPLY_CHARS, TOKENIZER_MARKERS
 
 __all__ = ["extract_from_tokens", "normalise_token"]
 
@@ -33,6 +33,9 @@ def extract_from_tokens(tokens: Sequence[Any], letters: Sequence[str],
     read, or None), ``n_missing`` (letters not in the top-k, given ``floor``) and ``reason``
     (None, or why nothing usable was found).
     """
+    if sum(len(getattr(t, "token", "")) for t in tokens) > MAX_REPLY_CHARS:
+        return {"raw": None, "position": None, "n_missing": len(letters),
+                "reason": "reply_too_long"}
     wanted = set(letters)
     position = next((i for i, t in enumerate(tokens) if normalise_token(t.token) in wanted),
                     None)

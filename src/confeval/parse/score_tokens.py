@@ -27,6 +27,8 @@ Model output is untrusted text: it is only matched with regular expressions, nev
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -35,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tokens import DEFAULT_FLOOR, TOKENIZER_MARKERS
+from ._tokens import DEFAULT_FLOOR, MAX_REPLY_CHARS, TOKENIZER_MARKERS
 
 __all__ = ["ScoreExtraction", "extract_score", "extract_score_from_text",
            "normalise_rating_token"]
@@ -88,11 +90,9 @@ def _as_tokens(tokens: Sequence[Any]) -> list[tuple[str, float, tuple]]:
 
 
 def _char_starts(tokens: list[tuple[str, float, tuple]]) -> tuple[str, list[int]]:
-    text, starts = "", []
-    for tok, _, _ in tokens:
-        starts.append(len(text))
-        text += tok.replace("\u0120", " ").replace("\u2581", " ")
-    return text, starts
+    pieces = [tok.replace("\u0120", " ").replace("\u2581", " ") for tok, _, _ in tokens]
+    starts = list(itertools.accumulate((len(p) for p in pieces), initial=0))[:-1]
+    return "".join(pieces), starts
 
 
 def _level_at(tokens, i: int, level_strings: dict[str, int]) -> tuple[int, int] | None:
@@ -102,10 +102,12 @@ def _level_at(tokens, i: int, level_strings: dict[str, int]) -> tuple[int, int] 
         return None
     digits, j = first, i + 1
     raw_first = tokens[i][0].rstrip(_MARKERS)
+    longest = max(map(len, level_strings))
     # Continue a number over following bare-digit tokens ("1" "0" -> 10), unless the first
-    # token already ended with punctuation ("4/" of "4/5").
+    # token already ended with punctuation ("4/" of "4/5"); a number longer than every level
+    # is no level, so a run of digit tokens is never scanned further (linear time).
     while (j < len(tokens) and raw_first and raw_first[-1].isdigit()
-           and tokens[j][0].isdigit()):
+           and tokens[j][0].isdigit() and len(digits) <= longest):
         digits += tokens[j][0]
         raw_first = tokens[j][0]
         j += 1
@@ -123,7 +125,7 @@ def _find(tokens, level_strings, window: int) -> tuple[str, int | None]:
 
     def first_rating_from(char_pos: int, limit: int | None = None):
         # the first token reaching past char_pos (a token may carry the space before it)
-        begin = next((k for k, e in enumerate(ends) if e > char_pos), len(tokens))
+        begin = bisect.bisect_right(ends, char_pos)
         end = len(tokens) if limit is None else min(len(tokens), begin + limit)
         for k in range(begin, end):
             if _level_at(tokens, k, level_strings):
@@ -157,6 +159,8 @@ def extract_score(tokens: Sequence[Any], levels: Sequence[int] = (1, 2, 3, 4, 5)
     ``logprob``, ``top`` (as in run records), or ``(token, logprob, top)`` tuples.
     """
     toks = _as_tokens(tokens)
+    if sum(len(t[0]) for t in toks) > MAX_REPLY_CHARS:
+        return ScoreExtraction(None, None, "none", None, ["reply_too_long"])
     level_strings = {str(v): v for v in levels}
     stage, pos = _find(toks, level_strings, window)
     if pos is None:
@@ -202,6 +206,8 @@ def extract_score(tokens: Sequence[Any], levels: Sequence[int] = (1, 2, 3, 4, 5)
 def extract_score_from_text(text: str, levels: Sequence[int] = (1, 2, 3, 4, 5), *,
                             window: int = 40) -> ScoreExtraction:
     """The same three stages on plain text (no log-probabilities); ``window`` in characters."""
+    if len(text) > MAX_REPLY_CHARS:
+        return ScoreExtraction(None, None, "none", None, ["reply_too_long"])
     allowed = sorted((str(v) for v in levels), key=len, reverse=True)
     number = re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, allowed)) + r")(?![\d])")
 

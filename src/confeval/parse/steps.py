@@ -32,12 +32,14 @@ contradicts the probability when it disagrees with p >= 0.5. ``consistency=`` de
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..taxonomy import error_types, normalise
-from .literal import LiteralError, Percent, read_list_prefix, read_literal
+from ._tokens import MAX_REPLY_CHARS
+from .literal import LiteralError, Percent, read_list_prefix_span, read_literal
 
 __all__ = ["CONSISTENCY_POLICIES", "ERROR_TYPES", "StepVerdict", "normalise_error_type",
            "parse_step_judgement"]
@@ -50,6 +52,7 @@ ERROR_TYPES = {key: t.spellings for key, t in error_types("confprobench").items(
 
 _TAG = re.compile(r"<\s*evaluation\s*>(.*?)(?:<\s*/\s*evaluation\s*>|$)", re.I | re.S)
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
+_BRACKET = re.compile(r"[\[{]")
 _P_KEYS = ("p_correct", "p", "probability", "prob", "p(correct)", "confidence",
            "correct_probability", "score")
 _LABEL_KEYS = ("label", "correctness_label", "correctness", "correct", "is_correct")
@@ -77,35 +80,63 @@ def normalise_error_type(text: Any) -> tuple[str, bool]:
     return normalise(text, "confprobench")
 
 
+def _candidates(text: str) -> list[tuple[int, int]]:
+    """(start, end) of text where an entries list may be: from the first bracket inside each
+    <evaluation> block to its end (last block first), then likewise inside each code fence,
+    else from each of the first 20 brackets of the reply to its end. Offsets, not copies, so
+    the reply is scanned a bounded number of times."""
+    found: list[tuple[int, int]] = []
+    for pattern in (_TAG, _FENCE):
+        spans = []
+        for m in pattern.finditer(text):
+            inner = _BRACKET.search(text, m.start(1), m.end(1))
+            if inner:
+                spans.append((inner.start(), m.end(1)))
+        found += spans[::-1]
+    if not found:
+        found = [(m.start(), len(text))
+                 for m in itertools.islice(_BRACKET.finditer(text), 20)]
+    return found
+
+
+SCAN_BUDGET = 2
+"""Candidate blocks are read until this many times the reply's length has been scanned in
+all (a reply of 20 nested unclosed brackets would otherwise be read 40 times over)."""
+
+
 def _block(text: str) -> Any:
     """The entries list from the judge's reply, or raise LiteralError."""
-    candidates = [m.group(1) for m in _TAG.finditer(text)][::-1]
-    candidates += [m.group(1) for m in _FENCE.finditer(text)][::-1]
-    if not candidates:
-        candidates = [text[m.start():] for m in re.finditer(r"[\[{]", text)][:20]
+    candidates = _candidates(text)
     if not candidates:
         raise LiteralError("no list or <evaluation> block in the reply")
+    budget = SCAN_BUDGET * len(text) + 10_000
     last_error: Exception | None = None
-    for chunk in candidates:
-        start = min((i for i in (chunk.find("["), chunk.find("{")) if i >= 0), default=-1)
-        if start < 0:
-            continue
+    failed = []
+    for start, end in candidates:
+        if budget <= 0:
+            break
         try:
-            value = read_literal(chunk[start:])
+            value = read_literal(text, start, end)
         except LiteralError as exc:
             last_error = exc
+            budget -= (exc.position or start) - start + 1
+            failed.append((start, end))
             continue
         entries = _entries(value)
         if entries is not None:
             return entries
-    for chunk in candidates:  # a reply cut off by a token limit: keep the complete entries
-        start = chunk.find("[")
-        if start < 0:
+        failed.append((start, end))
+    for start, end in failed:  # a reply cut off by a token limit: keep the complete entries
+        if budget <= 0:
+            break
+        if text[start] != "[":
             continue
         try:
-            entries = _entries(read_list_prefix(chunk[start:]))
+            items, stop = read_list_prefix_span(text, start, end)
         except LiteralError:
             continue
+        budget -= stop - start + 1
+        entries = _entries(items)
         if entries:
             return _Truncated(entries)
     raise LiteralError(str(last_error) if last_error else "no list of step entries found")
@@ -223,6 +254,9 @@ def parse_step_judgement(text: Any, n_steps: int, *, consistency: str = "flag"
     if not isinstance(text, str) or not text.strip():
         return [StepVerdict(i, None, None, "", "unparseable", "no_block") for i in
                 range(n_steps)]
+    if len(text) > MAX_REPLY_CHARS:
+        return [StepVerdict(i, None, None, "", "unparseable", "reply_too_long")
+                for i in range(n_steps)]
     try:
         entries = _block(text)
     except LiteralError as exc:

@@ -121,8 +121,9 @@ class IntervalsSuite(LiveSuite):
             found = extract_score(gen.tokens or (), LEVELS, floor=DEFAULT_FLOOR)
             record.update(stage=found.stage, flags=found.flags, text=gen.text)
             if not found.ok:
-                record.update(status="unparseable", reason="no rating found in the reply",
-                              parsed_score=None)
+                why = ("reply_too_long" if "reply_too_long" in found.flags
+                       else "no rating found in the reply")
+                record.update(status="unparseable", reason=why, parsed_score=None)
                 return record
             logprobs = np.asarray(found.logprobs)
             record.update(status="ok", reason=None, parsed_score=int(found.score))
