@@ -29,10 +29,11 @@ Example
 
 from __future__ import annotations
 
+import csv
 import fnmatch
 import gzip
-import io
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,18 +75,32 @@ def _format_of(path: Path) -> str:
                        ".jsonl.gz or .parquet)")
 
 
-def _open_text(path: Path):
-    if path.name.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+def _open_bytes(path: Path):
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[Problem]]:
+    """One JSON object per line. A line that is not UTF-8, not JSON or not an object is
+    skipped and counted (``unparseable_line``); a UTF-8 byte-order mark is ignored."""
     rows, line_numbers, problems = [], [], []
-    with _open_text(path) as fh:
-        for number, line in enumerate(fh, start=1):
+    with _open_bytes(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(number, "unparseable_line", f"not UTF-8: {exc.reason}"))
+                continue
             if not line.strip():
                 continue
+            if not rows and not problems and line.lstrip().startswith("["):
+                raise RecordsError(f"{path}: this looks like one JSON array; confeval reads JSON "
+                                   "Lines (one object per line): convert it, e.g. with "
+                                   "`jq -c '.[]'`")
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -102,6 +117,26 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[Problem]]:
     return frame, problems
 
 
+def _check_header(path: Path, sep: str) -> None:
+    """Refuse duplicate column names (pandas would silently rename them ``x.1``, and a glob
+    would then pick the copy up as another column)."""
+    with _open_bytes(path) as fh:
+        first = fh.readline().decode("utf-8-sig", errors="replace")
+    names = next(csv.reader([first], delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name.strip()] = seen.get(name.strip(), 0) + 1
+    dupes = sorted(k for k, v in seen.items() if v > 1)
+    if dupes:
+        raise RecordsError(f"{path}: duplicate column name(s) {dupes}; rename them so that "
+                           "every column is read once")
+
+
+NA_TEXT = ("", "nan", "NaN", "NA", "N/A", "n/a", "null", "NULL", "None", "none")
+"""Cell texts read as missing in *numeric* columns. Text columns (groups, labels, ids) keep
+them as text: "NA" may be North America."""
+
+
 def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
     """Read one record file into a DataFrame with a ``_row`` column.
 
@@ -116,15 +151,22 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
         if fmt == "jsonl":
             return _read_jsonl(path)
         if fmt in ("csv", "tsv"):
-            frame = pd.read_csv(path, sep="," if fmt == "csv" else "\t", low_memory=False)
+            sep = "," if fmt == "csv" else "\t"
+            _check_header(path, sep)
+            # only empty cells are missing here; "NA", "null", ... stay text until a column
+            # is read as numbers (RecordSet.numeric treats NA_TEXT as missing there)
+            frame = pd.read_csv(path, sep=sep, low_memory=False, keep_default_na=False,
+                                na_values=[""], encoding="utf-8-sig")
             frame[ROW_COLUMN] = np.arange(2, len(frame) + 2, dtype=np.int64)
         else:
             frame = pd.read_parquet(path)
             frame[ROW_COLUMN] = np.arange(1, len(frame) + 1, dtype=np.int64)
     except RecordsError:
         raise
-    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
-        raise RecordsError(f"{path}: cannot read as {fmt}: {exc}") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError,
+            pd.errors.ParserError) as exc:
+        why = "the compressed file is truncated" if isinstance(exc, EOFError) else str(exc)
+        raise RecordsError(f"{path}: cannot read as {fmt}: {why}") from None
     return frame, []
 
 
@@ -166,6 +208,9 @@ class RecordSet:
     frame: pd.DataFrame
     source: str = "<memory>"
     problems: list[Problem] = field(default_factory=list)
+    notes: dict = field(default_factory=dict)
+    """Counts that are not exclusions (e.g. rows a --join found no match for), reported in
+    :meth:`summary`."""
 
     def __post_init__(self) -> None:
         if ROW_COLUMN not in self.frame.columns:
@@ -252,7 +297,7 @@ class RecordSet:
         raw = self.frame[cols]
         values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
                                   for c in cols]) if cols else np.empty((len(raw), 0))
-        is_missing = raw.isna().to_numpy()
+        is_missing = (raw.isna() | raw.isin(NA_TEXT)).to_numpy()
         if not allow_missing:
             self.exclude(is_missing.any(axis=1), f"missing_{what}")
         self.exclude((np.isnan(values) & ~is_missing).any(axis=1), f"non_numeric_{what}")
@@ -285,6 +330,16 @@ class RecordSet:
             self.exclude(~np.isin(text, allowed_text) & self.mask, f"unknown_{what}")
         return text
 
+    def groups(self, column: str, *, what: str = "group") -> np.ndarray:
+        """A grouping column as stripped text, read as written ("NA" is a group, e.g. North
+        America); a truly missing value (null, an empty cell) is excluded and counted as
+        ``missing_<what>``."""
+        col = self.columns([column], what=f"{what} column")[0]
+        raw = self.frame[col]
+        text = raw.astype(str).str.strip()
+        self.exclude((raw.isna() | (text == "")).to_numpy(), f"missing_{what}")
+        return _labels_as_text(raw.where(raw.notna(), ""))
+
     def summary(self, max_examples: int = 10) -> dict:
         """Counts that every result reports: rows read, used, excluded by reason, and the
         first ``max_examples`` flagged lines/rows (``row`` is the line number in the file)."""
@@ -293,8 +348,11 @@ class RecordSet:
         flagged = self.excluded_rows().head(max_examples - len(examples))
         examples += [{"row": int(r), "reason": str(why), "detail": ""}
                      for r, why in zip(flagged[ROW_COLUMN], flagged["reason"])]
-        return {"source": self.source, "n_read": self.n_read, "n_used": int(self.mask.sum()),
-                "excluded": self.excluded, "flagged": sorted(examples, key=lambda e: e["row"])}
+        out = {"source": self.source, "n_read": self.n_read, "n_used": int(self.mask.sum()),
+               "excluded": self.excluded, "flagged": sorted(examples, key=lambda e: e["row"])}
+        if self.notes:
+            out["notes"] = dict(self.notes)
+        return out
 
 
 def _labels_as_text(values: pd.Series) -> np.ndarray:

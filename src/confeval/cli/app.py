@@ -4,6 +4,7 @@ assembles; every command lives in its group's module and calls the library."""
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -63,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    previous = warnings.showwarning
+    if not debug:
+        warnings.showwarning = _one_line_warning
     try:
         app(args=args, prog_name="confeval")
     except SystemExit as exc:
@@ -71,6 +75,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             RuntimeError) as exc:
         if debug:
             raise
-        sys.stderr.write(f"error: {exc}\n")  # one line, never wrapped
+        sys.stderr.write(f"error: {_one_line(exc)}\n")  # one line, never wrapped
         return 2
+    except Exception as exc:  # a bug or an input nobody foresaw: still one line, exit 2
+        if debug:
+            raise
+        sys.stderr.write(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (run with "
+                         "--debug for the traceback)\n")
+        return 2
+    finally:
+        warnings.showwarning = previous
     return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line each on stderr (no source line of confeval's code)."""
+    sys.stderr.write(f"warning: {' '.join(str(message).split())}\n")

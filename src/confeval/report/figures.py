@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from collections.abc import Mapping
@@ -14,6 +15,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["confusion_figure", "png_data_uri", "reliability_figure", "risk_coverage_figure"]
+
+
+def _plain_text(draw):
+    """Draw with mathtext off: a user's string ("$\\foo$", common in step data) is shown as
+    written, never parsed (an unknown TeX symbol would abort the report). A context, so the
+    caller's matplotlib settings are untouched."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+    return wrapper
 
 
 def png_data_uri(fig) -> str:
@@ -33,6 +45,7 @@ def _grid(n: int, max_cols: int = 4):
     return fig, axes.ravel()
 
 
+@_plain_text
 def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
     """One reliability diagram per entry: accuracy per bin against the diagonal."""
     fig, axes = _grid(len(diagrams))
@@ -55,6 +68,7 @@ def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
     return png_data_uri(fig)
 
 
+@_plain_text
 def risk_coverage_figure(curves: Mapping[str, Mapping]) -> str:
     """Selective risk against coverage, all entries on one axis."""
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
@@ -68,6 +82,7 @@ def risk_coverage_figure(curves: Mapping[str, Mapping]) -> str:
     return png_data_uri(fig)
 
 
+@_plain_text
 def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
     """Row-normalised confusion matrices (ground truth in rows)."""
     fig, axes = _grid(len(confusions))
@@ -92,6 +107,7 @@ def _mean(value):
     return value.get("mean") if isinstance(value, dict) else value
 
 
+@_plain_text
 def accuracy_vs_set_size_figure(results: Mapping[str, Mapping], scores: list[str]) -> str:
     """Scatter of accuracy against mean set size, one point per result and score."""
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
@@ -114,6 +130,7 @@ def accuracy_vs_set_size_figure(results: Mapping[str, Mapping], scores: list[str
     return png_data_uri(fig)
 
 
+@_plain_text
 def set_size_figure(result: Mapping, scores: list[str]) -> str:
     """Set-size histogram and coverage by set size for each score of one result."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
@@ -135,6 +152,7 @@ def set_size_figure(result: Mapping, scores: list[str]) -> str:
     return png_data_uri(fig)
 
 
+@_plain_text
 def grouped_bars_figure(values: Mapping[str, Mapping[str, float]], *, xlabel: str,
                         title: str, sort: bool = True) -> str:
     """Horizontal bars: one bar per (group, series), one colour per series; groups sorted by
@@ -156,6 +174,7 @@ def grouped_bars_figure(values: Mapping[str, Mapping[str, float]], *, xlabel: st
     return png_data_uri(fig)
 
 
+@_plain_text
 def width_by_group_figure(widths: Mapping[str, Mapping[str, float]]) -> str:
     """Mean raw interval width per group (task), one colour per method, groups sorted by the
     first method's width (the VLM-judge paper's Figure 1 analogue)."""

@@ -48,7 +48,7 @@ def render_steps(section: Mapping[str, Any]) -> str:
                 "robustness by perturbation") + _table(
                 ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
                 [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
-                 + [str(m["pairs"])] for v, m in r["by_perturbation"].items()],
+                 + [fmt(m["pairs"])] for v, m in r["by_perturbation"].items()],
                 "perturbation"))
         if r.get("delta_p"):
             parts.append(f"<h3>{label}: Δp by error type</h3>" + _table(
@@ -63,7 +63,7 @@ def render_steps(section: Mapping[str, Any]) -> str:
                                     title=f"CRS, CSS and CCS by {col}"), f"by {col}") + _table(
                 ["CRS", "CSS", "CCS", "avg", "steps"],
                 [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
-                 + [str(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
+                 + [fmt(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))
     return "".join(parts)
 
 
@@ -79,7 +79,7 @@ def render_steps_consistency(section: Mapping[str, Any]) -> str:
                      "generator does not change the conclusions.</p>")
         parts.append(_table(["Pearson", "Spearman", "judges"], [
             [m.upper(), fmt(r[m]["pearson"], 3), fmt(r[m]["spearman"], 3),
-             str(r[m]["n_judges"])] for m in metrics], "metric"))
+             fmt(r[m]["n_judges"])] for m in metrics], "metric"))
         parts.append(_table([f"{m.upper()} ({g})" for m in metrics for g in ("A", "B")], [
             [esc(j)] + [fmt(v, 4) for m in metrics for v in r[m]["values"][j]]
             for j in r["judges"]], "judge"))

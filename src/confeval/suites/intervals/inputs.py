@@ -70,13 +70,20 @@ def join_records(rs: RecordSet, spec: str) -> RecordSet:
     for side, table in (("records", rs), (path, other)):
         if key not in table.frame.columns:
             raise RecordsError(f"--join: key column {key!r} not in {side}")
-    extra = other.frame.drop(columns=["_row"]).drop_duplicates(subset=[key])
+    table = other.frame.drop(columns=["_row"])
+    # a key listed twice with different values: the first row is used, and it is counted
+    conflicting = int((table.drop_duplicates().duplicated(subset=[key])).sum())
+    extra = table.drop_duplicates(subset=[key])
     if prefix:
         extra = extra.rename(columns={c: f"{prefix}{c}" for c in extra.columns if c != key})
     new_cols = [c for c in extra.columns if c == key or c not in rs.frame.columns]
-    merged = rs.frame.merge(extra[new_cols], on=key, how="left", validate="many_to_one")
-    joined = RecordSet(merged, rs.source, rs.problems)
+    merged = rs.frame.merge(extra[new_cols], on=key, how="left", validate="many_to_one",
+                            indicator=True)
+    missing = int((merged.pop("_merge") == "left_only").sum())
+    joined = RecordSet(merged, rs.source, rs.problems, dict(rs.notes))
     joined.exclude(~rs.mask, "excluded_before_join")  # keep earlier exclusions
+    joined.notes[f"join {spec}"] = {"rows_without_match": missing,
+                                    "conflicting_duplicate_keys": conflicting}
     return joined
 
 
@@ -108,17 +115,18 @@ def read_intervals_records(rs: RecordSet, *, logprob_cols: str = "s2_lp*",
     levels = np.arange(min_score, min_score + k, dtype=float)
     lp = rs.numeric(cols, what="logprob", hi=0.0, allow_missing=True)
     truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score")
+    group_text = None
+    if group_col:
+        group_text = rs.groups(group_col)
+        if group_map:
+            mapped = pd.Series(group_text).map(GROUP_MAPS[group_map])
+            rs.exclude((mapped.isna() & pd.Series(rs.mask)).to_numpy(), "unmapped_group")
+            group_text = mapped.fillna("").astype(str).to_numpy()
     keep = rs.mask
     features = lp[keep]
     n_floored = int(np.isnan(features).sum())
     features = np.where(np.isnan(features), floor, features)
-    groups = None
-    if group_col:
-        column = rs.columns([group_col], what="group column")[0]
-        raw_groups = rs.frame.loc[keep, column]
-        if group_map:
-            raw_groups = raw_groups.map(GROUP_MAPS[group_map])
-        groups = raw_groups.fillna("(none)").astype(str).to_numpy()
+    groups = None if group_text is None else group_text[keep]
     parsed = None
     if pred_col:
         # an unparseable judge score (text, -1) only drops the item from point metrics

@@ -66,10 +66,9 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
     gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters, what="label"))
     gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
     rs.exclude(~np.isfinite(gold_value), "gold_option_missing")
+    group_text = rs.groups(group_col) if group_col else None
     keep = rs.mask
-    groups = None
-    if group_col:
-        groups = rs.frame.loc[keep, rs.columns([group_col])[0]].astype(str).to_numpy()
+    groups = None if group_text is None else group_text[keep]
     probs = to_probabilities(values[keep], input_kind, np.dtype(precision))
     return SetsInputs(probs, gold[keep], groups, letters, rs)
 

@@ -218,8 +218,11 @@ def score_sets_file(path: str | Path, config: SetsConfig = SetsConfig(), *,
     data = read_sets_records(rs, label_col=label_col, logit_cols=logit_cols,
                              input_kind=config.input, precision=config.precision,
                              group_col=group_col)
-    res = score_sets(data.probs, data.labels, alpha=config.alpha, split_seed=config.split_seed,
-                     seeds=config.seeds, scores=config.scores, protocol=config.protocol,
-                     groups=data.groups, lam=config.lam, k_reg=config.k_reg,
-                     allow_empty=config.allow_empty)
+    try:
+        res = score_sets(data.probs, data.labels, alpha=config.alpha,
+                         split_seed=config.split_seed, seeds=config.seeds,
+                         scores=config.scores, protocol=config.protocol, groups=data.groups,
+                         lam=config.lam, k_reg=config.k_reg, allow_empty=config.allow_empty)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
     return {**rs.summary(), "options": data.letters, **res}

@@ -17,7 +17,7 @@ and counted (``non_integer_step`` besides the generic reasons).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,17 +137,28 @@ def parse_step_replies(rs: RecordSet, *, id_col: str | None = None,
     return steps, summary
 
 
-def step_frame(rs: RecordSet, p_col: str = "p_correct", label_col: str = "label"
-               ) -> pd.DataFrame:
+MAX_STEP = 1_000_000
+"""A step index above this is no step (and 1e300 would overflow an integer): excluded."""
+
+
+def step_frame(rs: RecordSet, p_col: str = "p_correct", label_col: str = "label",
+               group_cols: Sequence[str] = ()) -> pd.DataFrame:
     """Validated step rows (invalid ones excluded and counted in ``rs``) as the frame
-    :func:`confeval.suites.steps.scoring.score_steps` takes."""
+    :func:`confeval.suites.steps.scoring.score_steps` takes. Reasons besides the generic ones:
+    ``missing_item_id``, ``step_out_of_range`` (negative or above :data:`MAX_STEP`),
+    ``non_integer_step``, ``missing_group`` (a group column's value is null or empty)."""
     rs.columns(["item_id", "step", label_col], what="column")
+    item_ids = rs.groups("item_id", what="item_id")
     p = rs.numeric(p_col, lo=0.0, hi=1.0, what="p_correct")[:, 0]
-    step = rs.numeric("step", lo=0.0, what="step")[:, 0]
+    step = rs.numeric("step", lo=0.0, hi=MAX_STEP, what="step")[:, 0]
     rs.exclude(np.isfinite(step) & (np.mod(step, 1) != 0), "non_integer_step")
     labels = rs.labels(label_col, allowed=["0", "1"], what="label")
+    groups = {col: rs.groups(col) for col in group_cols}
     keep = rs.mask
     frame = rs.frame.loc[keep].copy()
+    frame["item_id"] = item_ids[keep]
+    for col, text in groups.items():
+        frame[col] = text[keep]
     frame["p_correct"] = p[keep]
     frame["step"] = step[keep].astype(np.int64)
     frame["label"] = labels[keep].astype(np.int64)

@@ -313,7 +313,9 @@ def score_steps_file(path: str | Path, config: StepsConfig = StepsConfig(), *,
     """:func:`score_steps` on one step record file (see :mod:`.inputs`), with its row counts
     (``n_read``, ``n_used``, ``excluded``, ``invalid_rows``)."""
     rs = RecordSet.read(Path(path))
-    frame = step_frame(rs, p_col, label_col)
+    frame = step_frame(rs, p_col, label_col, group_cols)
+    if not len(frame):
+        raise ValueError(f"{path}: no usable step rows (excluded: {rs.excluded or 'none'})")
     try:
         res = score_steps(frame, config=config, group_cols=group_cols,
                           n_resamples=n_resamples, seed=seed)

@@ -1,0 +1,202 @@
+"""Hostile input files through every scoring command: each case builds its input here, runs
+the command, and asserts the exit code, the one-line error naming the file/row/option or the
+exclusion counts — and that no traceback is printed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from confeval.cli import main
+from confeval.simulate import simulate
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Aborted" not in err, err
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("error: "), err
+    return code, out, err
+
+
+def results(out: str) -> dict:
+    return next(iter(json.loads(out)["results"].values()))
+
+
+# --- the commands, each with the options that make it read a simulated file ----------------
+def conf_file(tmp: Path, frame: pd.DataFrame | None = None, name: str = "c.csv") -> Path:
+    frame = simulate("confidence", 60, seed=1) if frame is None else frame
+    path = tmp / name
+    frame.to_csv(path, index=False) if name.endswith(".csv") else frame.to_json(
+        path, orient="records", lines=True)
+    return path
+
+
+SCORE = ["score", "-c", "confidence", "-y", "correct", "--bootstrap", "20", "--json"]
+COMMANDS = {
+    "score": (SCORE, lambda t: simulate("confidence", 60, seed=1)),
+    "agreement": (["agreement", "--pred-col", "parsed_score", "--gt-col", "gt_score",
+                   "--logprob-cols", "score_lp*", "--bootstrap", "20", "--json"],
+                  lambda t: simulate("scores", 60, seed=1)),
+    "sets": (["sets", "score", "--seeds", "1-2", "--json"],
+             lambda t: simulate("mcq", 60, seed=1)),
+    "intervals": (["intervals", "score", "--logprob-cols", "score_lp*", "--methods",
+                   "naive,lac", "--base", "linear", "--seeds", "1-2", "--json"],
+                  lambda t: simulate("scores", 60, seed=1)),
+    "steps": (["steps", "score", "--bootstrap", "20", "--json"],
+              lambda t: simulate("steps", 20, seed=1)),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("case", ["empty", "header only", "truncated gzip", "json array",
+                                  "duplicate columns", "not utf-8 csv"])
+def test_unreadable_files_are_one_line_errors(tmp_path, capsys, command, case):
+    argv, make = COMMANDS[command]
+    frame = make(tmp_path)
+    if case == "empty":
+        path = tmp_path / "x.csv"
+        path.write_text("")
+    elif case == "header only":
+        path = tmp_path / "x.csv"
+        path.write_text(",".join(frame.columns) + "\n")
+    elif case == "truncated gzip":
+        path = tmp_path / "x.csv.gz"
+        data = gzip.compress(frame.to_csv(index=False).encode())
+        path.write_bytes(data[: len(data) // 2])
+    elif case == "json array":
+        path = tmp_path / "x.jsonl"
+        path.write_text(frame.to_json(orient="records", indent=1))
+    elif case == "duplicate columns":
+        path = tmp_path / "x.csv"
+        dup = frame.copy()
+        dup.insert(1, frame.columns[-1] + "_dup", frame.iloc[:, -1])
+        text = dup.to_csv(index=False).replace(frame.columns[-1] + "_dup", frame.columns[-1],
+                                               1)
+        path.write_text(text)
+    else:
+        path = tmp_path / "x.csv"
+        path.write_bytes(frame.to_csv(index=False).encode() + b"\xff\xfe,\x80\n")
+    code, _, err = run([*argv[:2], path, *argv[2:]] if command in ("sets", "intervals", "steps")
+                       else [argv[0], path, *argv[1:]], capsys)
+    assert code == 2, err
+    assert str(path) in err or path.name in err
+
+
+def _argv(command: str, path: Path) -> list:
+    argv, _ = COMMANDS[command]
+    return [*argv[:2], path, *argv[2:]] if command in ("sets", "intervals", "steps") else \
+        [argv[0], path, *argv[1:]]
+
+
+def test_bom_crlf_and_a_bad_jsonl_line_are_read(tmp_path, capsys):
+    frame = simulate("confidence", 50, seed=2)
+    csv = tmp_path / "bom.csv"
+    csv.write_bytes(b"\xef\xbb\xbf" + frame.to_csv(index=False).replace("\n", "\r\n").encode())
+    code, out, _ = run(_argv("score", csv), capsys)
+    assert code == 0 and results(out)["n_used"] == 50
+    jsonl = tmp_path / "bom.jsonl"
+    lines = frame.to_json(orient="records", lines=True).encode().splitlines()
+    lines[3] = b'{"confidence": 0.5, "correct": 1, "note": "\xff"}'
+    jsonl.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    code, out, _ = run(_argv("score", jsonl), capsys)
+    res = results(out)
+    assert code == 0 and res["n_used"] == 49 and res["excluded"] == {"unparseable_line": 1}
+    assert res["flagged"][0]["row"] == 4
+
+
+def test_non_finite_huge_and_boolean_text_values_are_counted(tmp_path, capsys):
+    frame = simulate("confidence", 40, seed=3)
+    frame["confidence"] = frame["confidence"].astype(object)
+    frame["correct"] = frame["correct"].astype(object)
+    frame.loc[0, "confidence"] = "nan"
+    frame.loc[1, "confidence"] = "inf"
+    frame.loc[2, "confidence"] = 1e308
+    frame.loc[3, "correct"] = "true"
+    frame.loc[4, "confidence"] = "-inf"
+    code, out, _ = run(_argv("score", conf_file(tmp_path, frame)), capsys)
+    res = results(out)
+    assert code == 0
+    assert res["excluded"] == {"missing_confidence": 1, "non_finite_confidence": 2,
+                               "confidence_out_of_range": 1, "non_numeric_correct": 1}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_one_two_three_rows(tmp_path, capsys, command, rows):
+    _, make = COMMANDS[command]
+    frame = make(tmp_path)
+    if command == "steps":
+        frame = frame[frame.item_id.isin(frame.item_id.unique()[:rows])]
+    else:
+        frame = frame.head(rows)
+    path = tmp_path / "few.csv"
+    frame.to_csv(path, index=False)
+    code, out, err = run([*_argv(command, path), *(["--seeds", "1-50"]
+                                                   if command in ("sets", "intervals") else [])],
+                         capsys)
+    if code == 0:
+        assert results(out)["n_used"] == len(frame)
+    else:
+        assert code == 2 and str(path) in err
+
+
+def test_single_class_labels_give_undefined_metrics_not_a_crash(tmp_path, capsys):
+    frame = simulate("confidence", 50, seed=4)
+    frame["correct"] = 1
+    code, out, _ = run(_argv("score", conf_file(tmp_path, frame)), capsys)
+    res = results(out)
+    assert code == 0 and res["auroc"] is None and res["accuracy"] == 1.0
+
+
+def test_thousands_of_singleton_groups(tmp_path, capsys):
+    frame = simulate("mcq", 3000, seed=5)
+    frame["category"] = [f"g{i}" for i in range(3000)]
+    path = tmp_path / "groups.csv"
+    frame.to_csv(path, index=False)
+    code, out, _ = run(["sets", "score", path, "--group-col", "category", "--json"], capsys)
+    res = results(out)
+    assert code == 0 and len(res["groups"]) == 1500  # the test half's groups
+    # with one calibration row per group nothing can be calibrated: full sets, and it says so
+    assert res["scores"]["lac"]["coverage"] == 1.0 and res["warnings"]
+
+
+@pytest.mark.parametrize("command", ["sets", "intervals", "steps"])
+def test_missing_groups_are_excluded_and_na_is_a_group(tmp_path, capsys, command):
+    _, make = COMMANDS[command]
+    frame = make(tmp_path)
+    group = {"sets": "category", "intervals": "region", "steps": "difficulty"}[command]
+    frame[group] = np.where(np.arange(len(frame)) % 2 == 0, "NA", "EU")
+    frame.loc[frame.index[1], group] = None
+    path = tmp_path / "g.csv"
+    frame.to_csv(path, index=False)
+    argv = [*_argv(command, path), "--group-col", group]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    res = results(out)
+    assert res["excluded"].get("missing_group", 0) == 1
+    groups = {"sets": lambda r: r["groups"],
+              "intervals": lambda r: r["methods"]["naive"]["groups"],
+              "steps": lambda r: r["by_group"][group]}[command](res)
+    assert "NA" in groups and "nan" not in groups and "(none)" not in groups
+
+
+def test_markup_in_every_text_field_is_escaped_in_the_report(tmp_path, capsys):
+    frame = simulate("steps", 20, seed=6)
+    frame["difficulty"] = np.where(np.arange(len(frame)) % 2 == 0, "<script>x</script>",
+                                   "$\\foo$")
+    path = tmp_path / "<b>steps&amp;.csv"
+    frame.to_csv(path, index=False)
+    code, _, err = run(["steps", "score", path, "--group-col", "difficulty", "--bootstrap", "0",
+                        "--out", tmp_path / "run"], capsys)
+    assert code == 0, err
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "<script>x" not in html and "&lt;script&gt;" in html
+    assert "<b>steps" not in html and "&lt;b&gt;steps" in html
