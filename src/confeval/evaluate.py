@@ -111,6 +111,17 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
     return result
 
 
+MAX_CONFUSION_LEVELS = 50
+"""Without a scale, a confusion matrix is drawn only when the scores take at most this many
+distinct values (a judge's continuous scores would make it n x n)."""
+
+
+def _confusion_on(p: np.ndarray, t: np.ndarray, levels: np.ndarray | None) -> dict:
+    matrix, labels = M.confusion_matrix(p, t, labels=levels) if levels is not None else \
+        M.confusion_matrix(p, t)
+    return {"labels": labels.tolist(), "matrix": matrix.tolist()}
+
+
 def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | None = None, *,
                        levels: ArrayLike | None = None, n_bins: int = 15,
                        n_resamples: int = 1000, seed: int = 0,
@@ -126,7 +137,10 @@ def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | Non
         the judge (confidence = top probability, correct = the top score equals the truth) and
         the overconfidence rates.
     levels : array of shape (K,), optional
-        The score each column of ``probs`` stands for; default 1..K.
+        The scale: the score each column of ``probs`` stands for (default 1..K), and the
+        labels of the confusion matrix. Every score must be on it (exclude others first).
+        Without it the confusion matrix is over the distinct values, when there are at most
+        :data:`MAX_CONFUSION_LEVELS` of them (else ``None``).
 
     Returns
     -------
@@ -140,7 +154,20 @@ def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | Non
     n = same_length(pred=p, truth=t)
     if n < 2:
         raise ValueError("evaluate_agreement needs at least two items")
-    matrix, labels = M.confusion_matrix(p, t)
+    if levels is not None:
+        scale_points = as_float_1d(levels, "levels")
+        if probs is not None and np.shape(probs)[-1] != scale_points.size:
+            raise ValueError(f"levels has {scale_points.size} values but probs has "
+                             f"{np.shape(probs)[-1]} columns")
+        off = ~np.isin(p, scale_points) | ~np.isin(t, scale_points)
+        if off.any():
+            raise ValueError(f"{int(off.sum())} score(s) are not on the scale "
+                             f"{scale_points.tolist()}; exclude them first")
+        confusion = _confusion_on(p, t, scale_points)
+    elif np.unique(np.r_[p, t]).size <= MAX_CONFUSION_LEVELS:
+        confusion = _confusion_on(p, t, None)
+    else:  # continuous scores: a confusion matrix over every distinct value means nothing
+        confusion = None
     result: dict = {
         "n": n,
         "pearson": _quiet(M.pearson, p, t),
@@ -151,7 +178,7 @@ def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | Non
         "mae": M.mean_absolute_error(p, t),
         "bias": M.mean_bias(p, t),
         "bias_by_level": {str(k): v for k, v in M.bias_by_level(p, t).items()},
-        "confusion": {"labels": labels.tolist(), "matrix": matrix.tolist()},
+        "confusion": confusion,
     }
     if probs is not None:
         prob = as_prob_matrix(probs, "probs")

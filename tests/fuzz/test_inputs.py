@@ -200,3 +200,26 @@ def test_markup_in_every_text_field_is_escaped_in_the_report(tmp_path, capsys):
     html = (tmp_path / "run" / "report.html").read_text()
     assert "<script>x" not in html and "&lt;script&gt;" in html
     assert "<b>steps" not in html and "&lt;b&gt;steps" in html
+
+
+def test_agreement_excludes_off_scale_scores_and_bounds_the_confusion(tmp_path, capsys):
+    frame = simulate("scores", 3000, seed=7)
+    frame["parsed_score"] = frame["parsed_score"].astype(float)
+    frame.loc[0, "parsed_score"] = -1          # the "unparseable" marker
+    frame.loc[1, "parsed_score"] = 7.5         # off a 1-5 scale
+    frame.loc[2, "parsed_score"] = 1e308
+    frame.loc[3, "gt_score"] = 0
+    path = tmp_path / "judge.csv"
+    frame.to_csv(path, index=False)
+    code, out, _ = run(["agreement", path, "--pred-col", "parsed_score", "--gt-col", "gt_score",
+                        "--bootstrap", "0", "--json"], capsys)
+    res = results(out)
+    assert code == 0
+    assert res["excluded"] == {"pred_score_off_scale": 3, "gt_score_off_scale": 1}
+    assert res["confusion"]["labels"] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    # non-integer scores everywhere: all off the scale, one line, no 3,000 x 3,000 matrix
+    frame["parsed_score"] = np.random.default_rng(0).uniform(1, 5, len(frame))
+    frame.to_csv(path, index=False)
+    code, _, err = run(["agreement", path, "--pred-col", "parsed_score", "--gt-col",
+                        "gt_score", "--bootstrap", "0"], capsys)
+    assert code == 2 and "pred_score_off_scale" in err

@@ -90,8 +90,13 @@ def agreement(
                                "(comma list or glob, e.g. 's2_lp*').")] = None,
     prob_cols: Annotated[str | None, typer.Option(
         "--prob-cols", help="Score probability columns instead of log-probabilities.")] = None,
-    min_score: Annotated[float, typer.Option("--min-score",
-                                             help="Score of the first probability column.")] = 1,
+    min_score: Annotated[int, typer.Option("--min-score",
+                                           help="Lowest score of the scale (and of the first "
+                                                "probability column).")] = 1,
+    max_score: Annotated[int | None, typer.Option(
+        "--max-score", help="Highest score of the scale (default: one per probability column, "
+                            "else 5). Scores off the scale (a -1 'unparseable' marker, 7.5 on "
+                            "1-5) are excluded and counted.")] = None,
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
@@ -111,6 +116,16 @@ def agreement(
                 probs = np.exp(rs.numeric(logprob_cols, what="logprob", hi=0.0))
             elif prob_cols:
                 probs = rs.numeric(prob_cols, what="prob", lo=0.0, hi=1.0)
+            top = max_score if max_score is not None else (
+                min_score + probs.shape[1] - 1 if probs is not None else 5)
+            if top < min_score:
+                raise UserError(f"--max-score {top} is below --min-score {min_score}")
+            scale = np.arange(min_score, top + 1, dtype=np.float64)
+            if probs is not None and probs.shape[1] != scale.size:
+                raise UserError(f"{path}: {probs.shape[1]} probability columns for a "
+                                f"{scale.size}-point scale ({min_score}-{top})")
+            rs.exclude(~np.isin(pred, scale) & rs.mask, "pred_score_off_scale")
+            rs.exclude(~np.isin(truth, scale) & rs.mask, "gt_score_off_scale")
             keep = rs.mask
             if keep.sum() < 2:
                 raise UserError(f"{path}: fewer than two usable rows "
@@ -119,8 +134,7 @@ def agreement(
                 # Score-token probabilities rarely sum to 1 (mass on other tokens):
                 # renormalise over the scale, as the judge-interval literature does.
                 probs = probs[keep] / probs[keep].sum(axis=1, keepdims=True)
-            levels = None if probs is None else min_score + np.arange(probs.shape[1])
-            res = evaluate_agreement(pred[keep], truth[keep], probs, levels=levels,
+            res = evaluate_agreement(pred[keep], truth[keep], probs, levels=scale,
                                      n_resamples=bootstrap, seed=seed)
             results[str(path)] = {**rs.summary(), **res}
             step(f"scored {path.name}")
