@@ -223,3 +223,30 @@ def test_agreement_excludes_off_scale_scores_and_bounds_the_confusion(tmp_path, 
     code, _, err = run(["agreement", path, "--pred-col", "parsed_score", "--gt-col",
                         "gt_score", "--bootstrap", "0"], capsys)
     assert code == 2 and "pred_score_off_scale" in err
+
+
+def test_sets_rows_with_inf_overflow_or_bad_probabilities_are_counted(tmp_path, capsys):
+    frame = simulate("mcq", 200, seed=8)
+    frame.loc[0, "logit_B"] = np.inf                # once silently deleted the option
+    frame.loc[1, "logit_C"] = 5e38                  # overflows the float32 softmax
+    frame.loc[2, "logit_D"] = -np.inf               # probability 0: fine
+    path = tmp_path / "mcq.csv"
+    frame.to_csv(path, index=False)
+    code, out, err = run(["sets", "score", path, "--json"], capsys)
+    assert code == 0, err
+    res = results(out)
+    assert res["excluded"] == {"non_finite_option_value": 1,
+                               "option_value_overflows_float32": 1}
+    probs = simulate("mcq", 100, seed=9)
+    letters = [c for c in probs.columns if c.startswith("logit_")]
+    p = np.exp(probs[letters].to_numpy())
+    probs[letters] = p / p.sum(axis=1, keepdims=True)
+    probs.loc[0, "logit_A"] = 1.5                   # a probability above 1
+    probs.loc[1, letters] = 0.5                     # each fine, but they sum to 2
+    path = tmp_path / "probs.csv"
+    probs.to_csv(path, index=False)
+    code, out, _ = run(["sets", "score", path, "--input", "probs", "--json"], capsys)
+    assert results(out)["excluded"] == {"option_value_out_of_range": 1,
+                                        "probs_do_not_sum_to_1": 1}
+    code, _, err = run(["sets", "score", path, "--logit-cols", ","], capsys)
+    assert code == 2 and "--logit-cols" in err

@@ -4,9 +4,12 @@ multiple-choice datasets -> items for a live run.
 Record files (``confeval sets score``): one row per question with the gold option (``answer``:
 a letter, or whatever follows the last ``_`` of the option columns) and one column per option
 (``logit_A``, ``logprob_B``, ...; the part after the last ``_`` names the option). An option a
-question does not have is an empty cell. Rows are excluded and counted, never dropped silently:
-``non_finite_option_value``, ``fewer_than_2_options``, ``unknown_label``,
-``gold_option_missing`` (see :class:`~confeval.records.RecordSet` for the generic reasons).
+question does not have is an empty cell (-inf, log 0, is an option with probability 0). Rows
+are excluded and counted, never dropped silently: ``non_finite_option_value`` (+inf),
+``option_value_overflows_float32`` (beyond 3.4e38 with the float32 softmax),
+``probs_do_not_sum_to_1``, ``option_value_out_of_range`` (a log-prob above 0, a probability
+outside [0, 1]), ``fewer_than_2_options``, ``unknown_label``, ``gold_option_missing`` (see
+:class:`~confeval.records.RecordSet` for the generic reasons).
 
 Datasets (``confeval sets run --data``): ``builtin:arith-mc`` or a JSONL/CSV/Parquet file with
 ``item_id`` (optional; row number otherwise), ``question``, ``answer`` (gold letter) and either
@@ -32,6 +35,10 @@ __all__ = ["INPUT_KINDS", "SetsInputs", "load_mc_items", "read_sets_records"]
 
 LETTERS = string.ascii_uppercase
 INPUT_KINDS = ("logits", "logprobs", "probs")
+PROBS_SUM_TOLERANCE = 0.01
+"""``--input probs``: a row whose probabilities sum further than this from 1 is excluded
+(``probs_do_not_sum_to_1``) rather than silently renormalised; closer ones are renormalised
+(rounding in the file)."""
 
 
 @dataclass
@@ -55,13 +62,25 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
     if input_kind not in INPUT_KINDS:
         raise ValueError(f"--input must be one of {', '.join(INPUT_KINDS)}, got {input_kind!r}")
     cols = rs.columns(logit_cols, what="option column")
+    if not cols:
+        raise ValueError(f"{rs.source}: --logit-cols {logit_cols!r} names no column")
     letters = [str(c).rsplit("_", 1)[-1] for c in cols]
     values = rs.numeric(cols, what="option_value", allow_missing=True,
                         lo=0.0 if input_kind == "probs" else None,
-                        hi=0.0 if input_kind == "logprobs" else None,
+                        hi={"logprobs": 0.0, "probs": 1.0}.get(input_kind),
                         allow_inf=input_kind != "probs")
-    values = np.where(np.isposinf(values), np.nan, values)
-    rs.exclude(np.isposinf(values).any(axis=1), "non_finite_option_value")
+    # -inf (log 0) is an option with probability 0; +inf is no number of either kind
+    rs.exclude(np.isposinf(values).any(axis=1) & rs.mask, "non_finite_option_value")
+    if precision == "float32":
+        with np.errstate(invalid="ignore"):
+            too_big = (np.abs(values) > np.finfo(np.float32).max) & np.isfinite(values)
+        rs.exclude(too_big.any(axis=1) & rs.mask, "option_value_overflows_float32")
+    if input_kind == "probs":
+        with np.errstate(invalid="ignore"):
+            total = np.nansum(values, axis=1)
+        rs.exclude((np.abs(total - 1) > PROBS_SUM_TOLERANCE) & rs.mask,
+                   "probs_do_not_sum_to_1")
+    values = np.where(rs.mask[:, None], values, np.nan)
     rs.exclude((np.isfinite(values).sum(axis=1) < 2) & rs.mask, "fewer_than_2_options")
     gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters, what="label"))
     gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
