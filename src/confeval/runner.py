@@ -123,6 +123,8 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
                      key=lambda r: order[str(r["item_id"])])
     metrics = suite.score(records, options, model_name)
     metrics.setdefault("failed_items", len(failures))
+    if getattr(items, "excluded", None):
+        metrics["excluded_at_load"] = dict(items.excluded)
     publish(run, metrics)
     calls = wrapped.calls if isinstance(wrapped, CachedBackend) else len(todo)
     return RunResult(run.path, len(items), len(todo) - len(failures), len(items) - len(todo),

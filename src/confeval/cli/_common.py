@@ -211,6 +211,10 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
     backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
                           api_key_env=api_key_env)
     items = suite.load_items(data or suite.default_data, n, opts.seed)
+    if getattr(items, "excluded", None):
+        detail = ", ".join(f"{k}={v}" for k, v in items.excluded.items())
+        err.print(f"{data}: {sum(items.excluded.values())} row(s) left out before any model "
+                  f"call: {detail}")
     config = {"command": command, "suite": suite_name, "model": model or "local",
               "backend": backend.identity(), "data": data or suite.default_data, "n": n}
     open_run_folder(out_dir, opts, config)  # a mismatch is refused before any progress bar

@@ -21,6 +21,7 @@ counted, flagged record.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -83,11 +84,15 @@ class _Reader:
         match = _NUMBER.match(self.s, self.i)
         if match and (match.end() == self.n or not self.s[match.end()].isalpha()):
             self.i = match.end()
-            number = float(match.group())
+            text = match.group()
+            # float() of 400 digits is inf, never an error; int() of it would overflow
+            number = float(text)
             if self.i < self.n and self.s[self.i] == "%":
                 self.i += 1
                 return Percent(number / 100)
-            return int(number) if re.fullmatch(r"[-+]?\d+", match.group()) else number
+            if re.fullmatch(r"[-+]?\d+", text) and math.isfinite(number):
+                return int(number)
+            return number
         return self.bare()
 
     def sequence(self, close: str, depth: int) -> list:

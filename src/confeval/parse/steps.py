@@ -33,6 +33,7 @@ contradicts the probability when it disagrees with p >= 0.5. ``consistency=`` de
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,7 +199,12 @@ def _probability(value: Any, flags: list[str]) -> tuple[float | None, str | None
         value = Percent(float(text[:-1]) / 100) if text.endswith("%") else float(text)
     if isinstance(value, Percent):
         flags.append("percent")
-    p = float(value)
+    try:
+        p = float(value)
+    except (OverflowError, ValueError, TypeError):
+        return None, "probability_out_of_range"
+    if not math.isfinite(p):
+        return None, "probability_out_of_range"
     if 1 < p <= 100 and not isinstance(value, Percent):
         flags.append("percent_without_sign")
         p /= 100
@@ -259,6 +265,9 @@ def parse_step_judgement(text: Any, n_steps: int, *, consistency: str = "flag"
                 for i in range(n_steps)]
     try:
         entries = _block(text)
+    except RecursionError:
+        return [StepVerdict(i, None, None, "", "unparseable", "parser_error: RecursionError")
+                for i in range(n_steps)]
     except LiteralError as exc:
         reason = "no_block" if "no list" in str(exc) else f"unreadable_block: {exc}"
         return [StepVerdict(i, None, None, "", "unparseable", reason) for i in range(n_steps)]
@@ -267,7 +276,11 @@ def parse_step_judgement(text: Any, n_steps: int, *, consistency: str = "flag"
         if i >= len(entries):
             out.append(StepVerdict(i, None, None, "", "unparseable", "missing_step"))
             continue
-        out.append(_verdict(i, entries[i], consistency))
+        try:
+            out.append(_verdict(i, entries[i], consistency))
+        except Exception as exc:  # untrusted text: any failure is an unreadable step
+            out.append(StepVerdict(i, None, None, "", "unparseable",
+                                   f"parser_error: {type(exc).__name__}"))
     if len(entries) != n_steps:
         for v in out:
             v.flags.append(f"step_count_mismatch:{len(entries)}/{n_steps}")

@@ -28,10 +28,19 @@ from ..parse._tokens import DEFAULT_FLOOR
 from ..parse.option_tokens import extract_from_tokens
 from .base import read_method
 
-__all__ = ["build_messages", "letters_for", "option_distribution"]
+__all__ = ["build_messages", "letters_for", "option_distribution", "valid_logprobs"]
 
 IDK = "I don't know"
 NOTA = "None of the above"
+
+
+def valid_logprobs(values) -> bool:
+    """Log-probabilities a model may have given: finite (or -inf, probability 0) and not
+    above 0 (a little float slack allowed). A NaN or a positive value from a server is not
+    a distribution: the record is unparseable (``invalid_logprobs``), never scored."""
+    arr = np.asarray(list(values), dtype=np.float64)
+    return bool(arr.size) and not np.isnan(arr).any() and not (arr > 1e-6).any() and \
+        bool(np.isfinite(arr).any())
 
 
 def letters_for(n_options: int) -> list[str]:
@@ -79,11 +88,16 @@ async def option_distribution(backend: Backend, messages: Sequence[dict],
     method = read_method(backend, method)
     if method == "score":
         raw = dict(zip(letters, await backend.score(messages, list(letters))))
+        if not valid_logprobs(raw.values()):
+            return {"method": method, "logprobs": None, "mass_outside": None, "text": None,
+                    "n_missing": 0, "status": "unparseable", "reason": "invalid_logprobs"}
         return {"method": method, **_summarise(raw, letters), "text": None, "n_missing": 0,
                 "status": "ok", "reason": None}
     params = GenerateParams(max_tokens=8, temperature=0.0, logprobs=True, top_logprobs=top_k)
     gen = (await backend.generate(messages, params))[0]
     found = extract_from_tokens(gen.tokens or (), letters, floor)
+    if found["raw"] is not None and not valid_logprobs(found["raw"].values()):
+        found = {**found, "raw": None, "reason": "invalid_logprobs"}
     if found["raw"] is None:
         return {"method": method, "logprobs": None, "mass_outside": None, "text": gen.text,
                 "n_missing": found["n_missing"], "status": "unparseable",

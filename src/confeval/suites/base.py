@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 from ..backends import Backend
 
-__all__ = ["READ_METHODS", "LiveSuite", "SuiteOptions", "distribution_needs", "read_method"]
+__all__ = ["READ_METHODS", "Items", "LiveSuite", "SuiteOptions", "distribution_needs",
+           "read_method"]
 
 READ_METHODS = ("auto", "score", "top_logprobs")
 """How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
@@ -31,6 +32,15 @@ def read_method(backend: Backend, method: str) -> str:
     if method == "auto":
         return "score" if "score" in backend.capabilities else "top_logprobs"
     return method
+
+
+class Items(list):
+    """Items of a live run, with the rows of the data file that could not become items,
+    counted by reason (``excluded``) before any model call."""
+
+    def __init__(self, items=(), excluded: dict | None = None) -> None:
+        super().__init__(items)
+        self.excluded: dict[str, int] = dict(excluded or {})
 
 
 def distribution_needs(backend: Backend, method: str) -> list[str]:

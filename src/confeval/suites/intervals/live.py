@@ -29,6 +29,7 @@ import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...parse import DEFAULT_FLOOR, extract_score
+from .._multiple_choice import valid_logprobs
 from .._seeds import parse_seeds
 from ..base import LiveSuite, SuiteOptions, distribution_needs, read_method
 from .inputs import load_judge_items
@@ -111,6 +112,10 @@ class IntervalsSuite(LiveSuite):
         if method == "score":
             messages = build_judge_messages(item, direct=True)
             raw = np.asarray(await backend.score(messages, [f"Score: {k}" for k in LEVELS]))
+            if not valid_logprobs(raw):
+                record.update(stage="exact", flags=[], text=None, status="unparseable",
+                              reason="invalid_logprobs", parsed_score=None)
+                return record
             logprobs = raw - np.logaddexp.reduce(raw)  # renormalised over the five ratings
             record.update(stage="exact", flags=[], text=None, status="ok", reason=None,
                           parsed_score=int(LEVELS[int(np.argmax(logprobs))]))
@@ -118,8 +123,19 @@ class IntervalsSuite(LiveSuite):
             params = GenerateParams(max_tokens=options.max_tokens, temperature=0.0,
                                     logprobs=True, top_logprobs=options.top_k)
             gen = (await backend.generate(build_judge_messages(item, direct=False), params))[0]
-            found = extract_score(gen.tokens or (), LEVELS, floor=DEFAULT_FLOOR)
+            try:
+                found = extract_score(gen.tokens or (), LEVELS, floor=DEFAULT_FLOOR)
+            except Exception as exc:  # untrusted output: never let it end the run
+                record.update(stage="none", flags=[], text=gen.text, status="unparseable",
+                              reason=f"parser_error: {type(exc).__name__}", parsed_score=None)
+                return record
             record.update(stage=found.stage, flags=found.flags, text=gen.text)
+            # a NaN from a server is no probability (the extractor's floor would hide it)
+            has_nan = any(f.startswith("nan_replaced") for f in found.flags)
+            if found.ok and (has_nan or not valid_logprobs(found.logprobs)):
+                record.update(status="unparseable", reason="invalid_logprobs",
+                              parsed_score=None)
+                return record
             if not found.ok:
                 why = ("reply_too_long" if "reply_too_long" in found.flags
                        else "no rating found in the reply")

@@ -19,7 +19,6 @@ fewer options). Other columns (e.g. ``category``) are carried into the records.
 
 from __future__ import annotations
 
-import json
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,9 @@ import numpy as np
 
 from ..._validation import index_in
 from ...conformal import to_probabilities
-from ...records import RecordsError, RecordSet
+from ...records import RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
+from ..base import Items
 
 __all__ = ["INPUT_KINDS", "SetsInputs", "load_mc_items", "read_sets_records"]
 
@@ -92,10 +92,15 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
     return SetsInputs(probs, gold[keep], groups, letters, rs)
 
 
-def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
-    """Multiple-choice items from ``builtin:arith-mc`` or a file (see module docstring)."""
+def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> Items:
+    """Multiple-choice items from ``builtin:arith-mc`` or a file (see module docstring).
+
+    Rows that cannot be asked are left out before any model call and counted in
+    ``items.excluded``: ``missing_question``, ``missing_answer``, ``fewer_than_2_options``
+    (no options, or fewer than two non-empty ones), ``answer_not_an_option`` (the gold answer
+    is not one of the option letters, compared exactly: ``b`` is not ``B``)."""
     if data.startswith("builtin:"):
-        return load_builtin(data.split(":", 1)[1], n or 200, seed)
+        return Items(load_builtin(data.split(":", 1)[1], n or 200, seed))
     rs = RecordSet.read(Path(data))
     frame = rs.frame
     for col in ("question", "answer"):
@@ -105,16 +110,40 @@ def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
     letter_cols = [c for c in LETTERS if c in frame.columns]
     if "options" not in frame.columns and not letter_cols:
         raise RecordsError(f"{data}: no options: give an 'options' list or columns A, B, ...")
-    items = []
+    items, excluded = Items(), {}
+
+    def skip(reason: str) -> None:
+        excluded[reason] = excluded.get(reason, 0) + 1
+
     for row in frame.to_dict(orient="records"):
         if "options" in frame.columns:
             opts = row["options"]
-            if isinstance(opts, str):
-                opts = json.loads(opts)
+            try:
+                opts = as_list(opts, "options", f"row {row['_row']}") if _present(opts) else []
+            except RecordsError:
+                opts = []
         else:
-            opts = [row[c] for c in letter_cols if isinstance(row[c], str) and row[c].strip()]
-        item = {k2: v for k2, v in row.items() if k2 not in letter_cols and k2 != "_row"}
-        item["options"] = [str(o) for o in opts]
-        item["item_id"] = str(row.get("item_id", f"row-{row['_row']}"))
-        items.append(item)
-    return items[:n] if n else items
+            opts = [row[c] for c in letter_cols]
+        opts = [str(o) for o in opts if _present(o) and str(o).strip()]
+        question, answer = row.get("question"), row.get("answer")
+        if not _present(question) or not str(question).strip():
+            skip("missing_question")
+        elif not _present(answer) or not str(answer).strip():
+            skip("missing_answer")
+        elif len(opts) < 2:
+            skip("fewer_than_2_options")
+        elif str(answer).strip() not in LETTERS[:len(opts)]:
+            skip("answer_not_an_option")
+        else:
+            item = {k2: v for k2, v in row.items() if k2 not in letter_cols and k2 != "_row"}
+            item.update(options=opts, answer=str(answer).strip(),
+                        item_id=str(row.get("item_id", f"row-{row['_row']}")))
+            items.append(item)
+    items.excluded = excluded
+    if n:
+        del items[n:]
+    return items
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and np.isnan(value))

@@ -1,0 +1,87 @@
+"""Hostile model replies and dataset rows through live runs against the loopback stub server:
+a step verdict of 400 digits, NaN and positive log-probabilities, rows that cannot be asked.
+Each asserts the exit code, the counts, and that no traceback is printed."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from confeval.backends.stub_server import StubServer, default_reply
+from confeval.cli import main
+from confeval.runs import load_run_records
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("CONFEVAL_CACHE", str(tmp_path / "cache.sqlite"))
+
+
+def run(argv, capsys):
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, out, err
+
+
+def test_a_400_digit_verdict_is_an_unparseable_step_not_a_dead_run(tmp_path, capsys):
+    def reply(body):
+        text = "<evaluation>[" + ", ".join(f'["s", 1, {"9" * 400}, ""]' for _ in range(8)) + \
+            "]</evaluation>"
+        return text, [(text, -0.1)]
+
+    with StubServer(reply=reply) as server:
+        argv = ["steps", "run", "--model", "openai:stub", "--base-url", server.base_url,
+                "--n", "3", "--bootstrap", "0", "--out", tmp_path / "r"]
+        code, out, err = run(argv, capsys)
+        assert code == 0, err
+        records = load_run_records(tmp_path / "r" / "records.jsonl")
+        steps = [s for r in records for s in r["steps"]]
+        assert steps and {s["reason"] for s in steps} == {"probability_out_of_range"}
+        code, out, _ = run(argv, capsys)  # the cached reply does not kill the rerun either
+        assert code == 0 and "3 resumed" in out
+
+
+@pytest.mark.parametrize("bad", ["nan", "positive"])
+def test_invalid_logprobs_from_a_server_are_unparseable(tmp_path, capsys, bad):
+    value = math.nan if bad == "nan" else 0.7
+
+    def reply(body):
+        return "4", [("4", value), ("3", -2.0), ("5", -3.0), ("2", -4.0), ("1", -5.0)]
+
+    with StubServer(reply=reply) as server:
+        code, _, err = run(["intervals", "run", "--model", "openai:stub", "--base-url",
+                              server.base_url, "--n", "25", "--out", tmp_path / "r"], capsys)
+    assert code == 0, err
+    records = load_run_records(tmp_path / "r" / "records.jsonl")
+    assert {r["status"] for r in records} == {"unparseable"}
+    assert {r["reason"] for r in records} == {"invalid_logprobs"}
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert metrics["excluded"] == {"unparseable": 25}
+
+
+def test_rows_that_cannot_be_asked_are_left_out_before_any_call(tmp_path, capsys):
+    rows = [{"question": "2+2?", "options": ["3", "4"], "answer": "B"},
+            {"question": None, "options": ["3", "4"], "answer": "B"},
+            {"question": "1+1?", "options": None, "answer": "A"},
+            {"question": "1+1?", "options": ["2", "3"], "answer": None},
+            {"question": "1+3?", "options": ["4", "5"], "answer": "Z"},
+            {"question": "1+4?", "options": ["5", "6"], "answer": "b"},
+            {"question": "2+3?", "options": ["5", "6"], "answer": "A"}]
+    data = tmp_path / "mc.jsonl"
+    pd.DataFrame(rows).to_json(data, orient="records", lines=True)
+    with StubServer(reply=default_reply) as server:
+        code, _, err = run(["sets", "run", "--model", "openai:stub", "--base-url",
+                              server.base_url, "--data", data, "--bootstrap", "0",
+                              "--out", tmp_path / "r"], capsys)
+        assert server.requests == 2
+    assert code == 0, err
+    assert "5 row(s) left out before any model call" in err
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert metrics["excluded_at_load"] == {"missing_question": 1, "fewer_than_2_options": 1,
+                                           "missing_answer": 1, "answer_not_an_option": 2}
