@@ -250,3 +250,54 @@ def test_sets_rows_with_inf_overflow_or_bad_probabilities_are_counted(tmp_path, 
                                         "probs_do_not_sum_to_1": 1}
     code, _, err = run(["sets", "score", path, "--logit-cols", ","], capsys)
     assert code == 2 and "--logit-cols" in err
+
+
+@pytest.mark.parametrize("kind", ["corrupt", "truncated", "other schema", "directory"])
+def test_an_unusable_cache_is_one_line_naming_it(tmp_path, capsys, kind):
+    import sqlite3
+
+    path = tmp_path / "cache.sqlite"
+    if kind == "corrupt":
+        path.write_bytes(b"this is not sqlite" * 100)
+    elif kind == "truncated":
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, "
+                   "backend TEXT, created REAL)")
+        db.commit()
+        db.close()
+        path.write_bytes(path.read_bytes()[:700])
+    elif kind == "other schema":
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE responses (a INTEGER)")
+        db.commit()
+        db.close()
+    else:
+        path.mkdir()
+    code, _, err = run(["cache", "info", "--cache", path], capsys)
+    assert code == 2 and str(path) in err and "--no-cache" in err
+    code, _, err = run(["sets", "run", "--out", tmp_path / "r", "--cache", path, "--model",
+                        "openai:stub", "--base-url", "http://127.0.0.1:9/v1"], capsys)
+    assert code == 2 and str(path) in err
+    if kind != "directory":  # `cache clear` replaces a broken cache file with an empty one
+        code, out, _ = run(["cache", "clear", "--cache", path], capsys)
+        assert code == 0 and "removed 0" in out
+
+
+def test_credentials_in_a_base_url_never_reach_the_cache_or_run_folder(tmp_path, capsys,
+                                                                      monkeypatch):
+    """The server here refuses the query string (HTTP 404): the failures' messages, the run
+    folder and the cache are checked for the secrets all the same."""
+    from confeval.backends.stub_server import StubServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    with StubServer() as server:
+        url = server.base_url.replace("http://", "http://alice:hunter2@") + "?api-key=s3cret"
+        capsys.readouterr()
+        main(["sets", "run", "--model", "openai:stub", "--base-url", url, "--n", "5",
+              "--bootstrap", "0", "--cache", str(tmp_path / "c.sqlite"), "--out",
+              str(tmp_path / "r")])
+        out, err = capsys.readouterr()
+    assert "hunter2" not in out + err and "s3cret" not in out + err and "***@" in err
+    for f in [*(tmp_path / "r").iterdir(), tmp_path / "c.sqlite"]:
+        text = f.read_bytes().decode(errors="ignore")
+        assert "hunter2" not in text and "s3cret" not in text, f

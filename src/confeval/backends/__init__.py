@@ -22,10 +22,11 @@ from .base import (
     TokenLogprob,
     require,
 )
-from .cache import CachedBackend, ResponseCache, call_key, request_key
+from .cache import CachedBackend, CacheError, ResponseCache, call_key, request_key
 from .scripted import RecordingBackend, ReplayBackend, ScriptedBackend
 
-__all__ = ["CAPABILITIES", "Backend", "BackendError", "CachedBackend", "CapabilityError",
+__all__ = ["CAPABILITIES", "Backend", "BackendError", "CacheError", "CachedBackend",
+           "CapabilityError",
            "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
            "ScriptedBackend",
            "TokenLogprob", "call_key", "get_backend", "request_key", "require"]

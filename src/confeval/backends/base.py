@@ -19,16 +19,35 @@ request is sent, with a message that says what is missing and why it is needed.
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["CAPABILITIES", "Backend", "BackendError", "CapabilityError", "GenerateParams",
+           "redact_url",
            "Generation", "TokenLogprob", "require"]
 
 CAPABILITIES = ("generate", "logprobs", "score", "images")
 
 Message = Mapping[str, Any]
+
+
+_SECRET_QUERY = re.compile(r"(?i)([?&][^=&#]*(?:key|token|secret|pass|sig|auth)[^=&#]*=)[^&#]*")
+
+
+def redact_url(url: str) -> str:
+    """A URL without credentials: ``user:pass@`` and the values of query parameters that
+    look secret (``api-key``, ``token``, ``sig``, ...) become ``***``. Applied to every URL
+    that is written to the cache, a run folder or a message.
+
+    Examples
+    --------
+    >>> redact_url("https://u:p@host/v1?api-key=abc&x=1")
+    'https://***@host/v1?api-key=***&x=1'
+    """
+    text = re.sub(r"(?<=://)[^/@]*@", "***@", str(url))
+    return _SECRET_QUERY.sub(r"\1***", text)
 
 
 class BackendError(RuntimeError):

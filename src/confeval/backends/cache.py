@@ -23,7 +23,8 @@ from typing import Any
 
 from .base import Backend, GenerateParams, Generation
 
-__all__ = ["CachedBackend", "ResponseCache", "call_key", "default_cache_path", "request_key"]
+__all__ = ["CacheError", "CachedBackend", "ResponseCache", "call_key", "default_cache_path",
+           "request_key"]
 
 
 def default_cache_path() -> Path:
@@ -64,28 +65,58 @@ def call_key(method: str, messages: Sequence, **details: Any) -> str:
     return request_key({"method": method, "messages": list(messages), **details})
 
 
+class CacheError(RuntimeError):
+    """The cache file cannot be used (the message names it and what to do)."""
+
+
 class ResponseCache:
     """A key -> JSON value store in one SQLite file, safe to interrupt at any point."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    COLUMNS = ("key", "value", "backend", "created")
+
+    def __init__(self, path: str | Path | None = None, *, repair: bool = False) -> None:
+        """Open (or create) the cache at ``path``. A file that is not such a cache (corrupt,
+        truncated, another SQLite database, a directory) is a :class:`CacheError` naming it;
+        with ``repair`` (``confeval cache clear``) such a file is replaced by an empty cache."""
         self.path = Path(path) if path is not None else default_cache_path()
+        try:
+            self._open()
+        except (sqlite3.Error, OSError) as exc:
+            if not repair or self.path.is_dir():
+                raise CacheError(f"{self.path}: not a usable response cache ({exc}); run with "
+                                 "--no-cache or another --cache, or remove it with `confeval "
+                                 f"cache clear --cache {self.path}`") from None
+            for stale in self.path.parent.glob(self.path.name + "*"):
+                stale.unlink()
+            self._open()
+        self.hits = 0
+        self.misses = 0
+
+    def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
                          "value TEXT NOT NULL, backend TEXT, created REAL)")
+        columns = tuple(r[1] for r in self._db.execute("PRAGMA table_info(responses)"))
+        if columns != self.COLUMNS:
+            self._db.close()
+            raise sqlite3.DatabaseError(f"table 'responses' has columns {list(columns)}")
         self._db.commit()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, key: str) -> Any | None:
         row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
+        try:
+            value = json.loads(row[0])
+        except (TypeError, json.JSONDecodeError):  # a damaged entry is a miss, then rewritten
+            self.misses += 1
+            return None
         self.hits += 1
-        return json.loads(row[0])
+        return value
 
     def put(self, key: str, value: Any, backend: str = "") -> None:
         self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",

@@ -29,7 +29,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Backend, BackendError, CapabilityError, GenerateParams, Generation, TokenLogprob
+from .base import (
+    Backend,
+    BackendError,
+    CapabilityError,
+    GenerateParams,
+    Generation,
+    TokenLogprob,
+    redact_url,
+)
 
 __all__ = ["OpenAIBackend"]
 
@@ -73,11 +81,16 @@ class OpenAIBackend(Backend):
         self.capabilities = frozenset(caps)
 
     def describe(self) -> str:
-        where = self._urls[0] if len(self._urls) == 1 else f"{len(self._urls)} endpoints"
+        where = (redact_url(self._urls[0]) if len(self._urls) == 1
+                 else f"{len(self._urls)} endpoints")
         return f"openai:{self.model} at {where}"
 
     def _mask(self, text: str) -> str:
-        return text.replace(self._key, "***") if len(self._key) >= 4 else text
+        """An error message without the API key or credentials in a URL."""
+        text = text.replace(self._key, "***") if len(self._key) >= 4 else text
+        for url in self._urls:
+            text = text.replace(url, redact_url(url))
+        return text
 
     def _pick(self) -> int:
         loop = asyncio.get_running_loop()

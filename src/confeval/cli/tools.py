@@ -170,7 +170,7 @@ def cache(
 
     if action not in ("info", "clear"):
         raise UserError(f"unknown cache action {action!r}; use info or clear")
-    store = ResponseCache(cache_path)
+    store = ResponseCache(cache_path, repair=action == "clear")
     if action == "clear":
         removed = store.clear()
         out.print(f"removed {removed} cached response(s) from {store.path}")
