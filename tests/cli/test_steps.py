@@ -41,7 +41,8 @@ def test_parse_writes_records_and_a_summary(tmp_path, capsys):
                                "labels": [1]}) + "\n")
     out = tmp_path / "steps.jsonl"
     summary = _json(["steps", "parse", str(raw), "--out", str(out), "--json"], capsys)
-    assert summary == {"source": str(raw), "replies": 1, "steps": 1, "parsed": 1,
+    assert summary == {"source": str(raw), "replies": 1, "skipped_replies": {}, "steps": 1,
+                       "parsed": 1,
                        "unparseable": {}, "flags": {}, "out": str(out), "consistency": "flag"}
     assert json.loads(out.read_text())["p_correct"] == 0.9
     assert main(["steps", "parse", str(raw), "--out", str(out), "--consistency", "x"]) == 2
@@ -59,7 +60,8 @@ def test_consistency_report_and_too_few_judges(tmp_path, capsys):
         specs += ["--pair", f"judge{j}={paths[0]},{paths[1]}"]
     res = _json(["steps", "consistency", *specs, "--json", "--out", str(tmp_path / "run")],
                 capsys)
-    assert set(res) == {"judges", "crs", "css", "ccs"}
+    assert set(res) == {"judges", "crs", "css", "ccs", "inputs"}
+    assert res["inputs"]["judge0"]["A"]["n_used"] == res["inputs"]["judge0"]["A"]["n_read"]
     html = (tmp_path / "run" / "report.html").read_text()
     assert "rank process judges alike" in html and "CRS (B)" in html
     assert main(["steps", "consistency", *specs[:2], "--json"]) == 2

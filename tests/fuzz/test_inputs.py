@@ -301,3 +301,25 @@ def test_credentials_in_a_base_url_never_reach_the_cache_or_run_folder(tmp_path,
     for f in [*(tmp_path / "r").iterdir(), tmp_path / "c.sqlite"]:
         text = f.read_bytes().decode(errors="ignore")
         assert "hunter2" not in text and "s3cret" not in text, f
+
+
+def test_steps_parse_skips_and_counts_replies_it_cannot_match(tmp_path, capsys):
+    good = '[["s", 1, 0.9, ""], ["s", 0, 0.2, "reasoning"]]'
+    rows = [{"item_id": "a", "raw_output": good, "labels": [1, 0],
+             "error_types": ["", "reasoning"]},
+            {"item_id": "b", "raw_output": good, "labels": [1, 0], "error_types": [""]},
+            {"item_id": "c", "raw_output": good, "labels": [1, 0.5]},
+            {"item_id": "d", "raw_output": good, "labels": []},
+            {"item_id": None, "raw_output": good, "labels": [1, 0]},
+            {"item_id": "e", "raw_output": good, "labels": [1, 0], "n_steps": 3}]
+    path = tmp_path / "raw.jsonl"
+    pd.DataFrame(rows).to_json(path, orient="records", lines=True)
+    code, out, _ = run(["steps", "parse", path, "--out", tmp_path / "s.jsonl", "--json"],
+                       capsys)
+    summary = json.loads(out)
+    assert code == 0 and summary["steps"] == 2 and summary["parsed"] == 2
+    assert summary["skipped_replies"] == {"error_types_length_mismatch": 1,
+                                          "labels_not_0_or_1": 1, "no_steps": 1,
+                                          "missing_item_id": 1, "n_steps_mismatch": 1}
+    written = pd.read_json(tmp_path / "s.jsonl", lines=True)
+    assert set(written["item_id"]) == {"a"}

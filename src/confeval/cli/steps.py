@@ -114,8 +114,8 @@ def parse(
                                         consistency=consistency)
     write_table(steps, out_path)
     summary = {**summary, "out": str(out_path)}
-    summary = {k: summary[k] for k in ("source", "replies", "steps", "parsed", "unparseable",
-                                       "flags", "out", "consistency")}
+    summary = {k: summary[k] for k in ("source", "replies", "skipped_replies", "steps",
+                                       "parsed", "unparseable", "flags", "out", "consistency")}
     if as_json:
         print_json(summary)
     else:

@@ -101,35 +101,32 @@ def parse_step_replies(rs: RecordSet, *, id_col: str | None = None,
     """Raw judge replies (one row per (item, variant) with ``raw_output``, ``labels``,
     ``error_types`` and optionally ``n_steps``, ``variant``, metadata) -> step records (one per
     step, unreadable steps kept with a reason) and a summary of what was parsed. Replies are
-    never evaluated."""
+    never evaluated. A row that cannot be matched to steps is skipped and counted in
+    ``skipped_replies``: ``missing_item_id``, ``labels_not_a_list``, ``no_steps``,
+    ``labels_not_0_or_1`` (e.g. 0.5), ``error_types_length_mismatch``,
+    ``n_steps_mismatch``."""
     if consistency not in CONSISTENCY_POLICIES:
         raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}")
     frame = rs.frame
     key = id_col or ("problem_id" if "problem_id" in frame.columns else "item_id")
     rs.columns([key, "raw_output", "labels"], what="column")
     rows: list[dict] = []
+    skipped: dict[str, int] = {}
     for record in frame.to_dict(orient="records"):
-        where = f"row {record['_row']}"
-        labels = as_list(record["labels"], "labels", where)
-        types = (as_list(record["error_types"], "error_types", where)
-                 if _present(record.get("error_types")) else [""] * len(labels))
-        n = record.get("n_steps")
-        if _present(n) and int(n) != len(labels):
-            raise RecordsError(f"{rs.source}: row {record['_row']}: n_steps {n} but "
-                               f"{len(labels)} labels")
-        item = {k: v for k, v in record.items()
-                if k not in ("_row", "raw_output", "labels", "error_types", "n_steps", "steps",
-                             "item_id", "problem_id", "text") and not isinstance(v, list)}
-        item.update(item_id=str(record[key]), labels=[int(x) for x in labels],
-                    error_types=["" if t is None else str(t) for t in types],
-                    steps=[None] * len(labels), variant=variant_name(record.get("variant")))
+        why, item = _reply_item(record, key)
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
         raw_text = record["raw_output"] if isinstance(record["raw_output"], str) else None
         rows.extend(verdict_records(item, raw_text, consistency=consistency))
+    if not rows:
+        raise RecordsError(f"{rs.source}: no reply could be read (skipped: {skipped or 'none'})")
     steps = pd.DataFrame(rows)
     steps["flags"] = steps["flags"].map(lambda f: ";".join(f))
     reasons = steps.loc[steps.status != "ok", "reason"].str.split(":").str[0].value_counts()
     flags = pd.Series([f.split(":")[0] for fl in steps["flags"] for f in fl.split(";") if f])
-    summary = {"source": str(rs.source), "replies": len(frame), "steps": len(steps),
+    summary = {"source": str(rs.source), "replies": len(frame), "skipped_replies": skipped,
+               "steps": len(steps),
                "parsed": int((steps.status == "ok").sum()),
                "unparseable": {str(k): int(v) for k, v in reasons.items()},
                "flags": {str(k): int(v) for k, v in flags.value_counts().items()},
@@ -139,6 +136,46 @@ def parse_step_replies(rs: RecordSet, *, id_col: str | None = None,
 
 MAX_STEP = 1_000_000
 """A step index above this is no step (and 1e300 would overflow an integer): excluded."""
+
+
+def _reply_item(record: Mapping[str, Any], key: str) -> tuple[str | None, dict | None]:
+    """(reason to skip the reply, None) or (None, the item its verdicts belong to)."""
+    if not _present(record.get(key)) or not str(record[key]).strip():
+        return "missing_item_id", None
+    try:
+        labels = as_list(record["labels"], "labels", f"row {record['_row']}")
+        types = (as_list(record["error_types"], "error_types", f"row {record['_row']}")
+                 if _present(record.get("error_types")) else [""] * len(labels))
+    except RecordsError:
+        return "labels_not_a_list", None
+    if not labels:
+        return "no_steps", None
+    as_int = [_label_value(v) for v in labels]
+    if any(v is None for v in as_int):
+        return "labels_not_0_or_1", None
+    if len(types) != len(labels):
+        return "error_types_length_mismatch", None
+    n = record.get("n_steps")
+    if _present(n) and (not isinstance(n, (int, float)) or n != len(labels)):
+        return "n_steps_mismatch", None
+    item = {k: v for k, v in record.items()
+            if k not in ("_row", "raw_output", "labels", "error_types", "n_steps", "steps",
+                         "item_id", "problem_id", "text") and not isinstance(v, list)}
+    item.update(item_id=str(record[key]).strip(), labels=as_int,
+                error_types=["" if t is None else str(t) for t in types],
+                steps=[None] * len(labels), variant=variant_name(record.get("variant")))
+    return None, item
+
+
+def _label_value(value: Any) -> int | None:
+    """A step label as 0 or 1 (1, 1.0, "1", True), or None (0.5, "x", null: not a label)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return int(value)
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value.strip())
+    return None
 
 
 def step_frame(rs: RecordSet, p_col: str = "p_correct", label_col: str = "label",

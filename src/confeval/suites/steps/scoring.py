@@ -327,17 +327,22 @@ def score_steps_file(path: str | Path, config: StepsConfig = StepsConfig(), *,
 
 def score_generator_consistency(pairs: Sequence[str]) -> dict:
     """:func:`generator_consistency` from ``JUDGE=RECORDS_A,RECORDS_B`` specs: each judge's step
-    records on the dataset perturbed by generator A and by generator B."""
-    first, second = {}, {}
+    records on the dataset perturbed by generator A and by generator B; ``inputs`` gives every
+    file's rows read, used and excluded by reason."""
+    first, second, inputs = {}, {}, {}
     for spec in pairs:
         judge, sep, files = spec.partition("=")
         paths = files.split(",")
         if not sep or len(paths) != 2 or not judge:
             raise ValueError(f"--pair {spec!r}: use JUDGE=RECORDS_A,RECORDS_B")
-        for target, path in zip((first, second), paths):
-            frame = step_frame(RecordSet.read(Path(path)))
+        for target, path, side in zip((first, second), paths, "AB"):
+            rs = RecordSet.read(Path(path))
+            frame = step_frame(rs)
             try:
                 target[judge] = score_steps(frame, n_resamples=0)
             except ValueError as exc:
-                raise ValueError(f"{path}: {exc}") from None
-    return generator_consistency(first, second)
+                raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
+            summary = rs.summary()
+            inputs.setdefault(judge, {})[side] = {k: summary[k] for k in (
+                "source", "n_read", "n_used", "excluded")}
+    return {**generator_consistency(first, second), "inputs": inputs}
