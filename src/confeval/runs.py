@@ -131,7 +131,10 @@ class RunFolder:
         path = self.file(self.METRICS)
         if not path.is_file():
             raise FileNotFoundError(f"{self.path}: no {self.METRICS} (was the run finished?)")
-        return json.loads(path.read_text(encoding="utf-8"))
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
 
     def write_report(self, html: str) -> Path:
         return self._write_text(self.REPORT, html)

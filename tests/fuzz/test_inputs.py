@@ -323,3 +323,34 @@ def test_steps_parse_skips_and_counts_replies_it_cannot_match(tmp_path, capsys):
                                           "missing_item_id": 1, "n_steps_mismatch": 1}
     written = pd.read_json(tmp_path / "s.jsonl", lines=True)
     assert set(written["item_id"]) == {"a"}
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "metrics.json"),
+    ("[1, 2]", "must be a JSON object"),
+    ('{"sections": {"a": 1}}', "'sections' must be a list"),
+    ('{"sections": [{"results": {}}]}', "text 'kind'"),
+])
+def test_report_refuses_a_malformed_metrics_file_in_one_line(tmp_path, capsys, content,
+                                                             message):
+    (tmp_path / "metrics.json").write_text(content)
+    code, _, err = run(["report", tmp_path], capsys)
+    assert code == 2 and message in err
+
+
+def test_report_renders_a_section_it_cannot_read_as_such(tmp_path, capsys):
+    doc = {"title": "x", "sections": [{"kind": "sets", "title": "odd", "results": {"f": 1}},
+                                      {"kind": "confidence", "title": "fine", "results": {}}]}
+    (tmp_path / "metrics.json").write_text(json.dumps(doc))
+    code, _, _ = run(["report", tmp_path], capsys)
+    html = (tmp_path / "report.html").read_text()
+    assert code == 0 and "could not be rendered" in html and "fine" in html
+
+
+@pytest.mark.parametrize("content", ["", "[1, 2, 3]\n", '{"calls": 5}\n',
+                                     '{"calls": [{"request_key": 1}]}\n'])
+def test_replay_of_a_file_of_another_shape_is_one_line(tmp_path, capsys, content):
+    (tmp_path / "records.jsonl").write_text(content)
+    code, _, err = run(["sets", "run", "--model", f"replay:{tmp_path}", "--n", "3",
+                        "--no-cache", "--out", tmp_path / "r"], capsys)
+    assert code == 2 and "replay" in err and "no recorded calls" in err

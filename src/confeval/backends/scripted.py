@@ -78,15 +78,29 @@ class ReplayBackend(Backend):
         super().__init__(str(path))
         self._answers: dict[str, Any] = {}
         methods: set[str] = set()
-        with open(path, encoding="utf-8") as fh:
+        self.skipped = 0  # lines or calls of another shape: counted, never half-used
+        with open(path, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError:
+                    self.skipped += bool(line.strip())
                     continue
-                for call in rec.get("calls", ()):
+                calls = rec.get("calls", ()) if isinstance(rec, dict) else None
+                if not isinstance(calls, (list, tuple)):
+                    self.skipped += 1
+                    continue
+                for call in calls:
+                    if not (isinstance(call, dict) and isinstance(call.get("request_key"), str)
+                            and "response" in call):
+                        self.skipped += 1
+                        continue
                     self._answers[call["request_key"]] = call["response"]
-                    methods.add(call.get("method", "generate"))
+                    methods.add(str(call.get("method", "generate")))
+        if not self._answers:
+            raise BackendError(f"replay: {path} holds no recorded calls (lines or calls of "
+                               f"another shape: {self.skipped}); replay needs the "
+                               "records.jsonl of a confeval run")
         # Offer what the recorded run used, so a suite picks the same path again.
         caps = {"images"} | ({"score"} if "score" in methods else set())
         if "generate" in methods or not methods:
@@ -104,11 +118,23 @@ class ReplayBackend(Backend):
 
     async def _generate(self, messages, params, n):
         key = call_key("generate", messages, params=params.to_dict(), n=n)
-        return [Generation.from_dict(g) for g in self.lookup(key)]
+        try:
+            return [Generation.from_dict(g) for g in self.lookup(key)]
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise BackendError(f"replay: the recorded answer for {key[:12]}… is not a "
+                               f"generation ({type(exc).__name__})") from None
 
     async def _score(self, messages, continuations):
         key = call_key("score", messages, continuations=continuations)
-        return [float(v) for v in self.lookup(key)]
+        try:
+            values = [float(v) for v in self.lookup(key)]
+        except (TypeError, ValueError) as exc:
+            raise BackendError(f"replay: the recorded scores for {key[:12]}… are not numbers "
+                               f"({type(exc).__name__})") from None
+        if len(values) != len(continuations):
+            raise BackendError(f"replay: {len(values)} recorded scores for "
+                               f"{len(continuations)} continuations")
+        return values
 
 
 class RecordingBackend(Backend):

@@ -110,7 +110,10 @@ def report(
         metrics = run.read_metrics()
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
-    info = run.read_run() if run.file(RunFolder.RUN).is_file() else None
+    try:
+        info = run.read_run() if run.file(RunFolder.RUN).is_file() else None
+    except ValueError:
+        info = None  # a damaged run.json only loses the configuration panel
     page = render_report(metrics, info)
     target = out_file or run.file(RunFolder.REPORT)
     target.write_text(page, encoding="utf-8")

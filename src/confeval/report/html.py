@@ -19,7 +19,8 @@ from typing import Any
 
 from .figures import confusion_figure, reliability_figure, risk_coverage_figure
 
-__all__ = ["SECTION_RENDERERS", "metric_table", "register_section", "render_report"]
+__all__ = ["SECTION_RENDERERS", "check_metrics", "metric_table", "register_section",
+           "render_report"]
 
 SECTION_RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {}
 
@@ -190,9 +191,31 @@ details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;ov
 """
 
 
+def check_metrics(metrics: Any) -> None:
+    """A :class:`ValueError` naming what is wrong when ``metrics`` is not a metrics document
+    (an object whose ``sections`` is a list of objects, each with a text ``kind`` and an
+    object ``results``)."""
+    if not isinstance(metrics, Mapping):
+        raise ValueError(f"metrics must be a JSON object, not {type(metrics).__name__}")
+    sections = metrics.get("sections", [])
+    if not isinstance(sections, list):
+        raise ValueError("metrics 'sections' must be a list")
+    for i, section in enumerate(sections):
+        if not isinstance(section, Mapping) or not isinstance(section.get("kind"), str):
+            raise ValueError(f"metrics section {i} must be an object with a text 'kind'")
+        if not isinstance(section.get("results", {}), Mapping):
+            raise ValueError(f"metrics section {i} ('{section['kind']}'): 'results' must be an "
+                             "object")
+
+
 def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None = None) -> str:
-    """Return the full HTML document for a run's metrics (and its ``run.json``, if known)."""
+    """Return the full HTML document for a run's metrics (and its ``run.json``, if known).
+
+    A section whose results a renderer cannot read (a hand-edited or foreign metrics.json) is
+    shown as such, with the reason, instead of failing the whole report."""
     import json
+
+    check_metrics(metrics)
 
     title = metrics.get("title", "confeval report")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
@@ -219,7 +242,11 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
                          "raw results:</p><pre>"
                          f"{esc(json.dumps(section.get('results'), indent=1)[:20000])}</pre>")
         else:
-            parts.append(renderer(section))
+            try:
+                parts.append(renderer(section))
+            except Exception as exc:  # a foreign document: say so, render the rest
+                parts.append(f"<p class='excluded'>This section could not be rendered "
+                             f"({esc(type(exc).__name__)}: {esc(exc)}).</p>")
     if run_info:
         parts.append("<details><summary>Run configuration and versions</summary><pre>"
                      f"{esc(json.dumps(run_info, indent=2))}</pre></details>")
