@@ -82,6 +82,23 @@ async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run:
     return failures
 
 
+def _one_per_item(records: list[dict], ids: Sequence[str]) -> tuple[list[dict], int]:
+    """The first record of each item of this run, in the items' order, and how many further
+    records of the same items were ignored (a folder written by two processes at once)."""
+    order = {i: k for k, i in enumerate(ids)}
+    first: dict[str, dict] = {}
+    duplicates = 0
+    for r in records:
+        key = str(r.get("item_id"))
+        if key not in order:
+            continue
+        if key in first:
+            duplicates += 1
+        else:
+            first[key] = r
+    return sorted(first.values(), key=lambda r: order[str(r["item_id"])]), duplicates
+
+
 def open_run_folder(out: str | Path, options: SuiteOptions,
                     config: Mapping[str, Any] | None = None) -> RunFolder:
     """The run folder ``out``, its run.json written (new folder) or checked to hold the same
@@ -109,23 +126,25 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
     if len(set(ids)) != len(ids):
         raise ValueError("item_id values must be unique")
     run = open_run_folder(out, options, config)
-    existing = load_run_records(run.file(RunFolder.RECORDS))
-    done = {str(r["item_id"]) for r in existing}
-    todo = [it for it in items if str(it["item_id"]) not in done]
-    wrapped = CachedBackend(backend, cache) if cache is not None else backend
-    step = progress or (lambda _msg=None: None)
-    for _ in range(len(items) - len(todo)):
-        step("resumed")
-    failures = asyncio.run(_drive(suite, wrapped, todo, run, options, max_in_flight, step))
-    records = load_run_records(run.file(RunFolder.RECORDS))
-    order = {i: k for k, i in enumerate(ids)}
-    records = sorted((r for r in records if str(r["item_id"]) in order),
-                     key=lambda r: order[str(r["item_id"])])
-    metrics = suite.score(records, options, model_name)
-    metrics.setdefault("failed_items", len(failures))
-    if getattr(items, "excluded", None):
-        metrics["excluded_at_load"] = dict(items.excluded)
-    publish(run, metrics)
+    with run.lock():
+        existing = load_run_records(run.file(RunFolder.RECORDS))
+        done = {str(r["item_id"]) for r in existing}
+        todo = [it for it in items if str(it["item_id"]) not in done]
+        wrapped = CachedBackend(backend, cache) if cache is not None else backend
+        step = progress or (lambda _msg=None: None)
+        for _ in range(len(items) - len(todo)):
+            step("resumed")
+        failures = asyncio.run(_drive(suite, wrapped, todo, run, options, max_in_flight,
+                                      step))
+        records, duplicates = _one_per_item(load_run_records(run.file(RunFolder.RECORDS)),
+                                            ids)
+        metrics = suite.score(records, options, model_name)
+        metrics.setdefault("failed_items", len(failures))
+        if duplicates:
+            metrics["duplicate_records_ignored"] = duplicates
+        if getattr(items, "excluded", None):
+            metrics["excluded_at_load"] = dict(items.excluded)
+        publish(run, metrics)
     calls = wrapped.calls if isinstance(wrapped, CachedBackend) else len(todo)
     return RunResult(run.path, len(items), len(todo) - len(failures), len(items) - len(todo),
                      failures, metrics, calls)

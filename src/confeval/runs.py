@@ -14,6 +14,7 @@ JSON written here never contains NaN or Infinity (not valid JSON): they become `
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
@@ -27,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunFolder", "RunMismatchError", "check_config", "dumps", "load_run_records",
-           "to_jsonable", "versions"]
+__all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "check_config", "dumps",
+           "load_run_records", "to_jsonable", "versions"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -71,9 +72,14 @@ def versions() -> dict[str, str]:
     return out
 
 
+class RunLockedError(RuntimeError):
+    """Another live process is writing to this run folder."""
+
+
 class RunFolder:
     """Read and write the files of one run folder (see the module docstring)."""
 
+    LOCK = ".lock"
     RUN = "run.json"
     RECORDS = "records.jsonl"
     METRICS = "metrics.json"
@@ -124,6 +130,33 @@ class RunFolder:
         """The records of records.jsonl (see :func:`load_run_records`)."""
         return load_run_records(self.file(self.RECORDS))
 
+    @contextlib.contextmanager
+    def lock(self):
+        """Hold the folder for one writing process: a second run into the same folder is
+        refused while the first is alive (two runs would write every record twice). A lock
+        left by a killed process (its pid no longer runs) is taken over."""
+        path = self.file(self.LOCK)
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    pid = int(path.read_text().strip() or 0)
+                except (OSError, ValueError):
+                    pid = 0
+                if pid and pid != os.getpid() and _alive(pid):
+                    raise RunLockedError(f"{self.path} is being written by another run (pid "
+                                         f"{pid}); wait for it, or use another --out") from None
+                path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            break
+        try:
+            yield self
+        finally:
+            path.unlink(missing_ok=True)
+
     def write_metrics(self, metrics: Mapping[str, Any]) -> Path:
         return self._write_text(self.METRICS, dumps(metrics) + "\n")
 
@@ -142,6 +175,16 @@ class RunFolder:
 
 class RunMismatchError(ValueError):
     """The run folder holds a run made with different arguments."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def load_run_records(path: Path) -> list[dict]:

@@ -85,3 +85,34 @@ def test_rows_that_cannot_be_asked_are_left_out_before_any_call(tmp_path, capsys
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["excluded_at_load"] == {"missing_question": 1, "fewer_than_2_options": 1,
                                            "missing_answer": 1, "answer_not_an_option": 2}
+
+
+def test_a_second_run_into_the_same_folder_is_refused_and_duplicates_are_ignored(tmp_path,
+                                                                                 capsys):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "r"
+    with StubServer(delay=0.05) as server:
+        argv = ["sets", "run", "--model", "openai:stub", "--base-url", server.base_url,
+                "--n", "40", "--concurrency", "1", "--bootstrap", "0", "--out", out]
+        env = {**os.environ, "OPENAI_API_KEY": "x"}
+        first = subprocess.Popen([sys.executable, "-m", "confeval.cli", *map(str, argv)],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (out / ".lock").exists():
+            time.sleep(0.02)
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "being written by another run" in err
+        assert first.wait(timeout=120) == 0
+        assert not (out / ".lock").exists()
+        # a folder that already holds every record twice (two runs before the lock existed)
+        records = out / "records.jsonl"
+        records.write_text(records.read_text() * 2)
+        code, _, err = run(argv, capsys)
+        assert code == 0, err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert code == 0 and metrics["duplicate_records_ignored"] == 40
+    assert metrics["sections"][0]["results"]["openai:stub"]["n_used"] == 40
