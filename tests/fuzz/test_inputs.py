@@ -354,3 +354,26 @@ def test_replay_of_a_file_of_another_shape_is_one_line(tmp_path, capsys, content
     code, _, err = run(["sets", "run", "--model", f"replay:{tmp_path}", "--n", "3",
                         "--no-cache", "--out", tmp_path / "r"], capsys)
     assert code == 2 and "replay" in err and "no recorded calls" in err
+
+
+def test_scoring_out_never_overwrites_another_commands_folder(tmp_path, capsys):
+    path = conf_file(tmp_path)
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "run.json").write_text(json.dumps({"config": {"command": "run"}}))
+    (live / "records.jsonl").write_text("{}\n")
+    code, _, err = run([*_argv("score", path), "--out", live], capsys)
+    assert code == 2 and "confeval run" in err and "--force" in err
+    assert (live / "records.jsonl").read_text() == "{}\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    code, _, err = run([*_argv("score", path), "--out", other], capsys)
+    assert code == 2 and "not empty" in err
+    mine = tmp_path / "mine"
+    for _ in range(2):  # the same command's folder is rewritten
+        code, _, _ = run([*_argv("score", path), "--out", mine], capsys)
+        assert code == 0
+    code, _, _ = run([*_argv("sets", conf_file(tmp_path, simulate("mcq", 40, seed=1))),
+                      "--out", mine, "--force"], capsys)
+    assert code == 0

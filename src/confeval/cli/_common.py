@@ -131,6 +131,28 @@ def metric_table(results: dict, columns: Sequence[tuple[str, str]], title: str) 
     return table
 
 
+def check_out(out_dir: Path | None, command: str, force: bool) -> None:
+    """Refuse to overwrite a folder that holds something else than this command's results
+    (another command's run folder, a live run, any other files) unless ``--force``."""
+    if out_dir is None or force or not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise UserError(f"--out {out_dir}: exists and is not a folder")
+    run_json = out_dir / RunFolder.RUN
+    if run_json.is_file():
+        try:
+            previous = RunFolder(out_dir).read_run().get("config", {}).get("command")
+        except (ValueError, AttributeError):
+            previous = None
+        if previous == command:
+            return
+        raise UserError(f"--out {out_dir} holds the results of `confeval {previous or '?'}`; "
+                        "use another folder, or --force to overwrite it")
+    if any(out_dir.iterdir()):
+        raise UserError(f"--out {out_dir} is not empty and is no run folder; use another "
+                        "folder, or --force")
+
+
 def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
     """A run folder for a scoring command (run.json, metrics.json, report.html)."""
     if out_dir is None:
@@ -168,6 +190,8 @@ BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run folder here "
                                                           "(metrics.json, report.html).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite --out even when it holds "
+                                                        "another command's results.")]
 AlphaOpt = Annotated[float, typer.Option("--alpha", help="Miscoverage: sets and intervals "
                                                          "cover with prob >= 1-alpha.")]
 BaseUrlOpt = Annotated[list[str] | None, typer.Option(

@@ -13,10 +13,12 @@ from ._common import (
     TABLES,
     BootOpt,
     Files,
+    ForceOpt,
     JsonOpt,
     OutOpt,
     SeedOpt,
     UserError,
+    check_out,
     emit,
     metric_table,
     progress,
@@ -48,8 +50,10 @@ def score(
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Score a confidence column against correctness: ECE, MCE, Brier, AUROC, AUARC, PRR, RCE."""
+    check_out(out_dir, "score", force)
     results = {}
     with progress(len(files), "scoring", enabled=len(files) > 1 or bootstrap > 0) as step:
         for path in files:
@@ -101,8 +105,10 @@ def agreement(
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Agreement of a judge's scores with reference scores (correlations, accuracy, bias)."""
+    check_out(out_dir, "agreement", force)
     if logprob_cols and prob_cols:
         raise UserError("give --logprob-cols or --prob-cols, not both")
     results = {}

@@ -21,6 +21,7 @@ from ._common import (
     ConcurrencyOpt,
     DataOpt,
     Files,
+    ForceOpt,
     JsonOpt,
     MethodOpt,
     ModelOpt,
@@ -30,6 +31,7 @@ from ._common import (
     RunOutOpt,
     SeedOpt,
     TopKOpt,
+    check_out,
     emit,
     group,
     progress,
@@ -112,9 +114,11 @@ def score(
                        "(e.g. error_analysis.csv:sample_id for the task category).")] = None,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Conformal intervals (the VLM-judge paper's nine methods) and rating sets for judge
     scores, with coverage, width and diagnostics over seeds."""
+    check_out(out_dir, "intervals score", force)
     config = IntervalsConfig(methods=methods, seeds=seeds, alpha=alpha, base=base,
                              paper_protocol=paper_protocol, cal_fraction=cal_fraction,
                              seed_sweep=seed_sweep, mondrian=mondrian, separately=separately)

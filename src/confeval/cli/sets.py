@@ -20,6 +20,7 @@ from ._common import (
     ConcurrencyOpt,
     DataOpt,
     Files,
+    ForceOpt,
     JsonOpt,
     MethodOpt,
     ModelOpt,
@@ -29,6 +30,7 @@ from ._common import (
     RunOutOpt,
     SeedOpt,
     TopKOpt,
+    check_out,
     emit,
     group,
     progress,
@@ -100,8 +102,10 @@ def score(
                                                                     "label).")] = False,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Prediction sets with a coverage guarantee from option logits/log-probs/probabilities."""
+    check_out(out_dir, "sets score", force)
     seed_list = parse_seeds(seeds)
     config = SetsConfig(alpha=alpha, split_seed=split_seed, seeds=seed_list,
                         scores=tuple(s.strip() for s in scores.split(",") if s.strip()),

@@ -28,6 +28,7 @@ from ._common import (
     ConcurrencyOpt,
     DataOpt,
     Files,
+    ForceOpt,
     JsonOpt,
     MethodOpt,
     ModelOpt,
@@ -37,6 +38,7 @@ from ._common import (
     RunOutOpt,
     SeedOpt,
     TopKOpt,
+    check_out,
     emit,
     group,
     out,
@@ -76,9 +78,11 @@ def score(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
     (calibration), macro F1 and their average from step records."""
+    check_out(out_dir, "steps score", force)
     config = StepsConfig(epsilon=epsilon, delta=delta, crs_scale=crs_scale,
                          weights=crs_weights, n_bins=n_bins, ccs_scale=ccs_scale)
     results = {str(path): score_steps_file(path, config, p_col=p_col, label_col=label_col,
@@ -133,9 +137,11 @@ def consistency(
                        "perturbed by generator A and by generator B (repeat, >= 3 judges).")],
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Correlation across judges of CRS, CSS and CCS between two perturbation generators
     (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
+    check_out(out_dir, "steps consistency", force)
     result = score_generator_consistency(pair)
     write_run(out_dir, {"command": "steps consistency", "pairs": pair},
               {"kind": "steps_consistency",
