@@ -377,3 +377,11 @@ def test_scoring_out_never_overwrites_another_commands_folder(tmp_path, capsys):
     code, _, _ = run([*_argv("sets", conf_file(tmp_path, simulate("mcq", 40, seed=1))),
                       "--out", mine, "--force"], capsys)
     assert code == 0
+
+
+def test_ece_bins_are_bounded_by_the_rows(tmp_path, capsys):
+    path = conf_file(tmp_path, simulate("confidence", 200, seed=9))
+    code, out, err = run([*_argv("score", path), "--n-bins", "10000000"], capsys)
+    assert code == 0 and "10000000 ECE bins for 200 rows; using 200" in err
+    assert err.startswith("warning: ") and err.count("\n") == 1
+    assert results(out)["n_bins"] == 200
