@@ -60,18 +60,29 @@ def progress(total: int, what: str, enabled: bool = True):
     stderr is not a terminal (a redirected log would get the bar's redraws, and an error
     would no longer be one line)."""
     if not enabled or not err.is_terminal:
-        yield lambda _msg=None: None
+        yield _Step(None, None, what)
         return
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn(), TextColumn("ETA"),
                TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task(what, total=total)
+        yield _Step(bar, bar.add_task(what, total=total), what)
 
-        def advance(msg: str | None = None) -> None:
-            bar.update(task, advance=1, description=msg or what)
 
-        yield advance
+class _Step:
+    """Advance a progress bar by one (``step(msg)``), or only say where a long step is
+    (``step.note(msg)``, e.g. the resample block of a bootstrap)."""
+
+    def __init__(self, bar, task, what: str) -> None:
+        self.bar, self.task, self.what = bar, task, what
+
+    def __call__(self, msg: str | None = None) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=msg or self.what)
+
+    def note(self, msg: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=msg)
 
 
 def read(path: Path) -> RecordSet:

@@ -66,9 +66,11 @@ def score(
             if keep.sum() < 2:
                 raise UserError(f"{path}: fewer than two usable rows "
                                 f"(excluded: {rs.excluded or 'none'})")
-            res = evaluate_confidence(conf[keep], correct[keep], n_bins=n_bins,
-                                      rce_bins=rce_bins, n_resamples=bootstrap, seed=seed,
-                                      probability_scale=not any_confidence)
+            res = evaluate_confidence(
+                conf[keep], correct[keep], n_bins=n_bins, rce_bins=rce_bins,
+                n_resamples=bootstrap, seed=seed, probability_scale=not any_confidence,
+                progress=lambda done, total, name=path.name: step.note(
+                    f"{name}: bootstrap {done}/{total}"))
             results[str(path)] = {**rs.summary(), **res}
             step(f"scored {path.name}")
     emit(results, as_json, lambda r: metric_table(r, _CONF_COLUMNS, "Confidence vs correctness"))
