@@ -385,3 +385,48 @@ def test_ece_bins_are_bounded_by_the_rows(tmp_path, capsys):
     assert code == 0 and "10000000 ECE bins for 200 rows; using 200" in err
     assert err.startswith("warning: ") and err.count("\n") == 1
     assert results(out)["n_bins"] == 200
+
+
+def test_steps_rows_without_an_item_or_with_a_huge_step_are_counted(tmp_path, capsys):
+    frame = simulate("steps", 20, seed=11)
+    frame["item_id"] = frame["item_id"].astype(object)
+    frame.loc[frame.index[0], "item_id"] = None
+    frame["step"] = frame["step"].astype(float)
+    frame.loc[frame.index[1], "step"] = 1e300
+    frame["p_correct"] = frame["p_correct"].astype(object)
+    half = frame.index[: len(frame) // 2]
+    path = tmp_path / "steps.csv"
+    frame.to_csv(path, index=False)
+    code, out, _ = run(["steps", "score", path, "--bootstrap", "50", "--json"], capsys)
+    res = results(out)
+    assert code == 0 and res["excluded"] == {"missing_item_id": 1, "step_out_of_range": 1}
+    # steps consistency reports what it read, even when half a file is not numeric
+    frame.loc[half, "p_correct"] = "high"
+    bad = tmp_path / "bad.csv"
+    frame.to_csv(bad, index=False)
+    specs = []
+    for j in range(3):
+        other = tmp_path / f"j{j}.csv"
+        simulate("steps", 20, seed=20 + j).to_csv(other, index=False)
+        specs += ["--pair", f"j{j}={bad},{other}"]
+    code, out, _ = run(["steps", "consistency", *specs, "--json"], capsys)
+    counts = json.loads(out)["inputs"]["j0"]["A"]
+    assert code == 0 and counts["excluded"]["non_numeric_p_correct"] > 0
+    assert counts["n_used"] + sum(counts["excluded"].values()) == counts["n_read"]
+
+
+def test_join_misses_and_conflicting_keys_are_reported(tmp_path, capsys):
+    frame = simulate("scores", 80, seed=12)
+    frame["sid"] = np.arange(80)
+    path = tmp_path / "j.csv"
+    frame.to_csv(path, index=False)
+    side = pd.DataFrame({"sid": [*range(70), 5], "task": ["a"] * 70 + ["b"]})
+    side_path = tmp_path / "side.csv"
+    side.to_csv(side_path, index=False)
+    code, out, _ = run(["intervals", "score", path, "--logprob-cols", "score_lp*", "--join",
+                        f"{side_path}:sid", "--group-col", "task", "--methods", "naive",
+                        "--base", "linear", "--seeds", "1", "--json"], capsys)
+    res = results(out)
+    assert code == 0 and res["excluded"] == {"missing_group": 10}
+    assert res["notes"] == {f"join {side_path}:sid": {"rows_without_match": 10,
+                                                      "conflicting_duplicate_keys": 1}}
