@@ -258,3 +258,15 @@ def test_auarc_fast_path_equals_the_curve_and_the_peers(kind):
         peer = np.mean([_lm_polygraph_area(conf[p], target[p]) for p in perms])
         spread = np.std([_lm_polygraph_area(conf[p], target[p]) for p in perms])
         assert abs(auarc(conf, target) - peer) <= 4 * spread / np.sqrt(300) + 1e-12
+
+
+def test_auarc_input_order_ties_follow_the_rows():
+    conf = np.array([0.5, 0.5, 0.9])
+    correct = np.array([0.0, 1.0, 1.0])
+    # input order: 0.9 first, then the tied rows in the order given
+    assert auarc(conf, correct, ties="input-order") == pytest.approx((1 + 0.5 + 2 / 3) / 3)
+    assert auarc(conf[[1, 0, 2]], correct[[1, 0, 2]], ties="input-order") == pytest.approx(
+        (1 + 1 + 2 / 3) / 3)
+    assert auarc(conf, correct) == pytest.approx((1 + 0.75 + 2 / 3) / 3)  # the average
+    with pytest.raises(ValueError, match="ties must be"):
+        auarc(conf, correct, ties="random")

@@ -1,9 +1,43 @@
-"""Confidence measures: model outputs -> one confidence (or uncertainty) per answer.
+"""Confidence measures: model outputs -> a confidence (or uncertainty) per answer — the
+functional core of the measures suite (MCQA-Eval).
 
-The functional core of the measures suite (MCQA-Eval). Today: measures of a predictive
-distribution over answers (:mod:`.distribution`).
+``MEASURES`` maps a name to its function: white-box measures of an answer's token
+log-probabilities (:mod:`.likelihood`), black-box measures of a similarity matrix over sampled
+answers (:mod:`.similarity`), and measures of a predictive distribution (:mod:`.distribution`).
 """
 
-from .distribution import predictive_entropy
+from collections.abc import Callable
 
-__all__ = ["predictive_entropy"]
+from .distribution import predictive_entropy
+from .likelihood import normalised_likelihood, perplexity, sequence_likelihood
+from .similarity import (
+    SimilarityMeasure,
+    degree,
+    eccentricity,
+    eigenvalue,
+    jaccard_similarity,
+    laplacian_eigen,
+)
+
+__all__ = ["MEASURES", "SimilarityMeasure", "degree", "eccentricity", "eigenvalue",
+           "get_measure", "jaccard_similarity", "laplacian_eigen", "normalised_likelihood",
+           "perplexity", "predictive_entropy", "sequence_likelihood"]
+
+MEASURES: dict[str, Callable] = {
+    "sequence_likelihood": sequence_likelihood,
+    "normalised_likelihood": normalised_likelihood,
+    "perplexity": perplexity,
+    "degree": degree,
+    "eccentricity": eccentricity,
+    "eigenvalue": eigenvalue,
+    "predictive_entropy": predictive_entropy,
+}
+"""Measure name -> function (white-box: token log-probs -> float; black-box: W -> (confidence,
+uncertainty); distribution: probabilities -> entropy per row)."""
+
+
+def get_measure(name: str) -> Callable:
+    """The measure ``name``; a :class:`ValueError` lists the choices."""
+    if name not in MEASURES:
+        raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+    return MEASURES[name]

@@ -156,13 +156,17 @@ def risk_coverage_curve(confidence: ArrayLike, loss: ArrayLike) -> tuple[np.ndar
     return k / n, np.cumsum(_sorted_by_confidence(conf, loss)) / k
 
 
-def auarc(confidence: ArrayLike, correct: ArrayLike, *, integration: str = "mean") -> float:
+def auarc(confidence: ArrayLike, correct: ArrayLike, *, integration: str = "mean",
+          ties: str = "average") -> float:
     r"""Area under the accuracy-rejection curve.
 
     ``integration="mean"`` (default): :math:`\frac1n\sum_{k=1}^{n}\mathrm{acc}_k`, the
     accuracy averaged over the n coverage levels k/n.
     ``integration="trapezoid"``: trapezoid rule over coverages ``linspace(0, 1, n)``, as in the
     UQ-NLG code of Lin et al. (2024); use it to compare with their published numbers.
+    ``ties="average"`` (default) is the module's order-free tie rule; ``ties="input-order"``
+    breaks ties by row order (a stable sort), as tools such as UQ-NLG do — for reproducing their
+    numbers only, since it depends on how the rows happen to be ordered.
 
     References
     ----------
@@ -176,12 +180,18 @@ def auarc(confidence: ArrayLike, correct: ArrayLike, *, integration: str = "mean
     """
     if integration not in ("mean", "trapezoid"):
         raise ValueError(f"integration must be 'mean' or 'trapezoid', got {integration!r}")
+    if ties not in ("average", "input-order"):
+        raise ValueError(f"ties must be 'average' or 'input-order', got {ties!r}")
     conf = as_float_1d(confidence, "confidence")
     target = as_unit_interval(correct, "correct")
     n = same_length(confidence=conf, correct=target)
     if n == 0:
         raise ValueError("need at least one sample")
-    area, first = _running_mean_area(conf, target)
+    if ties == "input-order":
+        running = np.cumsum(target[np.argsort(-conf, kind="stable")]) / np.arange(1, n + 1)
+        area, first = float(running.mean()), float(running[0])
+    else:
+        area, first = _running_mean_area(conf, target)
     if integration == "mean" or n < 2:
         return area if integration == "mean" else first
     return float((area * n - 0.5 * (first + target.mean())) / (n - 1))
