@@ -1,0 +1,95 @@
+"""``confeval measures``: which confidence measure ranks the gold option first (MCQA-Eval)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..suites.measures import MeasuresConfig, score_measures_file
+from ._common import (
+    TABLES,
+    BootOpt,
+    Files,
+    ForceOpt,
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    check_out,
+    emit,
+    group,
+    progress,
+    simple_table,
+    write_run,
+)
+
+__all__ = ["app", "measures_table", "score"]
+
+app = group("Which confidence measure of an LLM can be trusted (MCQA-Eval).")
+
+
+def measures_table(results: dict) -> Table:
+    """One row per (file, measure), in ranking order."""
+    table = simple_table("Confidence measures on multiple-choice options (ranked by AUROC)")
+    table.add_column("file", overflow="fold", min_width=15)
+    for header in ("rank", "measure", "AUROC", "AUARC", "RCE", "ECE (binned)", "p vs next"):
+        table.add_column(header, justify="right", no_wrap=True)
+
+    def num(v):
+        return "–" if v is None else f"{v:.3f}"
+
+    for source, res in results.items():
+        for i, row in enumerate(res["ranking"]):
+            m = res["measures"][row["measure"]]
+            table.add_row(Path(source).name if i == 0 else "", str(row["rank"]),
+                          row["measure"], num(m["auroc"]), num(m["auarc"]), num(m["rce"]),
+                          num(m["ece"]), num((row.get("vs_next") or {}).get("p_value")))
+    return table
+
+
+@app.command("score")
+def score(
+    files: Files,
+    measure_cols: Annotated[str | None, typer.Option(
+        "--measure-cols", help="Confidence columns, higher = more confident (comma list or "
+                               "glob).")] = None,
+    uncertainty_cols: Annotated[str | None, typer.Option(
+        "--uncertainty-cols", help="Columns where higher = less confident (e.g. perplexity); "
+                                   "negated.")] = None,
+    correct_col: Annotated[str, typer.Option("--correct-col", help="1 for the gold option, "
+                                                                   "0 otherwise.")] = "correct",
+    group_col: Annotated[str, typer.Option("--group-col", help="The question id (the unit "
+                                                               "resampled).")]
+    = "question_id",
+    hb_bins: Annotated[int, typer.Option("--hb-bins", help="Histogram-binning bins.")] = 10,
+    calibration_share: Annotated[float, typer.Option(
+        "--calibration-share", help="Share of questions the binning is fitted on.")] = 0.5,
+    bootstrap: BootOpt = 1000,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Score confidence measures of (question, option) rows: AUROC, AUARC, RCE, ECE after
+    histogram binning, question-bootstrap intervals and a ranking."""
+    check_out(out_dir, "measures score", force)
+    config = MeasuresConfig(hb_bins=hb_bins, calibration_share=calibration_share,
+                            bootstrap=bootstrap, seed=seed)
+    results = {}
+    with progress(len(files), "measures", enabled=len(files) > 1) as step:
+        for path in files:
+            results[str(path)] = score_measures_file(
+                path, config, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
+                correct_col=correct_col, group_col=group_col)
+            step(f"scored {path.name}")
+    emit(results, as_json, measures_table)
+    write_run(out_dir, {"command": "measures score", "files": [str(f) for f in files],
+                        "config": config, "measure_cols": measure_cols,
+                        "uncertainty_cols": uncertainty_cols},
+              {"kind": "measures", "title": "Confidence measures (MCQA-Eval)",
+               "results": results})
+
+
+TABLES["measures"] = measures_table
