@@ -71,6 +71,14 @@ def fmt(value: Any, digits: int = 4) -> str:
     return esc(value)
 
 
+def value_with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
+    """A cell: the value, and its 95% interval beneath when there is one."""
+    cell = fmt(value)
+    if value is not None and ci and ci.get("low") is not None:
+        cell += f"<div class='ci'>[{fmt(ci['low'])}, {fmt(ci['high'])}]</div>"
+    return cell
+
+
 def metric_table(results: Mapping[str, Mapping], columns: list[tuple[str, str]],
                  name_header: str = "judge") -> str:
     """HTML table: one row per result, one column per (key, header); CIs shown under values."""

@@ -6,16 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..html import _table, esc, fmt, register_section, short_name
+from ..html import _table, esc, fmt, register_section, short_name, value_with_ci
 
 __all__ = ["render_measures"]
-
-
-def _with_ci(value: Any, ci: Mapping | None) -> str:
-    cell = fmt(value)
-    if ci and ci.get("low") is not None:
-        cell += f"<div class='ci'>[{fmt(ci['low'])}, {fmt(ci['high'])}]</div>"
-    return cell
 
 
 @register_section("measures")
@@ -35,8 +28,8 @@ def render_measures(section: Mapping[str, Any]) -> str:
             m = r["measures"][row["measure"]]
             ci = m.get("ci", {})
             rows.append([esc(row["rank"]), esc(row["measure"]),
-                         _with_ci(m.get("auroc"), ci.get("auroc")),
-                         _with_ci(m.get("auarc"), ci.get("auarc")), fmt(m.get("rce")),
+                         value_with_ci(m.get("auroc"), ci.get("auroc")),
+                         value_with_ci(m.get("auarc"), ci.get("auarc")), fmt(m.get("rce")),
                          fmt(m.get("ece")), fmt((row.get("vs_next") or {}).get("p_value"))])
         parts.append(_table(["measure", "AUROC", "AUARC", "RCE", "ECE (binned)", "p vs next"],
                             rows, "rank"))

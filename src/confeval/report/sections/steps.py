@@ -7,18 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..figures import grouped_bars_figure
-from ..html import _img, _table, esc, fmt, register_section, short_name
+from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
 
 __all__ = ["render_steps", "render_steps_consistency"]
-
-
-def _with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
-    if value is None:
-        return "–"
-    cell = f"{value:.4f}"
-    if ci:
-        cell += f"<div class='ci'>[{ci['low']:.4f}, {ci['high']:.4f}]</div>"
-    return cell
 
 
 @register_section("steps")
@@ -35,7 +26,7 @@ def render_steps(section: Mapping[str, Any]) -> str:
                  "and the gap between the ECEs of correct and incorrect steps. Intervals: 95% "
                  "percentile bootstrap over items.</p>")
     parts.append(_table(keys, [[esc(short_name(name))] + [
-        _with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
+        value_with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
         for name, r in results.items()], "file"))
     for name, r in results.items():
         label = esc(short_name(name))
