@@ -3,13 +3,20 @@ functional core of the measures suite (MCQA-Eval).
 
 ``MEASURES`` maps a name to its function: white-box measures of an answer's token
 log-probabilities (:mod:`.likelihood`), black-box measures of a similarity matrix over sampled
-answers (:mod:`.similarity`), and measures of a predictive distribution (:mod:`.distribution`).
+answers (:mod:`.similarity`), P(true) (:mod:`.verbal`), and measures of a predictive
+distribution (:mod:`.distribution`).
 """
 
 from collections.abc import Callable
 
 from .distribution import predictive_entropy
-from .likelihood import normalised_likelihood, perplexity, sequence_likelihood
+from .likelihood import (
+    normalised_likelihood,
+    perplexity,
+    sequence_likelihood,
+    token_relevance,
+    token_sar,
+)
 from .similarity import (
     SimilarityMeasure,
     degree,
@@ -18,15 +25,19 @@ from .similarity import (
     jaccard_similarity,
     laplacian_eigen,
 )
+from .verbal import P_TRUE_CONTINUATIONS, p_true, p_true_prompt
 
-__all__ = ["MEASURES", "SimilarityMeasure", "degree", "eccentricity", "eigenvalue",
-           "get_measure", "jaccard_similarity", "laplacian_eigen", "normalised_likelihood",
-           "perplexity", "predictive_entropy", "sequence_likelihood"]
+__all__ = ["MEASURES", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "degree", "eccentricity",
+           "eigenvalue", "get_measure", "jaccard_similarity", "laplacian_eigen",
+           "normalised_likelihood", "p_true", "p_true_prompt", "perplexity",
+           "predictive_entropy", "sequence_likelihood", "token_relevance", "token_sar"]
 
 MEASURES: dict[str, Callable] = {
     "sequence_likelihood": sequence_likelihood,
     "normalised_likelihood": normalised_likelihood,
     "perplexity": perplexity,
+    "token_sar": token_sar,
+    "p_true": p_true,
     "degree": degree,
     "eccentricity": eccentricity,
     "eigenvalue": eigenvalue,

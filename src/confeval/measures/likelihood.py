@@ -7,17 +7,22 @@ generated): l_t = log p(z_t | z_<t, x), t = 1..L.
                           (ContextSL ``nll|norm``).
 ``perplexity``            exp(-mean_t l_t), the perplexity proper (lower = more confident; its
                           negative is rank-equivalent to SL(norm)).
+``token_sar``             sum_t R~_t l_t with relevance weights R~ from :func:`token_relevance`
+                          (Duan et al., 2024; the confidence form of TokenSAR).
 
-For a one-token answer SL and SL(norm) coincide (tested): about half of the CommonsenseQA
+For a one-token answer SL, SL(norm) and TokenSAR coincide (tested): about half of the CommonsenseQA
 options are single tokens for SmolLM2, so these measures cannot separate them there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["normalised_likelihood", "perplexity", "sequence_likelihood"]
+__all__ = ["normalised_likelihood", "perplexity", "sequence_likelihood", "token_relevance",
+           "token_sar"]
 
 
 def _tokens(token_logprobs: ArrayLike) -> np.ndarray:
@@ -60,3 +65,45 @@ def perplexity(token_logprobs: ArrayLike) -> float:
     2.718282
     """
     return float(np.exp(-_tokens(token_logprobs).mean()))
+
+
+def token_relevance(tokens: Sequence[str], similarity: Callable[[str, list[str]], ArrayLike],
+                    *, prefix: str = "") -> np.ndarray:
+    """R(z_i) = 1 - sim(x + s, x + s without token i), one value per token (Duan et al.,
+    2024, TokenSAR). Tokens are removed by position (not by text, which would remove every
+    occurrence), ``prefix`` x is the question, and ``similarity(a, [b_1, ..., b_L])`` returns
+    the similarities of ``a`` to each ``b`` in [0, 1] — any sentence-similarity model
+    (the papers used an STS cross-encoder; offline, the embedding cosine). One call per answer.
+
+    Examples
+    --------
+    >>> overlap = lambda a, bs: [len(set(a.split()) & set(b.split())) / len(set(a.split()))
+    ...                          for b in bs]
+    >>> token_relevance([" the", " red", " car"], overlap).round(3).tolist()
+    [0.333, 0.333, 0.333]
+    """
+    tokens = list(tokens)
+    full = prefix + "".join(tokens)
+    reduced = [prefix + "".join(tokens[:i] + tokens[i + 1:]) for i in range(len(tokens))]
+    sims = np.clip(np.asarray(similarity(full, reduced), dtype=np.float64), 0.0, 1.0)
+    if sims.shape != (len(tokens),):
+        raise ValueError(f"similarity returned {sims.shape} values for {len(tokens)} tokens")
+    return 1.0 - sims
+
+
+def token_sar(token_logprobs: ArrayLike, relevance: ArrayLike) -> float:
+    """TokenSAR as a confidence: -sum_i R~(z_i) (-l_i) = sum_i R~(z_i) l_i, with the relevance
+    normalised to sum to 1 (Duan et al., 2024). When no token is relevant (all R = 0) the
+    weights are uniform, which makes it SL(norm). For one token it is that token's l.
+
+    Examples
+    --------
+    >>> token_sar([-0.1, -2.0], [0.0, 1.0])
+    -2.0
+    """
+    lp = _tokens(token_logprobs)
+    r = np.asarray(relevance, dtype=np.float64)
+    if r.shape != lp.shape or not np.isfinite(r).all() or (r < 0).any():
+        raise ValueError("relevance must be one finite value >= 0 per token")
+    weights = r / r.sum() if r.sum() > 0 else np.full(lp.size, 1.0 / lp.size)
+    return float((weights * lp).sum())
