@@ -2,8 +2,8 @@
 a multiple-choice question above the others? ``score_measures`` scores measures users bring;
 the measures themselves are in :mod:`confeval.measures`. (Live runs: planned.)"""
 
-from .inputs import MeasureInputs, read_measure_records
+from .inputs import MeasureInputs, load_mcq_items, option_rows, read_measure_records
 from .scoring import MeasuresConfig, score_measures, score_measures_file
 
-__all__ = ["MeasureInputs", "MeasuresConfig", "read_measure_records", "score_measures",
-           "score_measures_file"]
+__all__ = ["MeasureInputs", "MeasuresConfig", "load_mcq_items", "option_rows",
+           "read_measure_records", "score_measures", "score_measures_file"]

@@ -1,7 +1,15 @@
-"""Inputs of the measures suite: records of (question, answer option) pairs with the confidence
-measures a user computed, the option's correctness and the question it belongs to.
+"""Inputs of the measures suite: multiple-choice datasets -> items (for live runs), and records
+of (question, answer option) pairs with the confidence measures a user computed.
 
-One row per (question, option): ``--measure-cols`` (higher = more confident), optionally
+Datasets (:func:`load_mcq_items`): ``builtin:arith-mc``; CommonsenseQA in the flat Hugging Face
+layout (``question``, ``choices: {label, text}``, ``answerKey``) or the original nested one
+(``question: {stem, choices: [{label, text}]}``, ``answerKey``); or a generic JSONL/CSV/Parquet
+with ``question``, ``options`` (a list) and ``answer`` (the gold letter). Items that cannot be
+asked are counted in ``items.excluded`` (``missing_question``, ``fewer_than_2_options``,
+``answer_not_an_option``), never sent.
+
+Measure records (:func:`read_measure_records`):
+one row per (question, option): ``--measure-cols`` (higher = more confident), optionally
 ``--uncertainty-cols`` (higher = *less* confident: negated, e.g. perplexity), ``--correct-col``
 (1 for the gold option, 0 otherwise; MCQA-Eval's labels) and ``--group-col`` (the question id,
 the unit the bootstrap resamples). Rows are excluded and counted, never dropped silently:
@@ -11,13 +19,20 @@ and ``missing_question``.
 
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ...records import RecordSet
+from ...records import RecordsError, RecordSet, as_list
+from ...tasks import load_builtin
+from ..base import Items
 
-__all__ = ["MeasureInputs", "read_measure_records"]
+__all__ = ["MeasureInputs", "load_mcq_items", "option_rows", "read_measure_records"]
+
+LETTERS = string.ascii_uppercase
 
 
 @dataclass
@@ -51,3 +66,71 @@ def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
     keep = rs.mask
     return MeasureInputs(values[keep], names, correct[keep].astype(np.float64),
                          questions[keep], rs, uncertain)
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _choices(row: dict) -> tuple[str | None, list[str], list[str]]:
+    """(question, option texts, option labels) of one dataset row, in any supported layout."""
+    question, choices = row.get("question"), row.get("choices")
+    if isinstance(question, dict):                       # original nested CommonsenseQA
+        choices = question.get("choices")
+        question = question.get("stem")
+    if isinstance(choices, dict):                        # flat: {"label": [...], "text": [...]}
+        texts, labels = list(choices.get("text") or []), list(choices.get("label") or [])
+    elif isinstance(choices, list):                      # nested: [{"label", "text"}, ...]
+        texts = [c.get("text") for c in choices if isinstance(c, dict)]
+        labels = [c.get("label") for c in choices if isinstance(c, dict)]
+    else:                                                # generic: "options" list
+        options = row.get("options")
+        try:
+            texts = as_list(options, "options", "row") if options is not None else []
+        except RecordsError:
+            texts = []
+        labels = list(LETTERS[:len(texts)])
+    return _text(question), [str(t) for t in texts], [str(lb).strip() for lb in labels]
+
+
+def load_mcq_items(data: str, n: int | None = None, seed: int = 0) -> Items:
+    """Multiple-choice items ``{item_id, question, options, letters, answer}`` from a dataset
+    (module docstring); ``answer`` is the gold letter."""
+    if data.startswith("builtin:"):
+        items = Items()
+        for it in load_builtin(data.split(":", 1)[1], n or 200, seed):
+            items.append({**it, "letters": list(LETTERS[:len(it["options"])])})
+        return items
+    rs = RecordSet.read(Path(data))
+    items, excluded = Items(), {}
+    for row in rs.frame.to_dict(orient="records"):
+        question, texts, labels = _choices(row)
+        answer = _text(row.get("answerKey", row.get("answer")))
+        reason = None
+        if question is None:
+            reason = "missing_question"
+        elif len(texts) < 2 or len(labels) != len(texts):
+            reason = "fewer_than_2_options"
+        elif answer not in labels:
+            reason = "answer_not_an_option"
+        if reason:
+            excluded[reason] = excluded.get(reason, 0) + 1
+            continue
+        item_id = _text(row.get("id", row.get("item_id"))) or f"row-{row['_row']}"
+        items.append({"item_id": item_id, "question": question, "options": texts,
+                      "letters": labels, "answer": answer})
+    items.excluded = excluded
+    if n:
+        del items[n:]
+    return items
+
+
+def option_rows(items: list[dict]) -> list[dict]:
+    """One row per (question, option), MCQA-Eval's unit: ``question_id``, ``option`` (its
+    letter), ``text`` and ``correct`` (1 for the gold option)."""
+    return [{"question_id": it["item_id"], "option": letter, "text": text,
+             "correct": int(letter == it["answer"])}
+            for it in items for letter, text in zip(it["letters"], it["options"])]
