@@ -134,3 +134,23 @@ def test_uq_nlg_demo_jaccard_numbers_reproduce():
         assert np.nanmean(rocs) == pytest.approx(individual_roc[key], abs=1e-6), key
     oracle = np.mean([area(acc[:, i], acc[:, i]) for i in range(10)])
     assert oracle == pytest.approx(individual_arc["oracle"], abs=1e-6)
+
+
+def test_algorithm_1_equals_one_matrix_per_option():
+    """Reusing the samples' matrix and adding each option's row gives exactly what building
+    each (n + 1) x (n + 1) matrix and running the measures on it gives (option = last row)."""
+    from confeval.measures import option_confidences
+
+    samples = ["paris", "paris france", "lyon", "paris", "the city of paris"]
+    options = ["paris", "lyon france", "berlin"]
+    base = jaccard_similarity(samples)
+    cross = np.array([[jaccard_similarity([o, s])[0, 1] for s in samples] for o in options])
+    got = option_confidences(base, cross)
+    for i, option in enumerate(options):
+        full = jaccard_similarity([*samples, option])
+        assert got["degree"][i] == pytest.approx(degree(full).confidence[-1], abs=1e-12)
+        assert got["eccentricity"][i] == pytest.approx(eccentricity(full).confidence[-1],
+                                                       abs=1e-9)
+    assert got["degree"][0] > got["degree"][2]  # "paris" is central, "berlin" isolated
+    with pytest.raises(ValueError, match="cross_w must be"):
+        option_confidences(base, cross[:, :2])

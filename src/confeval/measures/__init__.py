@@ -24,12 +24,13 @@ from .similarity import (
     eigenvalue,
     jaccard_similarity,
     laplacian_eigen,
+    option_confidences,
 )
 from .verbal import P_TRUE_CONTINUATIONS, p_true, p_true_prompt
 
 __all__ = ["MEASURES", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "degree", "eccentricity",
            "eigenvalue", "get_measure", "jaccard_similarity", "laplacian_eigen",
-           "normalised_likelihood", "p_true", "p_true_prompt", "perplexity",
+           "normalised_likelihood", "option_confidences", "p_true", "p_true_prompt", "perplexity",
            "predictive_entropy", "sequence_likelihood", "token_relevance", "token_sar"]
 
 MEASURES: dict[str, Callable] = {

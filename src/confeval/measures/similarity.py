@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["SimilarityMeasure", "degree", "eccentricity", "eigenvalue", "jaccard_similarity",
-           "laplacian_eigen"]
+           "laplacian_eigen", "option_confidences"]
 
 
 class SimilarityMeasure(NamedTuple):
@@ -122,3 +122,45 @@ def eigenvalue(W: ArrayLike) -> SimilarityMeasure:
     values, _ = laplacian_eigen(W)
     u = float(np.clip(1.0 - values, 0.0, None).sum())
     return SimilarityMeasure(np.full(values.size, -u), u)
+
+
+def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
+                       threshold: float = 0.9) -> dict[str, np.ndarray]:
+    """MCQA-Eval's Algorithm 1: the black-box confidence of each injected option.
+
+    ``samples_w`` (n, n) is the similarity among the n sampled answers of one question,
+    computed once; ``cross_w`` (k, n) the similarity of each of the k options to each sample.
+    Option a's matrix is the samples' with a's row and column added (and 1 on its diagonal);
+    its confidence is its own entry of each measure: ``degree`` (its row sum / (n + 1)) and
+    ``eccentricity`` (minus its distance in the eigen-embedding, the k decompositions done as
+    one batched call). Returns ``{"degree": (k,), "eccentricity": (k,)}``.
+
+    Examples
+    --------
+    >>> w = np.ones((3, 3))
+    >>> out = option_confidences(w, [[1, 1, 1], [0, 0, 0]])
+    >>> out["degree"].tolist()
+    [1.0, 0.25]
+    """
+    base = _matrix(samples_w)
+    cross = np.asarray(cross_w, dtype=np.float64)
+    n = base.shape[0]
+    if cross.ndim != 2 or cross.shape[1] != n:
+        raise ValueError(f"cross_w must be (options, {n}), got {cross.shape}")
+    if not np.isfinite(cross).all() or (cross < 0).any() or (cross > 1 + 1e-12).any():
+        raise ValueError("cross_w must hold similarities in [0, 1]")
+    k = cross.shape[0]
+    stacked = np.empty((k, n + 1, n + 1))
+    stacked[:, :n, :n] = base
+    stacked[:, n, :n] = cross
+    stacked[:, :n, n] = cross
+    stacked[:, n, n] = 1.0
+    degree_sum = stacked.sum(axis=2)
+    inv_sqrt = 1.0 / np.sqrt(degree_sum)
+    lap = np.eye(n + 1)[None] - inv_sqrt[:, :, None] * stacked * inv_sqrt[:, None, :]
+    values, vectors = np.linalg.eigh((lap + lap.transpose(0, 2, 1)) / 2)
+    keep = (values < threshold)[:, None, :]
+    embedding = np.where(keep, vectors, 0.0)
+    centred = embedding[:, n, :] - embedding.mean(axis=1)
+    return {"degree": degree_sum[:, n] / (n + 1),
+            "eccentricity": -np.linalg.norm(centred, axis=1)}
