@@ -66,6 +66,10 @@ def score(
     hb_bins: Annotated[int, typer.Option("--hb-bins", help="Histogram-binning bins.")] = 10,
     calibration_share: Annotated[float, typer.Option(
         "--calibration-share", help="Share of questions the binning is fitted on.")] = 0.5,
+    ties: Annotated[str, typer.Option("--ties", help="AUARC ties: average (over the orders of "
+                                                     "tied rows) or input-order (row order, "
+                                                     "as UQ-NLG; for reproductions).")]
+    = "average",
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
@@ -76,7 +80,7 @@ def score(
     histogram binning, question-bootstrap intervals and a ranking."""
     check_out(out_dir, "measures score", force)
     config = MeasuresConfig(hb_bins=hb_bins, calibration_share=calibration_share,
-                            bootstrap=bootstrap, seed=seed)
+                            bootstrap=bootstrap, seed=seed, ties=ties)
     results = {}
     with progress(len(files), "measures", enabled=len(files) > 1) as step:
         for path in files:

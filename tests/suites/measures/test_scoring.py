@@ -67,3 +67,19 @@ def test_inputs_negate_uncertainties_and_count_exclusions():
         score_measures(np.zeros((3, 1)), ["x"], np.ones(3), np.arange(3))
     with pytest.raises(ValueError, match="calibration-share"):
         MeasuresConfig(calibration_share=1.0)
+
+
+def test_input_order_ties_follow_the_rows_for_auarc_only():
+    q = np.repeat(np.arange(40), 2)
+    y = np.tile([1.0, 0.0], 40)
+    tied = np.zeros(80)                      # a measure that cannot tell anything apart
+    avg = score_measures(tied[:, None], ["flat"], y, q, MeasuresConfig(bootstrap=0))
+    order = score_measures(tied[:, None], ["flat"], y, q,
+                           MeasuresConfig(bootstrap=0, ties="input-order"))
+    assert avg["measures"]["flat"]["auarc"] == pytest.approx(0.5)
+    assert order["measures"]["flat"]["auarc"] == pytest.approx(
+        M.auarc(tied, y, ties="input-order"))
+    assert order["measures"]["flat"]["auarc"] > 0.5   # the gold row comes first in each pair
+    assert avg["measures"]["flat"]["auroc"] == order["measures"]["flat"]["auroc"] == 0.5
+    with pytest.raises(ValueError, match="--ties"):
+        MeasuresConfig(ties="random")

@@ -31,7 +31,9 @@ __all__ = ["MeasuresConfig", "score_measures", "score_measures_file"]
 class MeasuresConfig:
     """Scoring options, validated once: histogram-binning ``hb_bins`` and the share of
     questions ``calibration_share`` it is fitted on, ``ece_bins`` of the ECE, ``rce_bins``,
-    ``bootstrap`` resamples of questions and the ``seed`` of the split and the resamples."""
+    ``bootstrap`` resamples of questions and the ``seed`` of the split and the resamples;
+    ``ties="input-order"`` breaks AUARC ties by row order like UQ-NLG (for reproducing such
+    tools only; the default averages over the orders of tied rows)."""
 
     hb_bins: int = 10
     calibration_share: float = 0.5
@@ -39,8 +41,11 @@ class MeasuresConfig:
     rce_bins: int = 20
     bootstrap: int = 1000
     seed: int = 0
+    ties: str = "average"
 
     def __post_init__(self) -> None:
+        if self.ties not in ("average", "input-order"):
+            raise ValueError(f"--ties must be average or input-order, got {self.ties!r}")
         for name in ("hb_bins", "ece_bins", "rce_bins"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
@@ -48,6 +53,16 @@ class MeasuresConfig:
             raise ValueError("--calibration-share must be in (0, 1)")
         if self.bootstrap < 0:
             raise ValueError("--bootstrap must be 0 or more")
+
+
+def _auarc_with(ties: str):
+    """AUARC with a tie rule, as a plain metric the bootstrap can resample."""
+    if ties == "average":
+        return M.auarc
+
+    def auarc(conf, correct):
+        return M.auarc(conf, correct, ties=ties)
+    return auarc
 
 
 def _calibrated_ece(conf, correct, questions, config: MeasuresConfig) -> float | None:
@@ -89,14 +104,15 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
     measures = {}
     for j, name in enumerate(names):
         conf = values[:, j]
-        entry = {"auroc": M.auroc(conf, correct), "auarc": M.auarc(conf, correct),
+        entry = {"auroc": M.auroc(conf, correct),
+                 "auarc": M.auarc(conf, correct, ties=config.ties),
                  "rce": M.rank_calibration_error(conf, correct, n_bins=config.rce_bins),
                  "ece": _calibrated_ece(conf, correct, questions, config)}
         if config.bootstrap:
             entry["ci"] = {
                 key: M.bootstrap_ci(fn, conf, correct, n_resamples=config.bootstrap,
                                     seed=config.seed, clusters=questions).to_dict()
-                for key, fn in (("auroc", M.auroc), ("auarc", M.auarc))}
+                for key, fn in (("auroc", M.auroc), ("auarc", _auarc_with(config.ties)))}
             for ci in entry["ci"].values():
                 for drop in ("estimate", "confidence_level", "n_resamples"):
                     ci.pop(drop)
