@@ -2,6 +2,7 @@ import asyncio
 import importlib.util
 import math
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="the hf backend needs the 'local' extra")
@@ -150,3 +151,72 @@ def test_text_only_model_refuses_images_early(tiny):
         {"type": "text", "text": "hi"}]}]
     with pytest.raises(CapabilityError, match="lacks images"):
         asyncio.run(b.score(msgs, ["A"]))
+
+
+def _manual_eager(backend, ids, readout, span):
+    """One unpadded eager forward pass: per-token log-probs of ``span`` and the attention of
+    ``readout`` over it, every layer and head."""
+    backend.net.set_attn_implementation("eager")
+    try:
+        with torch.no_grad():
+            out = backend.net(input_ids=torch.tensor([ids]), output_attentions=True)
+    finally:
+        backend.net.set_attn_implementation("sdpa")
+    logp = torch.log_softmax(out.logits[0].double(), -1)
+    lps = [float(logp[p - 1, ids[p]]) for p in span]
+    att = [[float(layer[0, h, readout, p]) for p in span]
+           for layer in out.attentions for h in range(layer.shape[1])]
+    return lps, att
+
+
+def test_token_scores_equal_a_manual_forward_pass(tiny):
+    from confeval.backends import raw_prompt
+
+    backend = HFBackend(tiny, batch_size=2)
+    messages = raw_prompt("What is 12 + 7? A.")
+    conts = [" 19", " The capital of France is Paris.", "B"]
+    suffix = "\nassistant"
+    for tail in ("", suffix):
+        scored = asyncio.run(backend.score_tokens(messages, conts, suffix=tail, attention=True))
+        prompt = backend.tokenizer("What is 12 + 7? A.")["input_ids"]
+        tail_ids = backend.continuation_ids(tail) if tail else []
+        for c, got in zip(conts, scored):
+            ids = backend.continuation_ids(c)
+            assert list(got.token_ids) == ids
+            assert "".join(got.tokens) == c
+            full = prompt + ids + tail_ids
+            span = range(len(prompt), len(prompt) + len(ids))
+            lps, att = _manual_eager(backend, full, len(full) - 1, span)
+            assert list(got.logprobs) == pytest.approx(lps, abs=1e-6)
+            assert len(got.attention) == 2 * 2  # layers x heads
+            assert np.asarray(got.attention) == pytest.approx(np.asarray(att), abs=1e-6)
+    # without attention: no rows, and the model is back on its default attention
+    plain = asyncio.run(backend.score_tokens(messages, conts[:1]))
+    assert plain[0].attention is None
+    assert backend.net.config._attn_implementation == "sdpa"
+    assert sum(plain[0].logprobs) == pytest.approx(
+        asyncio.run(backend.score(messages, conts[:1]))[0], abs=1e-5)
+
+
+def test_token_scores_are_cached_recorded_and_replayed(tiny, tmp_path):
+    import json
+
+    from confeval.backends import (
+        CachedBackend,
+        RecordingBackend,
+        ReplayBackend,
+        ResponseCache,
+        raw_prompt,
+    )
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cached = CachedBackend(HFBackend(tiny), cache)
+    recorder = RecordingBackend(cached)
+    messages = raw_prompt("What is 12 + 7?")
+    first = asyncio.run(recorder.score_tokens(messages, [" 19", " 20"], attention=True))
+    again = asyncio.run(recorder.score_tokens(messages, [" 19", " 20"], attention=True))
+    assert first == again and cached.calls == 1
+    (tmp_path / "records.jsonl").write_text(json.dumps({"calls": recorder.calls}) + "\n")
+    replay = ReplayBackend(tmp_path / "records.jsonl")
+    assert {"token_scores", "attention"} <= replay.capabilities
+    assert asyncio.run(replay.score_tokens(messages, [" 19", " 20"], attention=True)) == first

@@ -20,6 +20,9 @@ from .base import (
     GenerateParams,
     Generation,
     TokenLogprob,
+    TokenScores,
+    is_raw_prompt,
+    raw_prompt,
     require,
 )
 from .cache import CachedBackend, CacheError, ResponseCache, call_key, request_key
@@ -29,7 +32,8 @@ __all__ = ["CAPABILITIES", "Backend", "BackendError", "CacheError", "CachedBacke
            "CapabilityError",
            "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
            "ScriptedBackend",
-           "TokenLogprob", "call_key", "get_backend", "request_key", "require"]
+           "TokenLogprob", "TokenScores", "call_key", "get_backend", "is_raw_prompt", "raw_prompt",
+           "request_key", "require"]
 
 
 def get_backend(spec: str | None, **options: Any) -> Backend:

@@ -10,7 +10,12 @@ Capabilities
 ``generate``   sample text (``n`` samples per request)
 ``logprobs``   per-token log-probabilities with top-k alternatives on generated tokens
 ``score``      exact log-probability of given continuations after a prompt
+``token_scores`` the same per token, with token ids (:class:`TokenScores`)
+``attention``  with ``token_scores``: the attention of a readout position over the continuation
 ``images``     image parts in messages
+
+A *raw prompt* (:func:`raw_prompt`) is a completion prompt sent as is, without a chat template:
+one message of role ``prompt``. Backends that cannot take one say so.
 
 A suite states what it needs with :func:`require`; a backend that lacks it fails before any
 request is sent, with a message that says what is missing and why it is needed.
@@ -24,13 +29,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["CAPABILITIES", "Backend", "BackendError", "CapabilityError", "GenerateParams",
-           "redact_url",
-           "Generation", "TokenLogprob", "require"]
+__all__ = ["CAPABILITIES", "RAW_ROLE", "Backend", "BackendError", "CapabilityError",
+           "GenerateParams", "Generation", "TokenLogprob", "TokenScores", "is_raw_prompt",
+           "raw_prompt", "redact_url", "require"]
 
-CAPABILITIES = ("generate", "logprobs", "score", "images")
+CAPABILITIES = ("generate", "logprobs", "score", "token_scores", "attention", "images")
 
 Message = Mapping[str, Any]
+
+RAW_ROLE = "prompt"
+
+
+def raw_prompt(text: str) -> list[dict]:
+    """A completion prompt the backend sends as is (no chat template), as a message list.
+
+    Examples
+    --------
+    >>> raw_prompt("Q: 2+2?\nA:")
+    [{'role': 'prompt', 'content': 'Q: 2+2?\nA:'}]
+    """
+    return [{"role": RAW_ROLE, "content": str(text)}]
+
+
+def is_raw_prompt(messages: Sequence[Message]) -> bool:
+    """Whether ``messages`` is a :func:`raw_prompt`."""
+    return len(messages) == 1 and messages[0].get("role") == RAW_ROLE
 
 
 _SECRET_QUERY = re.compile(r"(?i)([?&][^=&#]*(?:key|token|secret|pass|sig|auth)[^=&#]*=)[^&#]*")
@@ -95,6 +118,33 @@ class Generation:
 
 
 @dataclass(frozen=True)
+class TokenScores:
+    """One continuation scored token by token: its token ids and decoded tokens (as the model
+    tokenised it after the prompt), each token's log-probability, and, when asked for, the
+    attention of the readout position over these tokens: one row per (layer, head), layer-major.
+    """
+
+    token_ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...]
+    attention: tuple[tuple[float, ...], ...] | None = None
+
+    def to_dict(self) -> dict:
+        return {"token_ids": list(self.token_ids), "tokens": list(self.tokens),
+                "logprobs": list(self.logprobs),
+                "attention": None if self.attention is None else [list(r)
+                                                                  for r in self.attention]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TokenScores:
+        attention = d.get("attention")
+        return cls(tuple(int(i) for i in d["token_ids"]), tuple(str(t) for t in d["tokens"]),
+                   tuple(float(v) for v in d["logprobs"]),
+                   None if attention is None else tuple(tuple(float(v) for v in row)
+                                                        for row in attention))
+
+
+@dataclass(frozen=True)
 class GenerateParams:
     """Every parameter that changes what a model returns (all of it goes into cache keys)."""
 
@@ -153,6 +203,25 @@ class Backend(abc.ABC):
         if _has_images(messages):
             require(self, ["images"], "the messages contain images")
         return await self._score(messages, list(continuations))
+
+    async def score_tokens(self, messages: Sequence[Message], continuations: Sequence[str], *,
+                           suffix: str = "", attention: bool = False) -> list[TokenScores]:
+        """Each continuation scored token by token as the assistant's reply to ``messages``
+        (or right after a :func:`raw_prompt`). With ``attention``, the attention that the
+        last position of ``continuation + suffix`` pays to the continuation's tokens is
+        returned too: ``suffix=""`` reads it from the continuation's own last token
+        (CSL-Next); an eliciting suffix such as ``"\n Decision:"`` from that suffix's end
+        (CSL). The suffix is tokenised on its own and never scored."""
+        require(self, ["token_scores"] + (["attention"] if attention else []),
+                "per-token scores of given continuations")
+        if _has_images(messages):
+            require(self, ["images"], "the messages contain images")
+        return await self._score_tokens(messages, list(continuations), str(suffix),
+                                        bool(attention))
+
+    async def _score_tokens(self, messages: Sequence[Message], continuations: list[str],
+                            suffix: str, attention: bool) -> list[TokenScores]:
+        raise CapabilityError(f"{self.describe()} cannot score continuations per token")
 
     @abc.abstractmethod
     async def _generate(self, messages: Sequence[Message], params: GenerateParams,

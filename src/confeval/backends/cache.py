@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, GenerateParams, Generation
+from .base import Backend, GenerateParams, Generation, TokenScores
 
 __all__ = ["CacheError", "CachedBackend", "ResponseCache", "call_key", "default_cache_path",
            "request_key"]
@@ -190,6 +190,19 @@ class CachedBackend(Backend):
             value = await self.inner.score(messages, continuations)
             self.cache.put(key, value, self.describe())
         return [float(v) for v in value]
+
+    async def _score_tokens(self, messages: Sequence, continuations: list[str], suffix: str,
+                            attention: bool) -> list[TokenScores]:
+        key = self._key("score_tokens", messages, {"continuations": continuations,
+                                                   "suffix": suffix, "attention": attention})
+        value = self.cache.get(key)
+        if value is None:
+            self.calls += 1
+            scores = await self.inner.score_tokens(messages, continuations, suffix=suffix,
+                                                   attention=attention)
+            value = [t.to_dict() for t in scores]
+            self.cache.put(key, value, self.describe())
+        return [TokenScores.from_dict(v) for v in value]
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -4,6 +4,12 @@
   each continuation are tokenised separately and concatenated, so the continuation's tokens are
   exactly its own; the log-probabilities of those tokens are summed. Continuations are scored
   in right-padded batches of ``batch_size``.
+* **Per-token scores** (``score_tokens``) give each continuation token's id, text and
+  log-probability, and on request the attention of a readout position over the continuation
+  (all layers x heads). Attention needs transformers' eager attention (the default SDPA kernel
+  cannot return weights), so those passes switch the model to eager and back.
+* **Raw prompts** (:func:`~confeval.backends.base.raw_prompt`) are tokenised as they are, with
+  the tokenizer's own special tokens, and no chat template.
 * **Generation** is our own token loop over the model's KV cache, so sampling draws from a
   ``torch.Generator`` seeded with ``seed + sample_index`` — reproducible, and no global RNG is
   touched. ``temperature = 0`` is greedy. Reported log-probabilities (and the top-k
@@ -29,7 +35,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, BackendError, GenerateParams, Generation, TokenLogprob
+from .base import (
+    Backend,
+    BackendError,
+    GenerateParams,
+    Generation,
+    TokenLogprob,
+    TokenScores,
+    is_raw_prompt,
+)
 
 __all__ = ["HFBackend"]
 
@@ -77,7 +91,8 @@ class HFBackend(Backend):
         self.net.to(device).eval()
         self.device = device
         self.batch_size = max(1, int(batch_size))
-        caps = {"generate", "logprobs", "score"} | ({"images"} if self.processor else set())
+        caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
+            {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
         self._lock = threading.Lock()
         self._fingerprint = self._make_fingerprint()
@@ -101,6 +116,9 @@ class HFBackend(Backend):
 
     def encode(self, messages: Sequence[dict]) -> tuple[list[int], dict]:
         """Prompt token ids and the extra model inputs (``pixel_values`` for images)."""
+        if is_raw_prompt(messages):
+            text = str(messages[0].get("content") or "")
+            return list(self.tokenizer(text, add_special_tokens=True)["input_ids"]), {}
         if self.processor is not None:
             return self._encode_multimodal(messages)
         return self._encode_text(messages), {}
@@ -195,6 +213,80 @@ class HFBackend(Backend):
                 pos = torch.arange(len(prompt) - 1, len(prompt) - 1 + len(c))
                 out.append(float(logp[i, pos, torch.tensor(c)].double().sum()))
         return out
+
+    def token_scores_ids(self, prompt: list[int], continuations: list[list[int]],
+                         suffix: list[int] | None = None, *, attention: bool = False,
+                         extra: dict | None = None) -> list[TokenScores]:
+        """Per-token log-probabilities of each continuation after ``prompt`` (and ``suffix``
+        after it, never scored), in right-padded batches; with ``attention``, the attention of
+        the last position of continuation + suffix over the continuation's tokens, one row per
+        (layer, head)."""
+        torch = self._torch
+        suffix = list(suffix or [])
+        pad = self.tokenizer.pad_token_id
+        pad = 0 if pad is None else pad
+        out: list[TokenScores] = []
+        for start in range(0, len(continuations), self.batch_size):
+            chunk = continuations[start:start + self.batch_size]
+            seqs = [prompt + c + suffix for c in chunk]
+            width = max(len(s) for s in seqs)
+            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(seqs), width), dtype=torch.long)
+            for i, seq in enumerate(seqs):
+                ids[i, :len(seq)] = torch.tensor(seq)
+                mask[i, :len(seq)] = 1
+            with torch.no_grad(), self._attention_mode(attention):
+                result = self.net(input_ids=ids.to(self.device),
+                                  attention_mask=mask.to(self.device),
+                                  output_attentions=attention, **self._extra(extra, len(seqs)))
+            logp = torch.log_softmax(result.logits.double(), dim=-1).cpu()
+            for i, c in enumerate(chunk):
+                span = torch.arange(len(prompt), len(prompt) + len(c))
+                values = logp[i, span - 1, torch.tensor(c, dtype=torch.long)] if c else []
+                rows = None
+                if attention:
+                    readout = len(seqs[i]) - 1
+                    heads = torch.cat([layer[i, :, readout, len(prompt):len(prompt) + len(c)]
+                                       for layer in result.attentions]).double().cpu()
+                    rows = tuple(tuple(float(v) for v in row) for row in heads.tolist())
+                out.append(TokenScores(tuple(c), tuple(self.tokenizer.decode([t]) for t in c),
+                                       tuple(float(v) for v in values), rows))
+        return out
+
+    def _attention_mode(self, attention: bool):
+        """Eager attention for the passes that must return attention weights."""
+        import contextlib
+
+        if not attention:
+            return contextlib.nullcontext()
+        net = self.net
+
+        @contextlib.contextmanager
+        def eager():
+            before = getattr(net.config, "_attn_implementation", None) or "sdpa"
+            net.set_attn_implementation("eager")
+            try:
+                yield
+            finally:
+                net.set_attn_implementation(before)
+        return eager()
+
+    def continuation_ids(self, text: str) -> list[int]:
+        """The token ids of ``text`` on its own, as the model would generate it after a
+        prompt (a leading space stays part of the first token)."""
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    async def _score_tokens(self, messages, continuations, suffix, attention):
+        if not continuations:
+            return []
+        prompt, extra = self.encode(messages)
+        conts = [self.continuation_ids(c) for c in continuations]
+        tail = self.continuation_ids(suffix) if suffix else []
+        if any(not c for c in conts):
+            raise BackendError("hf: an empty continuation has no tokens to score")
+        return await asyncio.to_thread(
+            self._locked, lambda: self.token_scores_ids(prompt, conts, tail,
+                                                        attention=attention, extra=extra))
 
     async def _score(self, messages, continuations):
         prompt, extra = self.encode(messages)

@@ -8,32 +8,46 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import RunFolder
-from .base import CAPABILITIES, Backend, BackendError, GenerateParams, Generation, TokenLogprob
+from .base import (
+    CAPABILITIES,
+    Backend,
+    BackendError,
+    GenerateParams,
+    Generation,
+    TokenLogprob,
+    TokenScores,
+)
 from .cache import call_key
 
 __all__ = ["RecordingBackend", "ReplayBackend", "ScriptedBackend"]
 
 Reply = Callable[[Sequence[dict], GenerateParams, int], "str | Generation"]
 Scorer = Callable[[Sequence[dict], str], float]
+TokenScorer = Callable[[Sequence[dict], str, str], TokenScores]
 
 
 class ScriptedBackend(Backend):
     """A fake model whose answers come from Python functions (for unit tests).
 
     ``reply(messages, params, sample_index)`` returns the text (or a full
-    :class:`Generation`); ``scorer(messages, continuation)`` returns a log-probability.
-    Every call is recorded in :attr:`calls`.
+    :class:`Generation`); ``scorer(messages, continuation)`` returns a log-probability;
+    ``token_scorer(messages, continuation, suffix)`` a :class:`TokenScores` (with attention
+    rows if ``"attention"`` is among the ``capabilities``). Every call is recorded in
+    :attr:`calls`.
     """
 
     kind = "scripted"
 
     def __init__(self, reply: Reply | None = None, scorer: Scorer | None = None, *,
-                 model: str = "scripted", capabilities: Iterable[str] | None = None) -> None:
+                 token_scorer: TokenScorer | None = None, model: str = "scripted",
+                 capabilities: Iterable[str] | None = None) -> None:
         super().__init__(model)
         self.reply = reply or (lambda messages, params, i: "A")
         self.scorer = scorer
+        self.token_scorer = token_scorer
         caps = set(capabilities) if capabilities is not None else (
-            {"generate", "logprobs"} | ({"score"} if scorer else set()))
+            {"generate", "logprobs"} | ({"score"} if scorer else set())
+            | ({"token_scores"} if token_scorer else set()))
         if caps - set(CAPABILITIES):
             raise ValueError(f"unknown capabilities {caps - set(CAPABILITIES)}")
         self.capabilities = frozenset(caps)
@@ -57,6 +71,12 @@ class ScriptedBackend(Backend):
         if self.scorer is None:
             return await super()._score(messages, continuations)
         return [float(self.scorer(messages, c)) for c in continuations]
+
+    async def _score_tokens(self, messages, continuations, suffix, attention):
+        self.calls.append(("score_tokens", messages))
+        if self.token_scorer is None:
+            return await super()._score_tokens(messages, continuations, suffix, attention)
+        return [self.token_scorer(messages, c, suffix) for c in continuations]
 
 
 class ReplayBackend(Backend):
@@ -103,6 +123,8 @@ class ReplayBackend(Backend):
                                "records.jsonl of a confeval run")
         # Offer what the recorded run used, so a suite picks the same path again.
         caps = {"images"} | ({"score"} if "score" in methods else set())
+        if "score_tokens" in methods:
+            caps |= {"token_scores", "attention"}
         if "generate" in methods or not methods:
             caps |= {"generate", "logprobs"}
         self.capabilities = frozenset(caps)
@@ -133,6 +155,19 @@ class ReplayBackend(Backend):
                                f"({type(exc).__name__})") from None
         if len(values) != len(continuations):
             raise BackendError(f"replay: {len(values)} recorded scores for "
+                               f"{len(continuations)} continuations")
+        return values
+
+    async def _score_tokens(self, messages, continuations, suffix, attention):
+        key = call_key("score_tokens", messages, continuations=continuations, suffix=suffix,
+                       attention=attention)
+        try:
+            values = [TokenScores.from_dict(v) for v in self.lookup(key)]
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise BackendError(f"replay: the recorded token scores for {key[:12]}… are not "
+                               f"token scores ({type(exc).__name__})") from None
+        if len(values) != len(continuations):
+            raise BackendError(f"replay: {len(values)} recorded token scores for "
                                f"{len(continuations)} continuations")
         return values
 
@@ -169,3 +204,13 @@ class RecordingBackend(Backend):
                                                    continuations=list(continuations)),
                            "response": list(values)})
         return values
+
+    async def _score_tokens(self, messages, continuations, suffix, attention):
+        scores = await self.inner.score_tokens(messages, continuations, suffix=suffix,
+                                               attention=attention)
+        self.calls.append({"method": "score_tokens",
+                           "request_key": call_key("score_tokens", messages,
+                                                   continuations=list(continuations),
+                                                   suffix=suffix, attention=attention),
+                           "response": [t.to_dict() for t in scores]})
+        return scores
