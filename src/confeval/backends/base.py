@@ -45,8 +45,8 @@ def raw_prompt(text: str) -> list[dict]:
 
     Examples
     --------
-    >>> raw_prompt("Q: 2+2?\nA:")
-    [{'role': 'prompt', 'content': 'Q: 2+2?\nA:'}]
+    >>> raw_prompt("Q: 2+2? A:")
+    [{'role': 'prompt', 'content': 'Q: 2+2? A:'}]
     """
     return [{"role": RAW_ROLE, "content": str(text)}]
 

@@ -239,10 +239,13 @@ class HFBackend(Backend):
                 result = self.net(input_ids=ids.to(self.device),
                                   attention_mask=mask.to(self.device),
                                   output_attentions=attention, **self._extra(extra, len(seqs)))
-            logp = torch.log_softmax(result.logits.double(), dim=-1).cpu()
             for i, c in enumerate(chunk):
                 span = torch.arange(len(prompt), len(prompt) + len(c))
-                values = logp[i, span - 1, torch.tensor(c, dtype=torch.long)] if c else []
+                # Only the rows that predict the continuation are normalised: the full
+                # (batch, length, vocabulary) log-softmax would dominate the pass.
+                rows_logits = result.logits[i, span - 1].double().cpu()
+                values = torch.log_softmax(rows_logits, dim=-1)[
+                    torch.arange(len(c)), torch.tensor(c, dtype=torch.long)] if c else []
                 rows = None
                 if attention:
                     readout = len(seqs[i]) - 1

@@ -234,9 +234,10 @@ CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Cache file (defa
 def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, model: str | None,
              data: str | None, n: int | None, base_url: list[str] | None, concurrency: int,
              api_key_env: str, no_cache: bool, cache_path: Path | None,
-             command: str = "run") -> None:
+             command: str = "run", after: Callable[[Path], str] | None = None) -> None:
     """``confeval <suite> run``: validate the suite's options (before any model call), load
-    the items, run the suite into ``out_dir`` (resuming) and print its tables."""
+    the items, run the suite into ``out_dir`` (resuming) and print its tables; ``after`` (the
+    run folder -> a line to print) writes a suite's extra outputs."""
     from ..backends import ResponseCache, get_backend
     from ..runner import open_run_folder, run_suite
     from ..suites import get_suite
@@ -260,6 +261,8 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
                            model_name=model or "local", cache=cache, progress=step)
     elapsed = time.perf_counter() - started
     print_sections(result.metrics["sections"])
+    if after is not None:
+        out.print(after(out_dir))
     out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "
               f"{len(result.failures)} failed; {result.model_calls} model call(s); "
               f"{elapsed:.1f} s. Report: {out_dir / RunFolder.REPORT}")

@@ -11,21 +11,31 @@ from rich.table import Table
 from ..suites.measures import MeasuresConfig, score_measures_file
 from ._common import (
     TABLES,
+    ApiKeyOpt,
+    BaseUrlOpt,
     BootOpt,
+    CacheOpt,
+    ConcurrencyOpt,
+    DataOpt,
     Files,
     ForceOpt,
     JsonOpt,
+    ModelOpt,
+    NoCacheOpt,
+    NOpt,
     OutOpt,
+    RunOutOpt,
     SeedOpt,
     check_out,
     emit,
     group,
     progress,
+    run_live,
     simple_table,
     write_run,
 )
 
-__all__ = ["app", "measures_table", "score"]
+__all__ = ["app", "measures_table", "run", "score"]
 
 app = group("Which confidence measure of an LLM can be trusted (MCQA-Eval).")
 
@@ -94,6 +104,50 @@ def score(
                         "uncertainty_cols": uncertainty_cols},
               {"kind": "measures", "title": "Confidence measures (MCQA-Eval)",
                "results": results})
+
+
+@app.command("run")
+def run(
+    out_dir: RunOutOpt,
+    model: ModelOpt = None,
+    data: DataOpt = None,
+    n: NOpt = None,
+    samples: Annotated[int, typer.Option("--samples", help="Sampled answers per question "
+                                                           "(black-box measures).")] = 20,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature."
+                                               )] = 1.0,
+    sample_tokens: Annotated[int, typer.Option("--sample-tokens", help="Token limit of a "
+                                                                       "sample.")] = 24,
+    similarity: Annotated[str, typer.Option(
+        "--similarity", help="auto (Jaccard, plus embeddings when the encoder is installed), "
+                             "jaccard, or jaccard,embedding.")] = "auto",
+    nli: Annotated[str, typer.Option("--nli", help="A local NLI model folder for Deg/Ecc(E) "
+                                                   "and (C).")] = "",
+    csl_heads: Annotated[int, typer.Option(
+        "--csl-heads", help="0: CSL over all heads; k: also CSL over the top-k heads chosen on "
+                            "--head-share of the questions (left out of every metric).")] = 0,
+    head_share: Annotated[float, typer.Option("--head-share", help="Share of questions that "
+                                                                   "choose CSL heads.")] = 0.3,
+    seed: SeedOpt = 0,
+    bootstrap: BootOpt = 1000,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
+    no_cache: NoCacheOpt = False,
+    cache_path: CacheOpt = None,
+) -> None:
+    """MCQA-Eval live: inject every option as the model's answer, compute every measure,
+    score how well each ranks the gold option first (records.jsonl, options.jsonl with one
+    line per (question, option), metrics.json, report.html; resumable)."""
+    from ..suites.measures.live import write_option_rows
+
+    run_live("measures", {"seed": seed, "bootstrap": bootstrap, "samples": samples,
+                          "temperature": temperature, "sample_tokens": sample_tokens,
+                          "similarity": similarity, "nli": nli, "csl_heads": csl_heads,
+                          "head_share": head_share},
+             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
+             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
+             cache_path=cache_path, after=write_option_rows)
 
 
 TABLES["measures"] = measures_table

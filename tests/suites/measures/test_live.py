@@ -1,0 +1,134 @@
+"""The live measures suite: every measure of every injected option, from a scripted model
+(known answers -> known measures), a tiny in-process model (exact against its own forward
+passes; resumable) and the embedded model end to end."""
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+
+from confeval.backends import ScriptedBackend, TokenScores
+from confeval.measures import jaccard_similarity, option_confidences
+from confeval.suites import get_suite
+from confeval.suites.measures.live import clean_sample, flatten_rows
+
+ITEM = {"item_id": "q1", "question": "Where do plates go?", "letters": ["A", "B", "C"],
+        "options": ["in the cupboard", "on the roof", "under water"], "answer": "A"}
+SAMPLES = ["in the cupboard\nQ: next", "the cupboard", " on a shelf", "in the cupboard"]
+
+
+def _token_scorer(messages, continuation, suffix):
+    words = continuation.split(" ")[1:]  # " in the cupboard" -> in, the, cupboard
+    if continuation in ("A", "B"):  # P(true): more "A" (true) for the gold option
+        gold = "in the cupboard" in messages[0]["content"]
+        value = np.log(0.8 if (continuation == "A") == gold else 0.2)
+        return TokenScores((1,), (continuation,), (float(value),))
+    lp = -0.5 if "cupboard" in continuation else -2.0
+    return TokenScores(tuple(range(len(words))), tuple(" " + w for w in words),
+                       tuple(lp * (i + 1) for i in range(len(words))))
+
+
+def _scripted():
+    return ScriptedBackend(lambda messages, params, i: SAMPLES[i],
+                           token_scorer=_token_scorer)
+
+
+def test_scripted_model_gives_known_measures():
+    suite = get_suite("measures")
+    options = suite.Options(samples=4, similarity="jaccard", bootstrap=0)
+    record = asyncio.run(suite.run_item(ITEM, _scripted(), options))
+    assert record["samples"] == ["in the cupboard", "the cupboard", "on a shelf",
+                                 "in the cupboard"]
+    gold, roof, water = record["rows"]
+    assert (gold["correct"], roof["correct"]) == (1, 0)
+    assert gold["sl"] == pytest.approx(-0.5 * (1 + 2 + 3))
+    assert roof["sl_norm"] == pytest.approx(-2.0 * 2)
+    assert gold["p_true"] == pytest.approx(0.8) and roof["p_true"] == pytest.approx(0.2)
+    # Algorithm 1 on the Jaccard matrix of samples + options, transcribed
+    w = jaccard_similarity(record["samples"] + ITEM["options"])
+    expected = option_confidences(w[:4, :4], w[4:, :4])
+    assert [r["deg_j"] for r in record["rows"]] == pytest.approx(expected["degree"].tolist())
+    assert gold["deg_j"] > roof["deg_j"] and gold["ecc_j"] > water["ecc_j"]
+    # the scripted model has no attention and no encoder was asked for: said, not filled in
+    assert set(record["unavailable"]) >= {"csl", "csl_next", "token_sar", "deg_s"}
+    assert "csl" not in gold and "token_sar" not in gold
+
+
+def test_score_flattens_rows_and_ranks_measures():
+    suite = get_suite("measures")
+    rng = np.random.default_rng(0)
+    records = []
+    for q in range(40):
+        rows = []
+        for k in range(4):
+            correct = int(k == 0)
+            rows.append({"option": "ABCD"[k], "correct": correct,
+                         "sl": correct + rng.normal(0, 0.5), "deg_j": rng.normal(),
+                         "csl_heads": [correct + rng.normal(0, 0.3), rng.normal()],
+                         "csl": 0.0, "csl_next": 0.0})
+        records.append({"item_id": f"q{q}", "status": "ok", "rows": rows,
+                        "unavailable": {"token_sar": "why"}})
+    assert len(flatten_rows(records)) == 160
+    metrics = suite.score(records, suite.Options(bootstrap=0), "m")
+    result = metrics["sections"][0]["results"]["m"]
+    assert result["n_rows"] == 160 and result["ranking"][0]["measure"] == "SL"
+    assert result["unavailable"] == {"token_sar": "why"} and result["head_selection"] is None
+    chosen = suite.score(records, suite.Options(bootstrap=0, csl_heads=1, head_share=0.25), "m")
+    result = chosen["sections"][0]["results"]["m"]
+    assert result["head_selection"]["heads"] == [0]  # the informative head
+    assert result["head_selection"]["n_questions_used"] == 10
+    assert result["n_questions"] == 30  # those 10 questions are left out of every metric
+    assert "CSL@1" in result["measures"]
+
+
+def test_clean_sample_cuts_at_the_next_question():
+    assert clean_sample(" Paris Q: What is") == "Paris"
+    assert clean_sample("") == ""
+
+
+@pytest.mark.parametrize("bad", [{"samples": 1}, {"temperature": 0}, {"similarity": "nli"},
+                                 {"csl_heads": -1}, {"head_share": 1.0}])
+def test_bad_options_are_refused(bad):
+    with pytest.raises(ValueError):
+        get_suite("measures").Options(**bad)
+
+
+torch = pytest.importorskip("torch", reason="the hf backend needs the 'local' extra")
+
+
+def test_tiny_model_run_is_exact_finite_and_resumable(tmp_path):
+    from confeval.backends import ResponseCache, raw_prompt
+    from confeval.backends.hf import HFBackend
+    from confeval.measures import csl
+    from confeval.runner import run_suite
+    from confeval.suites.measures.live import GENERATION_PROMPT
+
+    from ...backends.tiny_models import build_tiny_llama
+
+    backend = HFBackend(build_tiny_llama(tmp_path / "tiny"))
+    suite = get_suite("measures")
+    options = suite.Options(samples=3, sample_tokens=4, similarity="jaccard", bootstrap=0)
+    items = suite.load_items("builtin:arith-mc", 6, 0)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    result = run_suite(suite, backend, items, tmp_path / "run", options=options,
+                       model_name="tiny", cache=cache)
+    records = [json.loads(line) for line in open(tmp_path / "run" / "records.jsonl")]
+    rows = flatten_rows(records)
+    assert len(rows) == sum(len(it["options"]) for it in items)
+    for name in ("sl", "sl_norm", "csl", "csl_next", "p_true", "deg_j", "ecc_j"):
+        assert np.isfinite([r[name] for r in rows]).all(), name
+    # SL is the model's own log-probability of the injected option, scored exactly
+    first = items[0]
+    prompt = raw_prompt(GENERATION_PROMPT.format(question=first["question"]))
+    direct = asyncio.run(backend.score(prompt, [" " + first["options"][0]]))[0]
+    assert rows[0]["sl"] == pytest.approx(direct, abs=1e-4)
+    # CSL-Next from the same pass: its attention rows weight those token log-probs
+    scored = asyncio.run(backend.score_tokens(prompt, [" " + first["options"][0]],
+                                              attention=True))[0]
+    assert rows[0]["csl_next"] == pytest.approx(csl(scored.logprobs, scored.attention),
+                                                abs=1e-9)
+    assert (tmp_path / "run" / "report.html").is_file() and result.model_calls > 0
+    again = run_suite(suite, backend, items, tmp_path / "run", options=options,
+                      model_name="tiny", cache=cache)
+    assert again.model_calls == 0 and again.n_resumed == len(items)
