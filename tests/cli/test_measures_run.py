@@ -28,3 +28,31 @@ def test_measures_run_on_the_embedded_model_end_to_end(tmp_path):
     assert (tmp_path / "run" / "report.html").stat().st_size > 0
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0 and "0 model call(s)" in again.output
+
+
+def test_study_commands_on_sample_rows(tmp_path, capsys):
+    from confeval.cli import main
+
+    rng = np.random.default_rng(0)
+    score = rng.uniform(size=200)
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"question_id": f"q{i // 4}", "score": s,
+                                           "good": s + rng.normal(0, .1),
+                                           "bad": rng.normal(), "ppl": -s}) + "\n"
+                               for i, s in enumerate(score)))
+    options = tmp_path / "options.jsonl"
+    options.write_text("".join(json.dumps({"question_id": f"q{i // 4}", "correct": int(i % 4 == 0),
+                                           "good": int(i % 4 == 0) + rng.normal(0, .3),
+                                           "bad": rng.normal(), "ppl": rng.normal()}) + "\n"
+                               for i in range(200)))
+    cols = ["--measure-cols", "good,bad", "--uncertainty-cols", "ppl"]
+    assert main(["measures", "thresholds", str(samples), *cols, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(samples)]
+    assert res["by_threshold"]["0.5"]["order"][0] in ("good", "ppl")
+    assert main(["measures", "noise", str(samples), *cols, "--seeds", "1-3", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(samples)]
+    assert res["by_sigma"]["0"]["kendall_mean"] == 1.0 and len(res["by_sigma"]["2"]["kendall"]) == 3
+    assert main(["measures", "compare", str(options), str(samples), *cols, "--json"]) == 0
+    res = next(iter(json.loads(capsys.readouterr().out)["results"].values()))
+    assert res["mcqa_eval"]["order"][0] == "good" and -1 <= res["kendall"] <= 1
+    assert main(["measures", "noise", str(samples), *cols, "--sigmas", "a,b"]) == 2

@@ -150,4 +150,132 @@ def run(
              cache_path=cache_path, after=write_option_rows)
 
 
+MeasureCols = Annotated[str | None, typer.Option(
+    "--measure-cols", help="Confidence columns, higher = more confident.")]
+UncertaintyCols = Annotated[str | None, typer.Option(
+    "--uncertainty-cols", help="Columns where higher = less confident (negated).")]
+ScoreCol = Annotated[str, typer.Option(
+    "--score-col", help="Continuous correctness score in [0, 1] of each answer (similarity to "
+                        "the reference, a judge's probability).")]
+
+
+def _study_inputs(path: Path, measure_cols, uncertainty_cols, score_col):
+    from ..records import RecordSet
+    from ..suites.measures.inputs import read_study_records
+
+    rs = RecordSet.read(path)
+    data = read_study_records(rs, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
+                              score_col=score_col)
+    return data, {"n_read": rs.summary()["n_read"], "n_used": int(data.score.size),
+                  "excluded": rs.excluded}
+
+
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{option} must be a comma list of numbers, got {text!r}") from None
+
+
+@app.command("thresholds")
+def thresholds(
+    files: Files,
+    measure_cols: MeasureCols = None,
+    uncertainty_cols: UncertaintyCols = None,
+    score_col: ScoreCol = "score",
+    taus: Annotated[str, typer.Option("--thresholds", help="Thresholds tau: correct = "
+                                                           "score > tau.")] = "0.5,0.7,0.9",
+    as_json: JsonOpt = False,
+) -> None:
+    """Threshold sensitivity: the ranking of the measures (by AUROC) at each correctness
+    threshold, and Kendall's tau between the rankings of every pair of thresholds."""
+    from ..suites.measures.studies import threshold_sensitivity
+
+    grid = _floats(taus, "--thresholds")
+    results = {}
+    for path in files:
+        data, counts = _study_inputs(path, measure_cols, uncertainty_cols, score_col)
+        results[str(path)] = {**counts, **threshold_sensitivity(data.values, data.names,
+                                                                 data.score, grid)}
+    emit(results, as_json, _study_table)
+
+
+@app.command("noise")
+def noise(
+    files: Files,
+    measure_cols: MeasureCols = None,
+    uncertainty_cols: UncertaintyCols = None,
+    score_col: ScoreCol = "score",
+    threshold: Annotated[float, typer.Option("--threshold", help="correct = noisy score > "
+                                                                 "this.")] = 0.5,
+    sigmas: Annotated[str, typer.Option("--sigmas", help="Noise levels sigma (Eq. 7).")]
+    = "0,0.5,1,2",
+    seeds: Annotated[str, typer.Option("--seeds", help="Seeds of the noise, e.g. 1-10.")]
+    = "1-10",
+    eps: Annotated[float, typer.Option("--eps", help="Scores are clipped to [eps, 1 - eps] "
+                                                     "before the logit.")] = 1e-3,
+    as_json: JsonOpt = False,
+) -> None:
+    """Label noise (MCQA-Eval Eq. 7): Kendall's tau between the clean ranking of the measures
+    and the ranking under logit-normal noise on the correctness score, per sigma."""
+    from ..suites._seeds import parse_seeds
+    from ..suites.measures.studies import label_noise
+
+    grid, seed_list = _floats(sigmas, "--sigmas"), parse_seeds(seeds)
+    results = {}
+    for path in files:
+        data, counts = _study_inputs(path, measure_cols, uncertainty_cols, score_col)
+        results[str(path)] = {**counts, **label_noise(
+            data.values, data.names, data.score, threshold=threshold, sigmas=grid,
+            seeds=seed_list or [0], eps=eps)}
+    emit(results, as_json, _study_table)
+
+
+@app.command("compare")
+def compare(
+    options_file: Annotated[Path, typer.Argument(help="MCQA-Eval rows: (question, option) "
+                                                      "with --correct-col.")],
+    samples_file: Annotated[Path, typer.Argument(help="Sampled answers with --score-col.")],
+    measure_cols: MeasureCols = None,
+    uncertainty_cols: UncertaintyCols = None,
+    correct_col: Annotated[str, typer.Option("--correct-col")] = "correct",
+    group_col: Annotated[str, typer.Option("--group-col")] = "question_id",
+    score_col: ScoreCol = "score",
+    threshold: Annotated[float, typer.Option("--threshold")] = 0.5,
+    as_json: JsonOpt = False,
+) -> None:
+    """MCQA-Eval against threshold-based evaluation on the same items: both rankings of the
+    measures and Kendall's tau between them."""
+    from ..records import RecordSet
+    from ..suites.measures.inputs import read_measure_records
+    from ..suites.measures.studies import compare_rankings, ranking
+
+    rs = RecordSet.read(options_file)
+    mc = read_measure_records(rs, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
+                              correct_col=correct_col, group_col=group_col)
+    data, counts = _study_inputs(samples_file, measure_cols, uncertainty_cols, score_col)
+    mcqa = ranking(mc.values, mc.names, mc.correct)
+    threshold_based = ranking(data.values, data.names, data.score > threshold)
+    result = {"mcqa_eval": {"n_used": int(mc.correct.size), "excluded": rs.excluded, **mcqa},
+              "threshold_based": {**counts, "threshold": threshold, **threshold_based},
+              "kendall": compare_rankings(mcqa["auroc"], threshold_based["auroc"])}
+    emit({f"{options_file} vs {samples_file}": result}, as_json, _study_table)
+
+
+def _study_table(results: dict) -> Table:
+    table = simple_table("Rankings of the measures (by AUROC)")
+    for header in ("file", "setting", "ranking", "base rate / mean Kendall tau"):
+        table.add_column(header, overflow="fold")
+    for name, r in results.items():
+        parts = r.get("by_threshold") or r.get("by_sigma") or {
+            k: r[k] for k in ("mcqa_eval", "threshold_based") if k in r}
+        for key, part in parts.items():
+            order = " > ".join(part.get("order") or r.get("clean", {}).get("order") or [])
+            summary = part.get("kendall_mean", part.get("base_rate"))
+            table.add_row(name, key, order or "-", "-" if summary is None else f"{summary:.3f}")
+        if isinstance(r.get("kendall"), (float, type(None))) and "kendall" in r:
+            table.add_row(name, "Kendall tau between them", "-", f"{r['kendall']}")
+    return table
+
+
 TABLES["measures"] = measures_table

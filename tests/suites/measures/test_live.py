@@ -53,6 +53,10 @@ def test_scripted_model_gives_known_measures():
     # the scripted model has no attention and no encoder was asked for: said, not filled in
     assert set(record["unavailable"]) >= {"csl", "csl_next", "token_sar", "deg_s"}
     assert "csl" not in gold and "token_sar" not in gold
+    # the samples as threshold-based evaluation sees them: similarity to the gold option
+    samples = record["sample_rows"]
+    assert [r["score_j"] for r in samples] == pytest.approx(w[4, :4].tolist())
+    assert samples[0]["score_j"] == 1.0 and samples[2]["score_j"] == 0.0
 
 
 def test_score_flattens_rows_and_ranks_measures():

@@ -30,7 +30,8 @@ from ...records import RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
 from ..base import Items
 
-__all__ = ["MeasureInputs", "load_mcq_items", "option_rows", "read_measure_records"]
+__all__ = ["MeasureInputs", "StudyInputs", "load_mcq_items", "option_rows",
+           "read_measure_records", "read_study_records"]
 
 LETTERS = string.ascii_uppercase
 
@@ -66,6 +67,35 @@ def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
     keep = rs.mask
     return MeasureInputs(values[keep], names, correct[keep].astype(np.float64),
                          questions[keep], rs, uncertain)
+
+
+@dataclass
+class StudyInputs:
+    """Measures (n, k), higher = more confident, their names, and a continuous correctness
+    score (n,) in [0, 1] for threshold-based evaluation (one row per answer)."""
+
+    values: np.ndarray
+    names: list[str]
+    score: np.ndarray
+    records: RecordSet
+
+
+def read_study_records(rs: RecordSet, *, measure_cols: str | None,
+                       uncertainty_cols: str | None = None, score_col: str = "score"
+                       ) -> StudyInputs:
+    """Validated measures and correctness scores of the usable rows of ``rs``; rows with a
+    missing, non-numeric or out-of-[0, 1] score are excluded and counted (``missing_score``,
+    ``non_numeric_score``, ``score_out_of_range``)."""
+    confident = rs.columns(measure_cols, what="measure column") if measure_cols else []
+    uncertain = rs.columns(uncertainty_cols, what="measure column") if uncertainty_cols else []
+    names = [*confident, *uncertain]
+    if not names:
+        raise ValueError(f"{rs.source}: give --measure-cols and/or --uncertainty-cols")
+    values = rs.numeric(names, what="measure")
+    values[:, len(confident):] *= -1
+    score = rs.numeric([score_col], lo=0.0, hi=1.0, what="score")[:, 0]
+    keep = rs.mask
+    return StudyInputs(values[keep], names, score[keep], rs)
 
 
 def _text(value: Any) -> str | None:

@@ -25,8 +25,11 @@ SmolLM2-135M ended most samples at once (an empty answer), one example is enough
 Records: one per question (the runner's unit), holding ``rows`` — one per (question, option)
 with every measure, ``correct`` (1 for the gold option) and the token ids — and ``samples``.
 ``confeval measures run`` also writes the flat ``options.jsonl`` (one line per (question,
-option)), the input of ``confeval measures score``. Measures a backend cannot give are listed in
-``unavailable`` with the reason, never filled in.
+option)), the input of ``confeval measures score``, and ``samples.jsonl``: the sampled answers
+as threshold-based evaluation sees them (SL/SL(norm) from their own generation, Deg/Ecc among
+the samples, and ``score_j``/``score_s``, their similarity to the gold option, a continuous
+correctness score for ``measures thresholds``, ``noise`` and ``compare``). Measures a backend
+cannot give are listed in ``unavailable`` with the reason, never filled in.
 """
 
 from __future__ import annotations
@@ -154,9 +157,9 @@ class MeasuresSuite(LiveSuite):
         question, texts = item["question"], [str(t) for t in item["options"]]
         prompt = raw_prompt(GENERATION_PROMPT.format(question=question))
         params = GenerateParams(max_tokens=options.sample_tokens, temperature=options.temperature,
-                                seed=options.seed, stop=("\n",))
-        samples = [clean_sample(g.text) for g in
-                   await backend.generate(prompt, params, n=options.samples)]
+                                seed=options.seed, stop=("\n",), logprobs=True)
+        generations = await backend.generate(prompt, params, n=options.samples)
+        samples = [clean_sample(g.text) for g in generations]
         attention = "attention" in backend.capabilities
         unavailable: dict[str, str] = {}
         injected = [" " + t.strip() for t in texts]
@@ -183,9 +186,12 @@ class MeasuresSuite(LiveSuite):
             rows.append(row)
         await self._p_true(rows, question, backend)
         self._token_sar(rows, scored, question, options, unavailable)
-        self._black_box(rows, samples, texts, question, options, unavailable)
+        matrices = self._black_box(rows, samples, texts, question, options, unavailable)
         record = {k: v for k, v in item.items() if k != "options"}
         record.update(status="ok", reason=None, samples=samples, rows=rows,
+                      sample_rows=_sample_rows(generations, samples, texts,
+                                               item["letters"].index(item["answer"]),
+                                               matrices),
                       unavailable=unavailable, attention=attention)
         return record
 
@@ -232,6 +238,7 @@ class MeasuresSuite(LiveSuite):
             out = MS.option_confidences(w[:n, :n], w[n:, :n])
             for row, deg, ecc in zip(rows, out["degree"], out["eccentricity"]):
                 row[f"deg_{key}"], row[f"ecc_{key}"] = float(deg), float(ecc)
+        return matrices
 
     # ------------------------------------------------------------------ scoring
     def score(self, records: list[dict], options: MeasuresOptions, model_name: str) -> dict:
@@ -288,6 +295,32 @@ class MeasuresSuite(LiveSuite):
         return ~cal, MS.select_heads(per_head, correct, k)
 
 
+def _sample_rows(generations, samples: list[str], texts: list[str], gold: int,
+                 matrices: dict[str, np.ndarray]) -> list[dict]:
+    """The sampled answers as threshold-based evaluation sees them: each one's SL and SL(norm)
+    from its own generation, Deg/Ecc within the samples, and its similarity to the gold option
+    (``score_j`` Jaccard, ``score_s`` embedding cosine) as the continuous correctness score."""
+    n = len(samples)
+    rows = []
+    for i, (gen, text) in enumerate(zip(generations, samples)):
+        tokens = list(gen.tokens or ())
+        if tokens and "\n" in tokens[-1].token:  # the stop token is not part of the answer
+            tokens.pop()
+        lp = [t.logprob for t in tokens]
+        row: dict[str, Any] = {"sample": i, "text": text,
+                               "sl": MS.sequence_likelihood(lp) if lp else None,
+                               "sl_norm": MS.normalised_likelihood(lp) if lp else None}
+        rows.append(row)
+    for key, w in matrices.items():
+        within = w[:n, :n]
+        degrees = MS.degree(within).confidence
+        eccentricities = MS.eccentricity(within).confidence
+        for row, deg, ecc, sim in zip(rows, degrees, eccentricities, w[n + gold, :n]):
+            row.update({f"deg_{key}": float(deg), f"ecc_{key}": float(ecc),
+                        f"score_{key}": float(sim)})
+    return rows
+
+
 def _merged_unavailable(records: list[dict]) -> dict[str, str]:
     out: dict[str, str] = {}
     for r in records:
@@ -308,6 +341,7 @@ def flatten_rows(records: list[dict]) -> list[dict]:
 
 
 OPTION_ROWS = "options.jsonl"
+SAMPLE_ROWS = "samples.jsonl"
 _BULKY = ("token_ids", "csl_heads", "csl_next_heads", "p_true_token_ids")
 
 
@@ -320,13 +354,19 @@ def write_option_rows(run_dir) -> str:
     from ...runs import RunFolder, load_run_records
 
     run_dir = Path(run_dir)
-    flat = flatten_rows(load_run_records(run_dir / RunFolder.RECORDS))
+    records = load_run_records(run_dir / RunFolder.RECORDS)
+    flat = flatten_rows(records)
     rows = [{k: v for k, v in r.items() if k not in _BULKY} for r in flat]
     write_table(pd.DataFrame(rows), run_dir / OPTION_ROWS)
+    samples = [{"question_id": r["item_id"], **row} for r in records
+               if r.get("status") == "ok" for row in r.get("sample_rows") or []]
+    write_table(pd.DataFrame(samples), run_dir / SAMPLE_ROWS)
     columns = ",".join(c for c in MEASURE_NAMES if rows and all(c in r for r in rows))
     return (f"{len(rows)} (question, option) rows: {run_dir / OPTION_ROWS} "
             f"(score with: confeval measures score {run_dir / OPTION_ROWS} "
-            f"--measure-cols '{columns}')")
+            f"--measure-cols '{columns}'); {len(samples)} sampled answers with their "
+            f"similarity to the gold option: {run_dir / SAMPLE_ROWS} (confeval measures "
+            "thresholds|noise|compare --score-col score_j)")
 
 
 SUITE = MeasuresSuite()
