@@ -28,6 +28,9 @@ def test_score_contract_report_and_errors(tmp_path, capsys):
     assert [r["rank"] for r in res["ranking"]] == [1, 2]
     html = (tmp_path / "run" / "report.html").read_text()
     assert "Confidence measures (MCQA-Eval)" in html and "p vs next" in html
+    for figure in ("ranking of the measures", "ROC curves", "risk-coverage curves",
+                   "rank-calibration diagrams"):
+        assert figure in html and html.count("data:image/png;base64,") >= 4
     for argv, message in ((["--measure-cols", "nope"], "nope"),
                           ([], "give --measure-cols")):
         assert main(["measures", "score", str(path), *argv]) == 2

@@ -14,7 +14,8 @@ matplotlib.use("Agg")  # headless; must precede pyplot
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["confusion_figure", "png_data_uri", "reliability_figure", "risk_coverage_figure"]
+__all__ = ["confusion_figure", "png_data_uri", "rank_calibration_figure", "ranking_figure",
+           "reliability_figure", "risk_coverage_figure", "roc_figure"]
 
 
 def _plain_text(draw):
@@ -180,3 +181,55 @@ def width_by_group_figure(widths: Mapping[str, Mapping[str, float]]) -> str:
     first method's width (the VLM-judge paper's Figure 1 analogue)."""
     return grouped_bars_figure(widths, xlabel="mean raw interval width",
                                title="Interval width by group")
+
+
+@_plain_text
+def roc_figure(curves: Mapping[str, Mapping]) -> str:
+    """ROC curves (true against false positive rate), all entries on one axis."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    for name, c in curves.items():
+        ax.plot(c["fpr"], c["tpr"], lw=1.4, label=name)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="chance")
+    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1),
+           title="ROC: the gold option against the others")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def rank_calibration_figure(diagrams: Mapping[str, Mapping]) -> str:
+    """One rank-calibration diagram per entry: the relative rank of each confidence bin
+    against the relative rank of its mean correctness (on the diagonal = rank-calibrated)."""
+    fig, axes = _grid(len(diagrams))
+    for ax, (name, d) in zip(axes, diagrams.items()):
+        x = np.asarray(d["confidence_rank"], dtype=float)
+        y = np.asarray(d["correctness_rank"], dtype=float)
+        ax.bar(x, y, width=1.0 / max(x.size, 1), color="#4C78A8", edgecolor="white")
+        ax.plot([0, 1], [0, 1], "k--", lw=1)
+        ax.set(xlim=(0, 1), ylim=(0, 1), title=name, xlabel="confidence rank",
+               ylabel="correctness rank")
+        ax.title.set_fontsize(9)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def ranking_figure(values: Mapping[str, float], intervals: Mapping[str, Mapping],
+                   *, chance: float = 0.5, xlabel: str = "AUROC") -> str:
+    """Measures as horizontal bars in ranking order (best on top), with 95% intervals and the
+    chance level."""
+    names = list(values)[::-1]
+    fig, ax = plt.subplots(figsize=(5.6, 0.34 * len(names) + 1.2))
+    centre = [values[n] for n in names]
+    lo = [values[n] - (intervals.get(n) or {}).get("low", values[n]) for n in names]
+    hi = [(intervals.get(n) or {}).get("high", values[n]) - values[n] for n in names]
+    ax.barh(range(len(names)), centre, xerr=[lo, hi], color="#4C78A8", capsize=2)
+    ax.axvline(chance, color="k", ls="--", lw=1, label=f"chance ({chance:g})")
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set(xlabel=xlabel, xlim=(0, 1), title="Ranking of the measures")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)

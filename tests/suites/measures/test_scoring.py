@@ -83,3 +83,22 @@ def test_input_order_ties_follow_the_rows_for_auarc_only():
     assert avg["measures"]["flat"]["auroc"] == order["measures"]["flat"]["auroc"] == 0.5
     with pytest.raises(ValueError, match="--ties"):
         MeasuresConfig(ties="random")
+
+
+def test_curves_roc_equals_sklearn_and_rank_diagram_on_a_hand_case():
+    from sklearn.metrics import roc_curve
+
+    from confeval.suites.measures.scoring import rank_calibration_diagram
+
+    conf = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    correct = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 1.0])
+    d = rank_calibration_diagram(conf, correct, n_bins=3)
+    # bins {0.1, 0.2}, {0.3, 0.4}, {0.5, 0.6}: mean correctness 0.5, 0, 1 -> ranks 2, 1, 3
+    assert d["mean_correctness"] == [0.5, 0.0, 1.0]
+    assert d["confidence_rank"] == pytest.approx([1 / 6, 3 / 6, 5 / 6])
+    assert d["correctness_rank"] == pytest.approx([1.5 / 3, 0.5 / 3, 2.5 / 3])
+    q = np.repeat(np.arange(3), 2)
+    res = score_measures(conf[:, None], ["m"], correct, q, MeasuresConfig(bootstrap=0))
+    fpr, tpr, _ = roc_curve(correct, conf)
+    assert res["curves"]["m"]["roc"] == {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
+    assert set(res["measures"]["m"]) == {"auroc", "auarc", "rce", "ece"}  # the JSON contract

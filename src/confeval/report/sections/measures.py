@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..html import _table, esc, fmt, register_section, short_name, value_with_ci
+from ..figures import rank_calibration_figure, ranking_figure, risk_coverage_figure, roc_figure
+from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
 
 __all__ = ["render_measures"]
 
@@ -33,4 +34,36 @@ def render_measures(section: Mapping[str, Any]) -> str:
                          fmt(m.get("ece")), fmt((row.get("vs_next") or {}).get("p_value"))])
         parts.append(_table(["measure", "AUROC", "AUARC", "RCE", "ECE (binned)", "p vs next"],
                             rows, "rank"))
+        parts.append(_notes(r))
+        parts.append(_figures(r, short_name(name)))
     return "".join(parts)
+
+
+def _notes(r: Mapping[str, Any]) -> str:
+    """Measures the run could not give, and the heads chosen for CSL@k."""
+    out = []
+    for measure, why in (r.get("unavailable") or {}).items():
+        out.append(f"<li>{esc(measure)}: not computed ({esc(why)})</li>")
+    heads = r.get("head_selection")
+    if heads:
+        out.append(f"<li>CSL@{esc(heads['k'])}: heads {esc(heads['heads'])} chosen by AUROC on "
+                   f"{esc(heads['n_questions_used'])} questions, which are left out of every "
+                   "metric above</li>")
+    return f"<ul class='muted'>{''.join(out)}</ul>" if out else ""
+
+
+def _figures(r: Mapping[str, Any], name: str) -> str:
+    curves = r.get("curves") or {}
+    if not curves:
+        return ""
+    order = [row["measure"] for row in r.get("ranking", [])]
+    aurocs = {m: r["measures"][m]["auroc"] for m in order}
+    intervals = {m: (r["measures"][m].get("ci") or {}).get("auroc") for m in order}
+    top = order[:6]  # curves of every measure on one axis would be unreadable
+    return "".join([
+        _img(ranking_figure(aurocs, intervals), f"ranking of the measures ({name})"),
+        _img(roc_figure({m: curves[m]["roc"] for m in top}), f"ROC curves ({name})"),
+        _img(risk_coverage_figure({m: curves[m]["risk_coverage"] for m in top}),
+             f"risk-coverage curves ({name})"),
+        _img(rank_calibration_figure({m: curves[m]["rank_calibration"] for m in order}),
+             f"rank-calibration diagrams ({name})")])

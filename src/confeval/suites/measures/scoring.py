@@ -78,6 +78,42 @@ def _calibrated_ece(conf, correct, questions, config: MeasuresConfig) -> float |
                                         n_bins=config.ece_bins)
 
 
+def _thin(x: np.ndarray, y: np.ndarray, points: int = 200) -> tuple[list, list]:
+    """At most ``points`` evenly spaced points of a curve, the ends kept."""
+    if x.size > points:
+        keep = np.unique(np.linspace(0, x.size - 1, points).round().astype(np.int64))
+        x, y = x[keep], y[keep]
+    return x.tolist(), y.tolist()
+
+
+def rank_calibration_diagram(conf: np.ndarray, correct: np.ndarray, n_bins: int = 20) -> dict:
+    """Equal-mass bins of the confidence: each bin's relative rank (its centre, 0-1) against the
+    relative rank of its mean correctness among the bins (tied means share their mean rank).
+    A rank-calibrated measure lies on the diagonal (Huang et al., 2024, Fig. 1)."""
+    from scipy.stats import rankdata
+
+    order = np.argsort(conf, kind="stable")
+    bins = np.array_split(order, min(n_bins, conf.size))
+    means = np.array([correct[b].mean() for b in bins])
+    k = len(bins)
+    x = (np.arange(k) + 0.5) / k
+    y = (rankdata(means) - 0.5) / k
+    return {"confidence_rank": x.tolist(), "correctness_rank": y.tolist(),
+            "mean_correctness": means.tolist()}
+
+
+def _curves(conf: np.ndarray, correct: np.ndarray, rce_bins: int) -> dict:
+    """Report data: ROC curve (scikit-learn), risk-coverage curve, rank-calibration diagram."""
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(correct, conf)
+    fpr, tpr = _thin(fpr, tpr)
+    coverage, risk = _thin(*M.risk_coverage_curve(conf, 1.0 - correct))
+    return {"roc": {"fpr": fpr, "tpr": tpr},
+            "risk_coverage": {"coverage": coverage, "risk": risk},
+            "rank_calibration": rank_calibration_diagram(conf, correct, rce_bins)}
+
+
 def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
                    questions: np.ndarray, config: MeasuresConfig = MeasuresConfig()) -> dict:
     """Every measure's AUROC, AUARC, RCE, calibrated ECE and question-bootstrap intervals, and
@@ -101,13 +137,14 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
         raise ValueError("values must be (n, k) with one column per name")
     if correct.size < 2 or np.unique(correct).size < 2:
         raise ValueError("need gold and non-gold options (both classes) to score measures")
-    measures = {}
+    measures, curves = {}, {}
     for j, name in enumerate(names):
         conf = values[:, j]
         entry = {"auroc": M.auroc(conf, correct),
                  "auarc": M.auarc(conf, correct, ties=config.ties),
                  "rce": M.rank_calibration_error(conf, correct, n_bins=config.rce_bins),
                  "ece": _calibrated_ece(conf, correct, questions, config)}
+        curves[name] = _curves(conf, correct, config.rce_bins)
         if config.bootstrap:
             entry["ci"] = {
                 key: M.bootstrap_ci(fn, conf, correct, n_resamples=config.bootstrap,
@@ -131,7 +168,8 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
                               "p_value": diff.p_value}
         ranking.append(row)
     return {"n_rows": int(correct.size), "n_questions": int(np.unique(questions).size),
-            "base_rate": float(correct.mean()), "measures": measures, "ranking": ranking}
+            "base_rate": float(correct.mean()), "measures": measures, "ranking": ranking,
+            "curves": curves}
 
 
 def score_measures_file(path: str | Path, config: MeasuresConfig = MeasuresConfig(), *,
