@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TAXONOMIES", "ErrorType", "aliases", "error_types", "normalise"]
+__all__ = ["MMERROR_AUTHOR_LABELS", "MMERROR_LETTER_ORDER", "TAXONOMIES", "ErrorType", "aliases",
+           "error_types", "normalise"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,16 @@ TAXONOMIES: dict[str, tuple[ErrorType, ...]] = {
         ErrorType("no_error", "No error", ("no error", "none", "no errors")),
     ),
 }
+
+
+MMERROR_LETTER_ORDER = ("vpe", "re", "qce", "kde", "no_error")
+"""The option letters of MMErroR's prompts as the authors' code fixes them: A = VPE, B = RE,
+C = QCE, D = KDE, E = no error (not the order the paper lists the types in)."""
+
+MMERROR_AUTHOR_LABELS = {"vpe": "A_Visual_Perception_Error", "re": "B_Reasoning_Error",
+                         "qce": "C_Question_Comprehension_Error",
+                         "kde": "D_Knowledge_Deployment_Error", "no_error": "E_NoError"}
+"""The label strings of the authors' data and code, by type key."""
 
 
 def error_types(taxonomy: str) -> dict[str, ErrorType]:

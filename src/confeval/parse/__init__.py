@@ -1,6 +1,7 @@
 """Parsers for untrusted model output (regular expressions only; nothing is evaluated)."""
 
 from ._tokens import DEFAULT_FLOOR, MAX_REPLY_CHARS, TOKENIZER_MARKERS
+from .diagnosis import DIAGNOSIS_PROTOCOLS, DiagnosisParse, parse_diagnosis
 from .literal import LiteralError, read_literal
 from .option_tokens import extract_from_tokens, normalise_token
 from .score_tokens import (
@@ -11,7 +12,8 @@ from .score_tokens import (
 )
 from .steps import StepVerdict, normalise_error_type, parse_step_judgement
 
-__all__ = ["DEFAULT_FLOOR", "MAX_REPLY_CHARS", "TOKENIZER_MARKERS", "LiteralError",
+__all__ = ["DEFAULT_FLOOR", "DIAGNOSIS_PROTOCOLS", "MAX_REPLY_CHARS", "TOKENIZER_MARKERS",
+           "DiagnosisParse", "LiteralError", "parse_diagnosis",
            "ScoreExtraction",
            "StepVerdict", "extract_from_tokens", "extract_score", "extract_score_from_text",
            "normalise_error_type", "normalise_rating_token", "normalise_token",
