@@ -12,7 +12,7 @@ import typer
 
 from .. import __version__
 from ..records import RecordsError
-from . import confidence, intervals, measures, sets, steps, tools
+from . import confidence, diagnose, intervals, measures, sets, steps, tools
 from ._common import UserError, out
 
 __all__ = ["app", "main"]
@@ -55,6 +55,7 @@ app.add_typer(sets.app, name="sets")
 app.add_typer(intervals.app, name="intervals")
 app.add_typer(steps.app, name="steps")
 app.add_typer(measures.app, name="measures")
+app.add_typer(diagnose.app, name="diagnose")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

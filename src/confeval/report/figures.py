@@ -90,11 +90,13 @@ def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
     for ax, (name, c) in zip(axes, confusions.items()):
         mat = np.asarray(c["matrix"], dtype=float)
         norm = mat / np.maximum(mat.sum(axis=1, keepdims=True), 1)
-        labels = [f"{v:g}" for v in c["labels"]]
+        labels = [_tick(v) for v in c["labels"]]
+        columns = [_tick(v) for v in c.get("columns", c["labels"])]
         ax.imshow(norm, cmap="Blues", vmin=0, vmax=1)
-        ax.set_xticks(range(len(labels)), labels)
+        ax.set_xticks(range(len(columns)), columns, rotation=45 if len(columns) > 5 else 0)
         ax.set_yticks(range(len(labels)), labels)
-        ax.set(xlabel="judge score", ylabel="ground truth", title=name)
+        ax.set(xlabel=c.get("xlabel", "judge score"), ylabel=c.get("ylabel", "ground truth"),
+               title=name)
         ax.title.set_fontsize(9)
         for (i, j), v in np.ndenumerate(mat):
             if v:
@@ -102,6 +104,10 @@ def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
                         color="white" if norm[i, j] > 0.5 else "black")
     fig.tight_layout()
     return png_data_uri(fig)
+
+
+def _tick(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def _mean(value):

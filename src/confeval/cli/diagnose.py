@@ -1,0 +1,128 @@
+"""``confeval diagnose``: can a model name the type of the error in a reasoning chain (MMErroR)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..records import RecordSet, write_table
+from ..suites.diagnose import DiagnoseConfig, epd_drop_files, score_diagnosis_file
+from ..suites.diagnose.inputs import parse_replies
+from ._common import (
+    TABLES,
+    BootOpt,
+    Files,
+    ForceOpt,
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    check_out,
+    emit,
+    group,
+    metric_table,
+    out,
+    print_json,
+    progress,
+    write_run,
+)
+
+__all__ = ["app", "diagnose_table", "parse", "score"]
+
+app = group("Can a model tell why a reasoning chain is wrong (MMErroR).")
+
+ProtocolOpt = Annotated[str, typer.Option(
+    "--protocol", help="etc (types A-D), epd5 (A-E, E = no error), presence (P/N; parse only) "
+                       "or epd (two-stage; score only).")]
+
+
+def diagnose_table(results: dict) -> Table:
+    return metric_table(results, [("n", "n"), ("accuracy_strict", "accuracy (strict)"),
+                                  ("accuracy_parsed", "accuracy (parsed)"),
+                                  ("parse_rate", "parse rate"), ("macro_f1", "macro-F1"),
+                                  ("kappa", "kappa")], "Error diagnosis")
+
+
+@app.command("parse")
+def parse(
+    raw: Annotated[Path, typer.Argument(help="Replies: one row per item with the raw reply.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Rows with pred_type (or "
+                                                         "pred_presence), parse_rule or "
+                                                         "parse_failure.")],
+    reply_col: Annotated[str, typer.Option("--reply-col", help="The raw reply column.")]
+    = "reply",
+    protocol: ProtocolOpt = "etc",
+    letters_col: Annotated[str, typer.Option(
+        "--letters-col", help="Per-row letter -> type mapping of permuted options, if "
+                              "present.")] = "letters",
+    as_json: JsonOpt = False,
+) -> None:
+    """Read the diagnosis out of raw replies (never a letter from running prose; every row
+    kept with the rule that fired or why it failed)."""
+    if protocol not in ("etc", "epd5", "presence"):
+        raise ValueError("--protocol for parse must be etc, epd5 or presence")
+    frame, summary = parse_replies(RecordSet.read(raw), reply_col=reply_col, protocol=protocol,
+                                   letters_col=letters_col)
+    write_table(frame, out_path)
+    summary["out"] = str(out_path)
+    if as_json:
+        print_json(summary)
+        return
+    out.print(f"{summary['replies']} replies: {summary['parsed']} parsed "
+              f"{summary['rules']}, {summary['replies'] - summary['parsed']} unparseable "
+              f"{summary['unparseable'] or ''}; written to {out_path}")
+
+
+@app.command("score")
+def score(
+    files: Files,
+    protocol: ProtocolOpt = "etc",
+    gold_col: Annotated[str, typer.Option("--gold-col", help="Gold type (keys, the authors' "
+                                                             "labels or aliases).")]
+    = "gold_type",
+    pred_col: Annotated[str, typer.Option("--pred-col", help="Predicted type key.")]
+    = "pred_type",
+    reply_col: Annotated[str | None, typer.Option(
+        "--reply-col", help="Parse this raw reply column instead of --pred-col.")] = None,
+    domain_col: Annotated[str, typer.Option("--domain-col")] = "domain",
+    subdomain_col: Annotated[str, typer.Option("--subdomain-col")] = "subdomain",
+    id_col: Annotated[str, typer.Option("--id-col", help="Item id (pairs ETC and EPD).")]
+    = "item_id",
+    pair: Annotated[list[str] | None, typer.Option(
+        "--pair", help="ETC_FILE,EPD_FILE: the EPD drop between two runs on the same items "
+                       "(repeatable).")] = None,
+    simulations: Annotated[int, typer.Option("--simulations", help="Random guessers "
+                                                                   "simulated.")] = 1000,
+    bootstrap: BootOpt = 1000,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Score diagnoses: strict and parsed accuracy, by domain and subdomain with intervals, by
+    type, confusion, macro-F1, kappa, baselines; the EPD drop for paired runs."""
+    check_out(out_dir, "diagnose score", force)
+    config = DiagnoseConfig(protocol=protocol, gold_col=gold_col, pred_col=pred_col,
+                            reply_col=reply_col, domain_col=domain_col,
+                            subdomain_col=subdomain_col, id_col=id_col,
+                            n_simulations=simulations, bootstrap=bootstrap, seed=seed)
+    results = {}
+    with progress(len(files), "diagnose", enabled=len(files) > 1) as step:
+        for path in files:
+            results[str(path)] = score_diagnosis_file(path, config)
+            step(f"scored {path.name}")
+    for spec in pair or []:
+        etc_file, _, epd_file = spec.partition(",")
+        if not epd_file:
+            raise ValueError(f"--pair must be ETC_FILE,EPD_FILE, got {spec!r}")
+        results.setdefault(etc_file, {})["epd_drop"] = epd_drop_files(etc_file, epd_file,
+                                                                      config)
+    emit(results, as_json, diagnose_table)
+    write_run(out_dir, {"command": "diagnose score", "files": [str(f) for f in files],
+                        "config": config, "pairs": pair or []},
+              {"kind": "diagnose", "title": "Error diagnosis (MMErroR)", "results": results})
+
+
+TABLES["diagnose"] = diagnose_table

@@ -1,0 +1,87 @@
+"""The report section of the diagnose suite: the paper's ETC table by domain with n and
+intervals in every cell, strict and parsed accuracy beside the baselines, recall per type,
+the confusion between types, and the EPD drop split into its parts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...taxonomy import error_types
+from ..figures import confusion_figure, grouped_bars_figure
+from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+
+__all__ = ["render_diagnose"]
+
+_NAMES = {k: t.name for k, t in error_types("mmerror").items()}
+
+
+@register_section("diagnose")
+def render_diagnose(section: Mapping[str, Any]) -> str:
+    parts = ["<p class='muted'>Strict accuracy counts an unparseable reply as wrong (the "
+             "paper's Total); parsed accuracy leaves it out. Intervals: Wilson 95% for "
+             "proportions.</p>"]
+    results = section["results"]
+    rows = []
+    for name, r in results.items():
+        if "accuracy_strict" not in r:
+            continue
+        base = r.get("baselines", {})
+        rows.append([esc(short_name(name)), esc(r.get("protocol")), fmt(r.get("n")),
+                     value_with_ci(r.get("accuracy_strict"), r.get("ci")),
+                     fmt(r.get("accuracy_parsed")), fmt(r.get("parse_rate")),
+                     fmt(r.get("macro_f1")), fmt(r.get("kappa")),
+                     fmt(base.get("random", {}).get("expected")),
+                     f"{fmt(base.get('majority', {}).get('accuracy'))} "
+                     f"({esc(base.get('majority', {}).get('type'))})"])
+    parts.append(_table(["protocol", "n", "accuracy (strict)", "accuracy (parsed)",
+                         "parse rate", "macro-F1", "kappa", "random", "majority"], rows,
+                        "file"))
+    for name, r in results.items():
+        parts.append(_per_file(short_name(name), r))
+    return "".join(parts)
+
+
+def _per_file(name: str, r: Mapping[str, Any]) -> str:
+    parts = []
+    domains = r.get("by_domain") or {}
+    if domains:
+        head = list(domains)
+        parts.append(f"<h3>{esc(name)}: accuracy by domain</h3>")
+        parts.append(_table([*head, "Total"], [["accuracy", *[
+            value_with_ci(domains[d]["accuracy"], domains[d]["ci"]) for d in head],
+            value_with_ci(r.get("accuracy_strict"), r.get("ci"))],
+            ["n", *[fmt(domains[d]["n"]) for d in head], fmt(r.get("n"))]], ""))
+    if r.get("failures"):
+        parts.append(f"<p class='muted'>Unparseable replies: "
+                     f"{esc(', '.join(f'{k} {v}' for k, v in r['failures'].items()))}</p>")
+    by_type = r.get("by_type") or {}
+    if by_type:
+        parts.append(_img(grouped_bars_figure(
+            {"recall": {_NAMES.get(t, t): v["recall"] for t, v in by_type.items()
+                        if v["recall"] is not None},
+             "precision": {_NAMES.get(t, t): v["precision"] for t, v in by_type.items()
+                           if v["precision"] is not None}},
+            xlabel="share", title=f"Per error type ({name})"), f"per type ({name})"))
+    confusion = r.get("confusion") or {}
+    if confusion:
+        labels = list(next(iter(confusion.values())))
+        matrix = [[confusion.get(g, {}).get(p, 0) for p in labels] for g in labels
+                  if g in confusion]
+        gold = [g for g in labels if g in confusion]
+        parts.append(_img(confusion_figure({name: {"matrix": matrix, "labels": gold,
+                                                   "columns": labels, "xlabel": "predicted",
+                                                   "ylabel": "gold"}}),
+                          f"confusion ({name})"))
+    drop = r.get("epd_drop")
+    if drop:
+        split = drop.get("split", {})
+        parts.append(f"<h3>{esc(name)}: ETC → EPD</h3>" + _table(
+            ["EPD", "drop", "missed detections", "type changed", "unparseable",
+             "gained", "detection rate", "type acc. | detected"],
+            [[fmt(drop["etc_accuracy"]), fmt(drop["epd_accuracy"]),
+              value_with_ci(drop["drop"], drop.get("ci")), fmt(split.get("missed_detection")),
+              fmt(split.get("type_changed")), fmt(split.get("unparseable")),
+              fmt(split.get("gained")), fmt(drop.get("detection_rate")),
+              fmt(drop.get("type_accuracy_given_detection"))]], "ETC"))
+    return "".join(parts)

@@ -1,0 +1,18 @@
+"""The diagnose suite (MMErroR): can a model name the type of the one error in a reasoning chain
+(ETC), and first tell whether there is one (EPD)? Parsing in :mod:`confeval.parse.diagnosis`,
+inputs in :mod:`.inputs`, scoring in :mod:`.scoring`."""
+
+from .inputs import DiagnosisInputs, load_mmerror_items, normalise_type, read_diagnosis_records
+from .scoring import (
+    PROTOCOL_TYPES,
+    DiagnoseConfig,
+    epd_drop,
+    epd_drop_files,
+    proportion_ci,
+    score_diagnosis,
+    score_diagnosis_file,
+)
+
+__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "DiagnosisInputs", "epd_drop", "epd_drop_files",
+           "load_mmerror_items", "normalise_type", "proportion_ci", "read_diagnosis_records",
+           "score_diagnosis", "score_diagnosis_file"]

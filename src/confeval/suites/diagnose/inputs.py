@@ -1,0 +1,248 @@
+"""Inputs of the diagnose suite (MMErroR): the authors' dataset layout -> items for live runs,
+and record files of diagnoses -> arrays for scoring.
+
+Dataset (:func:`load_mmerror_items`): a folder of one JSON file per item (``question_id``,
+``question``, ``correct_answer``, ``error_reason`` — the erroneous chain —, ``label``,
+``domain``, ``subdomain``; also in a ``jsons/`` subfolder; a file holding a list of items is
+read item by item) and ``images/{question_id}.{png,jpg,jpeg,webp}``. An item without a usable
+label (``missing_label``, ``unknown_label``) or without its image (``missing_image``) is counted
+and left out — never sent text-only; an image path that would leave the dataset folder
+(``image_outside_dataset``) likewise.
+
+Records (:func:`read_diagnosis_records`): JSONL/CSV/Parquet rows with the gold type
+(``--gold-col``; type keys, the authors' labels such as ``B_Reasoning_Error``, or any alias)
+and either the predicted type (``--pred-col``: a type key or label; empty = unparseable) or the
+raw reply (``--reply-col``, parsed with :func:`confeval.parse.parse_diagnosis`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...parse.diagnosis import DiagnosisParse, parse_diagnosis
+from ...records import NA_TEXT, RecordSet
+from ...taxonomy import MMERROR_AUTHOR_LABELS, error_types, normalise
+from ..base import Items
+
+__all__ = ["IMAGE_SUFFIXES", "DiagnosisInputs", "load_mmerror_items", "normalise_type",
+           "parse_replies",
+           "read_diagnosis_records"]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+_BY_LABEL = {label.lower(): key for key, label in MMERROR_AUTHOR_LABELS.items()}
+_NA = frozenset(t.lower() for t in NA_TEXT)
+
+
+def normalise_type(value: Any) -> str | None:
+    """An MMErroR type key from a key, an authors' label or an alias; ``None`` if unknown.
+
+    Examples
+    --------
+    >>> normalise_type("D_Knowledge_Deployment_Error"), normalise_type("KAE")
+    ('kde', 'kde')
+    >>> normalise_type("banana") is None
+    True
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip()
+    if not text or text.lower() in _NA:
+        return None
+    keys = error_types("mmerror")
+    if text.lower() in keys:
+        return text.lower()
+    if text.lower() in _BY_LABEL:
+        return _BY_LABEL[text.lower()]
+    short = {"vpe": "vpe", "re": "re", "qce": "qce", "kde": "kde", "kae": "kde",
+             "noerror": "no_error", "e_noerror": "no_error"}
+    if text.lower() in short:
+        return short[text.lower()]
+    key, known = normalise(text, "mmerror")
+    return key if known and key else None
+
+
+def _item_files(folder: Path) -> list[Path]:
+    base = folder / "jsons" if (folder / "jsons").is_dir() else folder
+    return sorted(p for p in base.glob("*.json") if p.name != "MMErroR_all.json")
+
+
+def _image(folder: Path, question_id: str) -> tuple[Path | None, str | None]:
+    root = folder.resolve()
+    for images in (folder / "images", folder.parent / "images"):
+        for suffix in IMAGE_SUFFIXES:
+            path = (images / f"{question_id}{suffix}").resolve()
+            if path.is_file():
+                allowed = (root, folder.parent.resolve()) if images.parent != folder else (root,)
+                if not any(path.is_relative_to(a) for a in allowed):
+                    return None, "image_outside_dataset"
+                return path, None
+    return None, "missing_image"
+
+
+def load_mmerror_items(folder: str | Path, n: int | None = None, *,
+                       require_images: bool = True) -> Items:
+    """Items ``{item_id, question, chain, gold_type, domain, subdomain, correct_answer,
+    image}`` from the authors' layout (module docstring), with counted exclusions."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not a folder (the MMErroR layout is a folder of JSON files "
+                         "and images/)")
+    items, excluded = Items(), Counter()
+    for path in _item_files(folder):
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            excluded["unreadable_file"] += 1
+            continue
+        for raw in loaded if isinstance(loaded, list) else [loaded]:
+            item, reason = _item(raw, folder, require_images)
+            if reason:
+                excluded[reason] += 1
+            else:
+                items.append(item)
+    items.excluded = dict(excluded)
+    if n:
+        del items[n:]
+    return items
+
+
+def _item(raw: Any, folder: Path, require_images: bool) -> tuple[dict | None, str | None]:
+    if not isinstance(raw, dict):
+        return None, "not_an_item"
+    qid = str(raw.get("question_id") or "").strip()
+    if not qid or "/" in qid or "\\" in qid or qid.startswith("."):
+        return None, "missing_question_id"
+    if not str(raw.get("label") or "").strip():
+        return None, "missing_label"
+    gold = normalise_type(raw.get("label"))
+    if gold is None:
+        return None, "unknown_label"
+    image, why = _image(folder, qid)
+    if image is None and (require_images or why == "image_outside_dataset"):
+        return None, why
+    return {"item_id": qid, "question": str(raw.get("question") or ""),
+            "chain": str(raw.get("error_reason") or ""), "gold_type": gold,
+            "domain": str(raw.get("domain") or "") or None,
+            "subdomain": str(raw.get("subdomain") or "") or None,
+            "correct_answer": raw.get("correct_answer"),
+            "image": None if image is None else str(image)}, None
+
+
+@dataclass
+class DiagnosisInputs:
+    """Gold type keys, predicted keys (``None`` = unparseable), why each prediction failed,
+    groups, item ids, and the record set with its counts."""
+
+    gold: np.ndarray
+    pred: np.ndarray
+    failures: Counter
+    domains: np.ndarray | None
+    subdomains: np.ndarray | None
+    ids: np.ndarray | None
+    records: RecordSet
+
+
+def read_diagnosis_records(rs: RecordSet, *, gold_col: str = "gold_type",
+                           pred_col: str | None = "pred_type", reply_col: str | None = None,
+                           protocol: str = "etc", domain_col: str | None = "domain",
+                           subdomain_col: str | None = "subdomain",
+                           id_col: str | None = None) -> DiagnosisInputs:
+    """Validated diagnoses of ``rs`` (module docstring). Rows without a known gold type are
+    excluded and counted (``missing_gold``, ``unknown_gold``); a prediction that is not a type
+    key, label or alias counts as unparseable (``unknown_prediction``)."""
+    frame = rs.frame
+    if gold_col not in frame:
+        raise ValueError(f"{rs.source}: no gold column {gold_col!r}; have "
+                         f"{', '.join(map(str, rs.frame.columns[:12]))}")
+    gold = np.array([normalise_type(v) for v in frame[gold_col]], dtype=object)
+    missing = np.array([_missing(v) for v in frame[gold_col]], dtype=bool)
+    rs.exclude(missing, "missing_gold")
+    rs.exclude((gold == None) & rs.mask, "unknown_gold")  # noqa: E711
+    pred, failures = _predictions(rs, pred_col, reply_col, protocol)
+    keep = rs.mask
+    def group(col):
+        return None if not col or col not in frame else \
+            frame[col].astype(str).where(frame[col].notna(), "(none)").to_numpy()[keep]
+    return DiagnosisInputs(gold[keep], pred[keep], Counter(failures[keep][failures[keep] != ""]),
+                           group(domain_col), group(subdomain_col), group(id_col), rs)
+
+
+def _predictions(rs: RecordSet, pred_col, reply_col, protocol) -> tuple[np.ndarray, np.ndarray]:
+    frame = rs.frame
+    n = len(frame)
+    pred, failures = np.full(n, None, dtype=object), np.full(n, "", dtype=object)
+    if reply_col:
+        if reply_col not in frame:
+            raise ValueError(f"{rs.source}: no reply column {reply_col!r}")
+        for i, reply in enumerate(frame[reply_col]):
+            got: DiagnosisParse = parse_diagnosis(None if _missing(reply) else str(reply),
+                                                  protocol)
+            pred[i], failures[i] = got.value, got.failure or ""
+        return pred, failures
+    if not pred_col or pred_col not in frame:
+        raise ValueError(f"{rs.source}: no prediction column {pred_col!r} (or give "
+                         "--reply-col to parse raw replies)")
+    for i, value in enumerate(frame[pred_col]):
+        if _missing(value):
+            failures[i] = "unparseable"
+            continue
+        key = normalise_type(value)
+        if key is None:
+            failures[i] = "unknown_prediction"
+        pred[i] = key
+    return pred, failures
+
+
+def _missing(value: Any) -> bool:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return True
+    return str(value).strip().lower() in _NA
+
+
+def parse_replies(rs: RecordSet, *, reply_col: str = "reply", protocol: str = "etc",
+                  letters_col: str | None = "letters"):
+    """Every row of ``rs`` with its reply parsed (the contract of ``confeval diagnose parse``):
+    ``pred_type`` (a type key or ``None``; for ``presence``: ``pred_presence`` = ``present``,
+    ``absent`` or ``None``), ``parse_rule`` or ``parse_failure``, and ``parse_flags``. A row's
+    ``letters`` (a letter -> type mapping, as a permuted live run stores it) overrides the
+    protocol's fixed order. Returns (frame, summary counts)."""
+    import pandas as pd
+
+    frame = rs.frame.drop(columns=[c for c in rs.frame.columns if str(c).startswith("_")])
+    if reply_col not in frame:
+        raise ValueError(f"{rs.source}: no reply column {reply_col!r}; have "
+                         f"{', '.join(map(str, frame.columns[:12]))}")
+    has_letters = bool(letters_col) and letters_col in frame
+    values, rules, failures, flags = [], [], [], []
+    for i, reply in enumerate(frame[reply_col].tolist()):
+        letters = _letters(frame[letters_col].iat[i]) if has_letters else None
+        got = parse_diagnosis(None if _missing(reply) else str(reply), protocol, letters)
+        values.append(got.value)
+        rules.append(got.rule)
+        failures.append(got.failure)
+        flags.append(",".join(got.flags) or None)
+    column = "pred_presence" if protocol == "presence" else "pred_type"
+    out = frame.assign(**{column: values, "parse_rule": rules, "parse_failure": failures,
+                          "parse_flags": flags})
+    counts = Counter(f for f in failures if f)
+    summary = {"source": str(rs.source), "replies": len(out),
+               "parsed": int(sum(v is not None for v in values)), "unparseable": dict(counts),
+               "rules": dict(Counter(r for r in rules if r)), "protocol": protocol}
+    return pd.DataFrame(out), summary
+
+
+def _letters(value: Any) -> dict[str, str] | None:
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(value, dict) and value:
+        return {str(k): str(v) for k, v in value.items()}
+    return None

@@ -1,0 +1,316 @@
+"""Scoring error diagnoses (MMErroR): accuracy as the paper reports it, and what it hides.
+
+* ``accuracy_strict`` — correct / all items, an unparseable reply counting as wrong: the
+  paper's Total (every printed Total is k / 1,997). ``accuracy_parsed`` — correct / parsed, with
+  ``parse_rate``; the two diverge exactly on models that disobey the format.
+* Per domain and subdomain: ``{n, correct, accuracy, ci}`` (strict; Wilson 95% interval from
+  scipy's ``binomtest``: CM has only 159 items, so cells are wide).
+* Per gold type: recall (= the type's accuracy), precision, F1; ``macro_f1`` over the types
+  present in gold or predictions; ``confusion`` gold -> predicted (``unparseable`` a column of
+  its own); Cohen's ``kappa`` against gold (scikit-learn; unparseable a category of its own),
+  which corrects for the skewed prior (KDE is 44% of MMErroR).
+* ``baselines``: random guessing — its expectation (ETC 1/4, single-prompt EPD 1/5, two-stage
+  EPD 1/2 x 1/4 = 1/8 on an erroneous chain and 1/2 on an error-free one) and a seeded
+  simulation of ``n_simulations`` random guessers over the same items (mean and 95% percentile
+  interval); the majority class (always the most frequent gold type); an optional human row.
+* :func:`epd_drop` for paired ETC and EPD runs on the same items: the drop EPD - ETC with a
+  paired bootstrap interval and p-value over items, split into missed detections (ETC right,
+  EPD said "no error"), changed types (ETC right, EPD another type), EPD replies that could not
+  be parsed, and gains (ETC wrong, EPD right); the detection rate and the type accuracy given
+  detection; on error-free chains the false-positive rate, TPR and balanced accuracy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from ... import metrics as M
+from ...taxonomy import MMERROR_LETTER_ORDER
+
+__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "epd_drop", "epd_drop_files", "proportion_ci",
+           "score_diagnosis", "score_diagnosis_file"]
+
+PROTOCOL_TYPES = {"etc": MMERROR_LETTER_ORDER[:4], "epd5": MMERROR_LETTER_ORDER,
+                  "epd": MMERROR_LETTER_ORDER}
+"""The answers each protocol offers: ETC the four error types; EPD (two-stage ``epd`` or
+single-prompt ``epd5``) also "no error"."""
+
+UNPARSEABLE = "unparseable"
+
+
+def proportion_ci(k: int, n: int, level: float = 0.95) -> dict[str, float] | None:
+    """Wilson score interval of k successes in n (``None`` for n = 0).
+
+    Examples
+    --------
+    >>> {k: round(v, 4) for k, v in proportion_ci(1331, 1997).items()}
+    {'low': 0.6455, 'high': 0.6868}
+    """
+    if n == 0:
+        return None
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return {"low": float(ci.low), "high": float(ci.high)}
+
+
+def _cells(correct: np.ndarray, groups: np.ndarray | None) -> dict | None:
+    if groups is None:
+        return None
+    out = {}
+    for g in sorted(set(groups.tolist()), key=str):
+        sel = groups == g
+        k, n = int(correct[sel].sum()), int(sel.sum())
+        out[str(g)] = {"n": n, "correct": k, "accuracy": k / n, "ci": proportion_ci(k, n)}
+    return out
+
+
+def _by_type(gold: np.ndarray, pred: np.ndarray, types: Sequence[str]) -> tuple[dict, float]:
+    out, f1s = {}, []
+    for t in types:
+        n, predicted = int((gold == t).sum()), int((pred == t).sum())
+        if n == 0 and predicted == 0:
+            continue
+        hit = int(((gold == t) & (pred == t)).sum())
+        recall = hit / n if n else None
+        precision = hit / predicted if predicted else None
+        f1 = 2 * hit / (n + predicted)
+        out[t] = {"n": n, "correct": hit, "recall": recall, "precision": precision, "f1": f1,
+                  "n_predicted": predicted}
+        f1s.append(f1)
+    return out, float(np.mean(f1s)) if f1s else float("nan")
+
+
+def _confusion(gold: np.ndarray, labels: np.ndarray, types: Sequence[str]) -> dict:
+    columns = [*types, UNPARSEABLE]
+    present = [t for t in types if (gold == t).any()]
+    return {g: {p: int(((gold == g) & (labels == p)).sum()) for p in columns} for g in present}
+
+
+def _kappa(gold: np.ndarray, labels: np.ndarray) -> float | None:
+    from sklearn.metrics import cohen_kappa_score
+
+    if np.unique(np.concatenate([gold, labels])).size < 2:
+        return None
+    value = cohen_kappa_score(gold.astype(str), labels.astype(str))
+    return None if np.isnan(value) else float(value)
+
+
+def _random_baseline(gold: np.ndarray, protocol: str, n_simulations: int, seed: int) -> dict:
+    types = PROTOCOL_TYPES[protocol]
+    erroneous = gold != "no_error"
+    if protocol == "epd":  # stage 1 P/N at random, then one of four types
+        expected = float(np.where(erroneous, 1 / 8, 1 / 2).mean())
+    else:
+        expected = 1 / len(types)
+    out = {"expected": expected, "n_simulations": n_simulations, "seed": seed}
+    if n_simulations:
+        rng = np.random.default_rng(seed)
+        codes = np.array([list(MMERROR_LETTER_ORDER).index(g) for g in gold])
+        if protocol == "epd":
+            says_error = rng.random((n_simulations, gold.size)) < 0.5
+            guess = rng.integers(0, 4, size=(n_simulations, gold.size))
+            hit = np.where(erroneous, says_error & (guess == codes), ~says_error)
+        else:
+            hit = rng.integers(0, len(types), size=(n_simulations, gold.size)) == codes
+        acc = hit.mean(axis=1)
+        out.update(mean=float(acc.mean()),
+                   ci={"low": float(np.quantile(acc, 0.025)),
+                       "high": float(np.quantile(acc, 0.975))})
+    return out
+
+
+def _majority(gold: np.ndarray) -> dict:
+    counts = Counter(gold.tolist())
+    top = max(sorted(counts), key=lambda t: counts[t])
+    return {"type": top, "accuracy": counts[top] / gold.size,
+            "shares": {t: c / gold.size for t, c in sorted(counts.items())}}
+
+
+def score_diagnosis(gold: Sequence, pred: Sequence, *, protocol: str = "etc",
+                    domains: Sequence | None = None, subdomains: Sequence | None = None,
+                    failures: Mapping[str, int] | None = None, human: Mapping | None = None,
+                    n_simulations: int = 1000, seed: int = 0) -> dict:
+    """Every metric of the module docstring for gold and predicted type keys (``None`` =
+    unparseable) of one run.
+
+    Examples
+    --------
+    >>> r = score_diagnosis(["re", "kde", "kde", "vpe"], ["re", "kde", None, "re"],
+    ...                     n_simulations=0)
+    >>> r["accuracy_strict"], r["accuracy_parsed"], r["parse_rate"]
+    (0.5, 0.6666666666666666, 0.75)
+    """
+    if protocol not in PROTOCOL_TYPES:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOL_TYPES)}")
+    gold = np.asarray(list(gold), dtype=object)
+    pred = np.asarray(list(pred), dtype=object)
+    if gold.size != pred.size or gold.size == 0:
+        raise ValueError("need one prediction per gold type, and at least one item")
+    types = PROTOCOL_TYPES[protocol]
+    bad = sorted(set(gold.tolist()) - set(types))
+    if bad:
+        raise ValueError(f"gold types {bad} are not answers of protocol {protocol!r} "
+                         f"({', '.join(types)}); error-free chains need an EPD protocol")
+    parsed = np.array([p is not None for p in pred])
+    correct = (gold == pred) & parsed
+    labels = np.where(parsed, pred, UNPARSEABLE)
+    n, k, n_parsed = gold.size, int(correct.sum()), int(parsed.sum())
+    by_type, macro_f1 = _by_type(gold, labels, types)
+    result = {
+        "protocol": protocol, "n": n, "correct": k, "n_parsed": n_parsed,
+        "accuracy_strict": k / n, "ci": proportion_ci(k, n),
+        "accuracy_parsed": k / n_parsed if n_parsed else None, "parse_rate": n_parsed / n,
+        "failures": dict(failures or {}),
+        "by_domain": _cells(correct, None if domains is None else np.asarray(domains)),
+        "by_subdomain": _cells(correct, None if subdomains is None else np.asarray(subdomains)),
+        "by_type": by_type, "macro_f1": macro_f1,
+        "confusion": _confusion(gold, labels, types), "kappa": _kappa(gold, labels),
+        "baselines": {"random": _random_baseline(gold, protocol, n_simulations, seed),
+                      "majority": _majority(gold)},
+    }
+    if result["by_domain"]:
+        result["macro_domain_accuracy"] = float(np.mean(
+            [c["accuracy"] for c in result["by_domain"].values()]))
+    if human is not None:
+        result["baselines"]["human"] = dict(human)
+    return result
+
+
+def epd_drop(ids_etc: Sequence, gold_etc: Sequence, pred_etc: Sequence, ids_epd: Sequence,
+             gold_epd: Sequence, pred_epd: Sequence, *, bootstrap: int = 1000,
+             seed: int = 0) -> dict:
+    """The ETC -> EPD comparison on the items both runs have (module docstring).
+
+    Examples
+    --------
+    >>> d = epd_drop(["a", "b", "c", "d"], ["re"] * 4, ["re", "re", "re", "kde"],
+    ...              ["a", "b", "c", "d"], ["re"] * 4, ["re", "no_error", "kde", "re"],
+    ...              bootstrap=0)
+    >>> d["drop"], d["split"]["missed_detection"], d["split"]["type_changed"], d["split"]["gained"]
+    (-0.25, 1, 1, 1)
+    """
+    etc = {str(i): (g, p) for i, g, p in zip(ids_etc, gold_etc, pred_etc)}
+    epd = {str(i): (g, p) for i, g, p in zip(ids_epd, gold_epd, pred_epd)}
+    common = [i for i in etc if i in epd]
+    if not common:
+        raise ValueError("the ETC and EPD runs share no item id")
+    conflicting = [i for i in common if etc[i][0] != epd[i][0]]
+    if conflicting:
+        raise ValueError(f"{len(conflicting)} item(s) have different gold types in the two "
+                         f"runs, e.g. {conflicting[0]!r}")
+    gold = np.array([etc[i][0] for i in common], dtype=object)
+    p_etc = np.array([etc[i][1] for i in common], dtype=object)
+    p_epd = np.array([epd[i][1] for i in common], dtype=object)
+    c_etc = (p_etc == gold).astype(float)
+    c_epd = (p_epd == gold).astype(float)
+    lost = (c_etc == 1) & (c_epd == 0)
+    out = {"n_paired": len(common), "n_only_etc": len(etc) - len(common),
+           "n_only_epd": len(epd) - len(common),
+           "etc_accuracy": float(c_etc.mean()), "epd_accuracy": float(c_epd.mean()),
+           "drop": float(c_epd.mean() - c_etc.mean()),
+           "split": {"missed_detection": int((lost & (p_epd == "no_error")).sum()),
+                     "type_changed": int((lost & (p_epd != "no_error")
+                                          & np.array([p is not None for p in p_epd])).sum()),
+                     "unparseable": int((lost & np.array([p is None for p in p_epd])).sum()),
+                     "gained": int(((c_etc == 0) & (c_epd == 1)).sum())}}
+    if bootstrap:
+        diff = M.paired_bootstrap(np.mean, (c_epd,), (c_etc,), n_resamples=bootstrap, seed=seed)
+        out["ci"] = {"low": diff.low, "high": diff.high}
+        out["p_value"] = diff.p_value
+    out.update(_presence(gold, p_epd))
+    return out
+
+
+def _presence(gold: np.ndarray, pred: np.ndarray) -> dict:
+    """Detection on erroneous chains and false positives on error-free ones (parsed replies)."""
+    parsed = np.array([p is not None for p in pred])
+    erroneous = (gold != "no_error") & parsed
+    says_error = np.array([p not in (None, "no_error") for p in pred])
+    out = {}
+    if erroneous.any():
+        detected = erroneous & says_error
+        out["detection_rate"] = float(detected.sum() / erroneous.sum())
+        out["type_accuracy_given_detection"] = (
+            float(((pred == gold) & detected).sum() / detected.sum()) if detected.any() else None)
+    clean = (gold == "no_error") & parsed
+    if clean.any():
+        fpr = float((clean & says_error).sum() / clean.sum())
+        out["false_positive_rate"] = fpr
+        if "detection_rate" in out:
+            out["balanced_accuracy"] = (out["detection_rate"] + 1 - fpr) / 2
+    return out
+
+
+@dataclass(frozen=True)
+class DiagnoseConfig:
+    """Scoring options, validated once: the ``protocol`` the replies answered, record columns
+    (gold type, predicted type or raw reply, domain, subdomain, item id), the random-guesser
+    simulations, the bootstrap resamples of the EPD drop and the ``seed`` of both."""
+
+    protocol: str = "etc"
+    gold_col: str = "gold_type"
+    pred_col: str | None = "pred_type"
+    reply_col: str | None = None
+    domain_col: str | None = "domain"
+    subdomain_col: str | None = "subdomain"
+    id_col: str = "item_id"
+    n_simulations: int = 1000
+    bootstrap: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOL_TYPES:
+            raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
+                             f"got {self.protocol!r}")
+        if self.n_simulations < 0 or self.bootstrap < 0:
+            raise ValueError("--simulations and --bootstrap must be 0 or more")
+
+
+def _read(path: str | Path, config: DiagnoseConfig):
+    from ...records import RecordSet
+    from .inputs import read_diagnosis_records
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "records.jsonl"
+    rs = RecordSet.read(path)
+    protocol = "etc" if config.protocol == "epd" and config.reply_col else config.protocol
+    data = read_diagnosis_records(
+        rs, gold_col=config.gold_col, pred_col=config.pred_col, reply_col=config.reply_col,
+        protocol="epd5" if protocol == "epd" else protocol, domain_col=config.domain_col,
+        subdomain_col=config.subdomain_col,
+        id_col=config.id_col if config.id_col in rs.frame else None)
+    return rs, data
+
+
+def score_diagnosis_file(path: str | Path, config: DiagnoseConfig = DiagnoseConfig()) -> dict:
+    """:func:`score_diagnosis` on one record file (or run folder), with its row counts."""
+    rs, data = _read(path, config)
+    try:
+        res = score_diagnosis(data.gold, data.pred, protocol=config.protocol,
+                              domains=data.domains, subdomains=data.subdomains,
+                              failures=data.failures, n_simulations=config.n_simulations,
+                              seed=config.seed)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
+    summary = rs.summary()
+    return {"n_read": summary["n_read"], "n_used": summary["n_used"],
+            "excluded": summary["excluded"], **res}
+
+
+def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
+                   config: DiagnoseConfig = DiagnoseConfig()) -> dict:
+    """:func:`epd_drop` between an ETC and an EPD record file (items joined on ``id_col``)."""
+    from dataclasses import replace
+
+    _, etc = _read(etc_path, replace(config, protocol="etc"))
+    _, epd = _read(epd_path, replace(config, protocol="epd5"))
+    if etc.ids is None or epd.ids is None:
+        raise ValueError(f"pairing ETC and EPD runs needs an item id column ({config.id_col!r})")
+    return epd_drop(etc.ids, etc.gold, etc.pred, epd.ids, epd.gold, epd.pred,
+                    bootstrap=config.bootstrap, seed=config.seed)

@@ -1,0 +1,54 @@
+"""``confeval diagnose parse`` and ``score``: the contract scripts depend on."""
+
+import json
+
+import pandas as pd
+
+from confeval.cli import main
+
+
+def test_parse_writes_every_row_with_its_rule_or_failure(tmp_path, capsys):
+    raw = tmp_path / "raw.jsonl"
+    replies = ["B", "The answer is **D**.", "A careful look", "",
+               "<think>A?</think>Final answer: C", "E"]
+    raw.write_text("".join(json.dumps({"item_id": i, "reply": r, "gold_type": "re"}) + "\n"
+                           for i, r in enumerate(replies)))
+    out = tmp_path / "parsed.jsonl"
+    assert main(["diagnose", "parse", str(raw), "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["replies"] == 6 and summary["parsed"] == 3
+    assert summary["unparseable"] == {"no_answer": 1, "empty": 1, "out_of_options": 1}
+    frame = pd.read_json(out, lines=True)
+    assert list(frame["item_id"]) == list(range(6))  # every input row, in order
+    assert frame["pred_type"].tolist()[:2] == ["re", "kde"]
+    assert frame["parse_rule"].tolist()[:2] == ["whole", "marker"]
+    assert frame["parse_failure"].tolist()[2] == "no_answer"
+    presence = tmp_path / "presence.jsonl"
+    assert main(["diagnose", "parse", str(raw), "--out", str(presence),
+                 "--protocol", "presence"]) == 0
+    assert "pred_presence" in pd.read_json(presence, lines=True)
+
+
+def test_score_contract_with_a_pair_and_a_report(tmp_path, capsys):
+    etc, epd = tmp_path / "etc.jsonl", tmp_path / "epd.jsonl"
+    gold = ["re", "kde", "vpe", "qce"] * 10
+    etc_pred = [g if i % 3 else "kde" for i, g in enumerate(gold)]
+    epd_pred = [p if i % 5 else "no_error" for i, p in enumerate(etc_pred)]
+    for path, pred in ((etc, etc_pred), (epd, epd_pred)):
+        path.write_text("".join(json.dumps({"item_id": i, "gold_type": g, "pred_type": p,
+                                            "domain": "ML" if i % 2 else "PE",
+                                            "subdomain": f"s{i % 3}"}) + "\n"
+                                for i, (g, p) in enumerate(zip(gold, pred))))
+    assert main(["diagnose", "score", str(etc), "--pair", f"{etc},{epd}", "--json",
+                 "--bootstrap", "100", "--simulations", "200", "--out",
+                 str(tmp_path / "run")]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(etc)]
+    for key in ("accuracy_strict", "accuracy_parsed", "parse_rate", "by_domain", "by_type",
+                "confusion", "macro_f1", "kappa", "baselines", "epd_drop"):
+        assert key in res, key
+    assert set(res["by_domain"]["ML"]) == {"n", "correct", "accuracy", "ci"}
+    assert res["epd_drop"]["drop"] < 0 and res["epd_drop"]["split"]["missed_detection"] > 0
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "accuracy by domain" in html and "ETC → EPD" in html
+    assert main(["diagnose", "score", str(etc), "--protocol", "bogus"]) == 2
+    assert "--protocol must be one of" in capsys.readouterr().err

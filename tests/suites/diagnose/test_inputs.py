@@ -1,0 +1,92 @@
+"""The authors' dataset layout and record files: counted exclusions, never a text-only item,
+never an image outside the dataset."""
+
+import json
+
+import numpy as np
+import pytest
+
+from confeval.records import RecordSet
+from confeval.suites.diagnose import load_mmerror_items, normalise_type, read_diagnosis_records
+
+
+def _item(qid, label="B_Reasoning_Error", **extra):
+    return {"question_id": qid, "question": f"Q {qid}?", "correct_answer": "12",
+            "error_reason": "Step 1 reads 21 from the chart.", "label": label,
+            "domain": "ML", "subdomain": "charts", **extra}
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    root = tmp_path / "mmerror"
+    (root / "jsons").mkdir(parents=True)
+    (root / "images").mkdir()
+    items = [_item("MMErroR_00001"), _item("MMErroR_00002", "D_Knowledge_Deployment_Error"),
+             _item("MMErroR_00003", ""), _item("MMErroR_00004", "Banana_Error"),
+             _item("MMErroR_00005"), _item("../../etc/passwd"), _item("MMErroR_00007", "KAE")]
+    for it in items:
+        name = it["question_id"].replace("/", "_")
+        (root / "jsons" / f"{name}.json").write_text(json.dumps(it))
+    (root / "jsons" / "MMErroR_all.json").write_text(json.dumps(items))  # ignored, as theirs
+    (root / "jsons" / "broken.json").write_text("{not json")
+    for qid, suffix in (("MMErroR_00001", ".png"), ("MMErroR_00002", ".webp"),
+                        ("MMErroR_00003", ".png"), ("MMErroR_00004", ".png"),
+                        ("MMErroR_00007", ".jpg")):
+        (root / "images" / f"{qid}{suffix}").write_bytes(b"\x89PNG fake")
+    return root
+
+
+def test_authors_layout_with_counted_exclusions(dataset):
+    items = load_mmerror_items(dataset)
+    assert [it["item_id"] for it in items] == ["MMErroR_00001", "MMErroR_00002",
+                                               "MMErroR_00007"]
+    assert [it["gold_type"] for it in items] == ["re", "kde", "kde"]
+    assert items[0]["chain"].startswith("Step 1") and items[1]["image"].endswith(".webp")
+    assert items.excluded == {"missing_label": 1, "unknown_label": 1, "missing_image": 1,
+                              "missing_question_id": 1, "unreadable_file": 1}
+    assert len(load_mmerror_items(dataset, n=2)) == 2
+
+
+def test_a_symlinked_image_that_leaves_the_dataset_is_refused(dataset, tmp_path):
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(b"x")
+    (dataset / "images" / "MMErroR_00005.png").symlink_to(outside)
+    items = load_mmerror_items(dataset)
+    assert "MMErroR_00005" not in [it["item_id"] for it in items]
+    assert items.excluded["image_outside_dataset"] == 1
+
+
+def test_not_a_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="not a folder"):
+        load_mmerror_items(tmp_path / "nope")
+
+
+@pytest.mark.parametrize(("text", "key"), [("A_Visual_Perception_Error", "vpe"), ("RE", "re"),
+                                           ("question comprehension", "qce"),
+                                           ("Knowledge Application Error", "kde"),
+                                           ("E_NoError", "no_error"), ("no_error", "no_error"),
+                                           ("", None), ("maybe", None)])
+def test_normalise_type(text, key):
+    assert normalise_type(text) == key
+
+
+def test_records_with_predictions_or_raw_replies(tmp_path):
+    path = tmp_path / "r.jsonl"
+    rows = [{"item_id": "a", "gold_type": "B_Reasoning_Error", "pred_type": "re",
+             "reply": "The answer is B.", "domain": "ML"},
+            {"item_id": "b", "gold_type": "kde", "pred_type": None, "reply": "hmm",
+             "domain": "PE"},
+            {"item_id": "c", "gold_type": "", "pred_type": "re", "reply": "B", "domain": "PE"},
+            {"item_id": "d", "gold_type": "alien", "pred_type": "re", "reply": "B"},
+            {"item_id": "e", "gold_type": "vpe", "pred_type": "banana", "reply": "Option A",
+             "domain": "ML"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = read_diagnosis_records(RecordSet.read(path), id_col="item_id")
+    assert data.gold.tolist() == ["re", "kde", "vpe"]
+    assert data.pred.tolist() == ["re", None, None]
+    assert data.failures == {"unparseable": 1, "unknown_prediction": 1}
+    assert data.records.excluded == {"missing_gold": 1, "unknown_gold": 1}
+    parsed = read_diagnosis_records(RecordSet.read(path), pred_col=None, reply_col="reply")
+    assert parsed.pred.tolist() == ["re", None, "vpe"]
+    assert parsed.failures == {"no_answer": 1}
+    assert np.array_equal(parsed.domains, np.array(["ML", "PE", "ML"], dtype=object))
