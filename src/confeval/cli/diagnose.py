@@ -13,12 +13,23 @@ from ..suites.diagnose import DiagnoseConfig, epd_drop_files, score_diagnosis_fi
 from ..suites.diagnose.inputs import parse_replies
 from ._common import (
     TABLES,
+    ApiKeyOpt,
+    BaseUrlOpt,
     BootOpt,
+    CacheOpt,
+    ConcurrencyOpt,
+    DataOpt,
     Files,
     ForceOpt,
     JsonOpt,
+    MethodOpt,
+    ModelOpt,
+    NoCacheOpt,
+    NOpt,
     OutOpt,
+    RunOutOpt,
     SeedOpt,
+    TopKOpt,
     check_out,
     emit,
     group,
@@ -26,10 +37,11 @@ from ._common import (
     out,
     print_json,
     progress,
+    run_live,
     write_run,
 )
 
-__all__ = ["app", "diagnose_table", "parse", "score"]
+__all__ = ["app", "diagnose_table", "parse", "run", "score"]
 
 app = group("Can a model tell why a reasoning chain is wrong (MMErroR).")
 
@@ -123,6 +135,40 @@ def score(
     write_run(out_dir, {"command": "diagnose score", "files": [str(f) for f in files],
                         "config": config, "pairs": pair or []},
               {"kind": "diagnose", "title": "Error diagnosis (MMErroR)", "results": results})
+
+
+@app.command("run")
+def run(
+    out_dir: RunOutOpt,
+    model: ModelOpt = None,
+    data: DataOpt = None,
+    n: NOpt = None,
+    protocol: ProtocolOpt = "etc",
+    answer: Annotated[str, typer.Option(
+        "--answer", help="scored (option probabilities), generated (a parsed reply) or auto "
+                         "(scored when the model can score exactly).")] = "auto",
+    permute: Annotated[bool, typer.Option("--permute", help="Seeded option order per item "
+                                                            "(letter bias).")] = False,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Generated reply limit.")]
+    = 256,
+    method: MethodOpt = "auto",
+    top_k: TopKOpt = 20,
+    seed: SeedOpt = 0,
+    bootstrap: BootOpt = 1000,
+    base_url: BaseUrlOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
+    no_cache: NoCacheOpt = False,
+    cache_path: CacheOpt = None,
+) -> None:
+    """Ask a model why each reasoning chain is wrong (ETC), or whether and why (EPD), and score
+    it (records.jsonl, metrics.json, report.html; resumable)."""
+    run_live("diagnose", {"method": method, "top_k": top_k, "seed": seed,
+                          "bootstrap": bootstrap, "protocol": protocol, "answer": answer,
+                          "permute": permute, "max_tokens": max_tokens},
+             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
+             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
+             cache_path=cache_path)
 
 
 TABLES["diagnose"] = diagnose_table

@@ -14,7 +14,8 @@ from .base import LiveSuite, SuiteOptions
 __all__ = ["SUITES", "LiveSuite", "SuiteOptions", "get_suite"]
 
 SUITES = {"sets": "confeval.suites.sets.live", "intervals": "confeval.suites.intervals.live",
-          "steps": "confeval.suites.steps.live", "measures": "confeval.suites.measures.live"}
+          "steps": "confeval.suites.steps.live", "measures": "confeval.suites.measures.live",
+          "diagnose": "confeval.suites.diagnose.live"}
 """Suite name -> the module whose ``SUITE`` runs it live (imported on demand)."""
 
 

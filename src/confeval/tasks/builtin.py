@@ -234,11 +234,19 @@ def arith_judge(n: int = 200, *, seed: int = 0) -> list[dict]:
     return items
 
 
-BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge}
+def _arith_diagnose(n: int = 200, *, seed: int = 0) -> list[dict]:
+    from .diagnose import arith_diagnose  # its own module; imported late (it imports this one)
+
+    return arith_diagnose(n, seed=seed)
+
+
+BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge,
+                 "arith-diagnose": _arith_diagnose}
 
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
-    """Items of a built-in task by name (``arith-mc``, ``arith-steps`` or ``arith-judge``)."""
+    """Items of a built-in task by name (``arith-mc``, ``arith-steps``, ``arith-judge`` or
+    ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`)."""
     if name not in BUILTIN_TASKS:
         raise ValueError(f"unknown built-in task {name!r}; choose from "
                          f"{', '.join(BUILTIN_TASKS)}")

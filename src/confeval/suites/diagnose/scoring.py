@@ -33,8 +33,8 @@ from scipy import stats
 from ... import metrics as M
 from ...taxonomy import MMERROR_LETTER_ORDER
 
-__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "epd_drop", "epd_drop_files", "proportion_ci",
-           "score_diagnosis", "score_diagnosis_file"]
+__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "epd_drop", "epd_drop_files", "presence_rates",
+           "proportion_ci", "score_diagnosis", "score_diagnosis_file"]
 
 PROTOCOL_TYPES = {"etc": MMERROR_LETTER_ORDER[:4], "epd5": MMERROR_LETTER_ORDER,
                   "epd": MMERROR_LETTER_ORDER}
@@ -222,11 +222,11 @@ def epd_drop(ids_etc: Sequence, gold_etc: Sequence, pred_etc: Sequence, ids_epd:
         diff = M.paired_bootstrap(np.mean, (c_epd,), (c_etc,), n_resamples=bootstrap, seed=seed)
         out["ci"] = {"low": diff.low, "high": diff.high}
         out["p_value"] = diff.p_value
-    out.update(_presence(gold, p_epd))
+    out.update(presence_rates(gold, p_epd))
     return out
 
 
-def _presence(gold: np.ndarray, pred: np.ndarray) -> dict:
+def presence_rates(gold: np.ndarray, pred: np.ndarray) -> dict:
     """Detection on erroneous chains and false positives on error-free ones (parsed replies)."""
     parsed = np.array([p is not None for p in pred])
     erroneous = (gold != "no_error") & parsed

@@ -11,16 +11,14 @@ pred_label, pred_error_type, status, reason, flags`` plus metadata — the input
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import mimetypes
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ...backends import Backend, GenerateParams
 from ...parse.steps import CONSISTENCY_POLICIES
 from ...taxonomy import error_types
+from .._images import image_url
 from ..base import LiveSuite, SuiteOptions
 from .inputs import load_step_items, verdict_records
 
@@ -61,24 +59,12 @@ def build_step_judge_messages(problem: str, final_answer: str, steps: Sequence[s
     text = (f"Problem: {problem}\nCorrect final answer: {final_answer}\n"
             f"Student's solution ({len(steps)} steps):\n{numbered}")
     if images:
-        content: Any = [{"type": "image_url", "image_url": {"url": _image_url(str(u))}}
+        content: Any = [{"type": "image_url", "image_url": {"url": image_url(str(u))}}
                         for u in images]
         content.append({"type": "text", "text": text})
     else:
         content = text
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
-
-
-def _image_url(ref: str) -> str:
-    """A local image path becomes an inline ``data:`` URL (every backend accepts those, and
-    nothing is fetched from the web); data: and file: URLs pass through."""
-    if ref.startswith(("data:", "file://", "http://", "https://")):
-        return ref
-    path = Path(ref)
-    if not path.is_file():
-        raise ValueError(f"image not found: {ref}")
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
 @dataclasses.dataclass(frozen=True)

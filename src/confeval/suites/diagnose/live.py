@@ -1,0 +1,284 @@
+"""The diagnose suite's live path: show a model a reasoning chain and ask why it is wrong.
+
+Data (``--data``): ``builtin:arith-diagnose`` (:mod:`confeval.tasks.diagnose`), the authors'
+MMErroR folder (:func:`~.inputs.load_mmerror_items`), or a JSONL/CSV/Parquet file with
+``question``, ``chain`` (or ``error_reason``), ``gold_type`` (or ``label``) and optionally
+``image``, ``domain``, ``subdomain``.
+
+Protocols (recorded in every record):
+
+* ``etc`` — the chain has exactly one error: which of the four types (A-D)?
+* ``epd`` — two stages as the authors' code: is an error present (P/N)? then which type. In the
+  scored answer mode stage 2 is asked even after "no error", so the joint distribution exists:
+  p(no error) = P(N), p(type k) = P(P) P(k | P).
+* ``epd5`` — one prompt with five options, E = no error.
+
+Answer modes (``--answer``): ``scored`` reads the model's probability of each option letter
+(exact continuation scoring in process, top log-probabilities from a server: ``--method``) and
+answers with the most probable; ``generated`` lets the model write a reply and parses it
+(:func:`confeval.parse.parse_diagnosis`); ``auto`` is ``scored`` when the backend can score a
+continuation exactly, else ``generated``. ``--permute`` shuffles which letter stands for which
+type per item (seeded; the mapping is stored in the record as ``letters``) to measure letter
+bias. An item with an image is never sent text-only: a backend without images records it as
+``excluded`` (``needs_image``), counted apart from unparseable replies.
+
+The prompts are ours; the generation parameters sent are recorded with every call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...backends import Backend, GenerateParams
+from ...evaluate import evaluate_confidence
+from ...parse.diagnosis import parse_diagnosis
+from ...records import RecordSet
+from ...tasks import load_builtin
+from .._images import image_url
+from .._multiple_choice import option_distribution
+from ..base import Items, LiveSuite, SuiteOptions, read_method
+from .inputs import load_mmerror_items, normalise_type
+from .scoring import PROTOCOL_TYPES, presence_rates, score_diagnosis
+
+__all__ = ["ANSWER_MODES", "SUITE", "DiagnoseOptions", "DiagnoseSuite", "build_prompt"]
+
+ANSWER_MODES = ("auto", "scored", "generated")
+_DEFINITIONS = {
+    "vpe": "Visual perception error: something in the image (a number, label, object, count "
+           "or position) is misread.",
+    "re": "Reasoning error: the facts are read correctly, but the logic, an operation or the "
+          "arithmetic is wrong.",
+    "qce": "Question comprehension error: the question's goal, a quantity it gives, or one of "
+           "its conditions is misunderstood or ignored.",
+    "kde": "Knowledge deployment error: a wrong fact, formula, rule or conversion is used.",
+    "no_error": "No error: every step is correct.",
+}
+_SYSTEM = "You check worked solutions and classify the mistakes in them."
+
+
+@dataclasses.dataclass(frozen=True)
+class DiagnoseOptions(SuiteOptions):
+    """Options of a live diagnose run: the ``protocol``, the ``answer`` mode, ``permute``
+    (seeded option orders) and ``max_tokens`` of a generated reply."""
+
+    protocol: str = "etc"
+    answer: str = "auto"
+    permute: bool = False
+    max_tokens: int = 256
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.protocol not in PROTOCOL_TYPES:
+            raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
+                             f"got {self.protocol!r}")
+        if self.answer not in ANSWER_MODES:
+            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
+        if self.max_tokens < 1:
+            raise ValueError("--max-tokens must be at least 1")
+
+
+def _letters(types: tuple[str, ...], item_id: str, permute: bool, seed: int) -> dict[str, str]:
+    if not permute:
+        return dict(zip("ABCDE", types))
+    key = int.from_bytes(item_id.encode("utf-8")[-8:].rjust(8, b"\0"), "big")
+    order = np.random.default_rng([seed, key]).permutation(len(types))
+    return dict(zip("ABCDE", (types[i] for i in order)))
+
+
+def build_prompt(item: dict, stage: str, letters: dict[str, str]) -> list[dict]:
+    """Chat messages for one stage: ``etc`` / ``type`` (an error is known to be present),
+    ``epd5`` (maybe no error) or ``presence`` (P/N); the image first when there is one."""
+    head = {"etc": "The solution below contains exactly one error.",
+            "type": "An error has been found in the solution below.",
+            "epd5": "The solution below may contain an error, or none.",
+            "presence": "The solution below may contain an error, or none."}[stage]
+    body = f"{head}\n\nProblem: {item['question']}\n\nSolution:\n{item['chain']}\n\n"
+    if stage == "presence":
+        body += ("Is there an error in the solution? Reply P if an error is present, N if "
+                 "there is none, and nothing else.")
+    else:
+        menu = "\n".join(f"{k}. {_DEFINITIONS[t]}" for k, t in letters.items())
+        ask = "Which kind of error is it?" if stage != "epd5" else "Which applies?"
+        body += (f"{ask}\n{menu}\n\nReply with one letter ({', '.join(letters)}) and nothing "
+                 "else.")
+    content: Any = body
+    if item.get("image"):
+        content = [{"type": "image_url", "image_url": {"url": image_url(str(item["image"]))}},
+                   {"type": "text", "text": body}]
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": content}]
+
+
+class DiagnoseSuite(LiveSuite):
+    """MMErroR live: ETC, two-stage EPD or single-prompt EPD (module docstring)."""
+
+    name = "diagnose"
+    default_data = "builtin:arith-diagnose"
+    Options = DiagnoseOptions
+
+    def needs(self, backend: Backend, options: DiagnoseOptions) -> list[str]:
+        if self._mode(backend, options) == "scored":
+            return ["score"] if read_method(backend, options.method) == "score" \
+                else ["generate", "logprobs"]
+        return ["generate"]
+
+    @staticmethod
+    def _mode(backend: Backend, options: DiagnoseOptions) -> str:
+        if options.answer != "auto":
+            return options.answer
+        return "scored" if "score" in backend.capabilities else "generated"
+
+    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+        if data.startswith("builtin:"):
+            return Items(load_builtin(data.split(":", 1)[1], n or 200, seed))
+        path = Path(data)
+        if path.is_dir():
+            return load_mmerror_items(path, n)
+        rs = RecordSet.read(path)
+        items, excluded = Items(), {}
+        for row in rs.frame.to_dict(orient="records"):
+            gold = normalise_type(row.get("gold_type", row.get("label")))
+            chain = row.get("chain", row.get("error_reason"))
+            reason = ("unknown_label" if gold is None else
+                      "missing_chain" if not isinstance(chain, str) or not chain.strip() else
+                      "missing_question" if not str(row.get("question") or "").strip() else None)
+            if reason:
+                excluded[reason] = excluded.get(reason, 0) + 1
+                continue
+            image = row.get("image")
+            items.append({"item_id": str(row.get("item_id", row.get("question_id",
+                                                                    f"row-{row['_row']}"))),
+                          "question": str(row["question"]), "chain": chain, "gold_type": gold,
+                          "image": image if isinstance(image, str) and image else None,
+                          "domain": row.get("domain"), "subdomain": row.get("subdomain"),
+                          "correct_answer": row.get("correct_answer")})
+        items.excluded = excluded
+        return items[:n] if n else items
+
+    async def run_item(self, item: dict, backend: Backend, options: DiagnoseOptions) -> dict:
+        record = {k: v for k, v in item.items() if k not in ("image", "steps")}
+        record.update(protocol=options.protocol, has_image=bool(item.get("image")))
+        if item.get("image") and "images" not in backend.capabilities:
+            record.update(status="excluded", reason="needs_image", pred_type=None)
+            return record
+        if options.protocol == "etc" and item["gold_type"] == "no_error":
+            record.update(status="excluded", reason="error_free_chain_in_etc", pred_type=None)
+            return record
+        mode = self._mode(backend, options)
+        types = PROTOCOL_TYPES["epd5" if options.protocol == "epd5" else "etc"]
+        letters = _letters(types, str(item["item_id"]), options.permute, options.seed)
+        record.update(answer=mode, letters=letters)
+        if mode == "scored":
+            record.update(await self._scored(item, backend, options, letters))
+        else:
+            record.update(await self._generated(item, backend, options, letters))
+        pred = record.get("pred_type")
+        record["correct"] = None if pred is None else int(pred == item["gold_type"])
+        return record
+
+    async def _distribution(self, item, backend, options, stage, letters) -> dict:
+        dist = await option_distribution(backend, build_prompt(item, stage, letters),
+                                         list(letters), method=options.method,
+                                         top_k=options.top_k)
+        if dist["logprobs"] is None:
+            return {"probs": None, "reason": dist["reason"], "method": dist["method"]}
+        return {"probs": {letters[k]: math.exp(v) for k, v in dist["logprobs"].items()},
+                "method": dist["method"], "mass_outside": dist["mass_outside"]}
+
+    async def _scored(self, item, backend, options, letters) -> dict:
+        if options.protocol == "epd":
+            first = await self._distribution(item, backend, options, "presence",
+                                             {"P": "present", "N": "absent"})
+            second = await self._distribution(item, backend, options, "type", letters)
+            if first["probs"] is None or second["probs"] is None:
+                return {"status": "unparseable", "pred_type": None,
+                        "reason": first.get("reason") or second.get("reason")}
+            present = first["probs"]["present"]
+            probs = {t: present * p for t, p in second["probs"].items()}
+            probs["no_error"] = first["probs"]["absent"]
+            out = {"p_error_present": present}
+        else:
+            stage = "epd5" if options.protocol == "epd5" else "etc"
+            got = await self._distribution(item, backend, options, stage, letters)
+            if got["probs"] is None:
+                return {"status": "unparseable", "pred_type": None, "reason": got["reason"]}
+            probs, out = got["probs"], {"mass_outside": got.get("mass_outside")}
+            if options.protocol == "epd5":
+                out["p_error_present"] = 1.0 - probs["no_error"]
+        pred = max(sorted(probs), key=lambda t: probs[t])
+        return {**out, "status": "ok", "reason": None, "pred_type": pred, "probs": probs,
+                "confidence": probs[pred]}
+
+    async def _generated(self, item, backend, options, letters) -> dict:
+        params = GenerateParams(max_tokens=options.max_tokens, temperature=0.0)
+
+        async def ask(stage, table, protocol):
+            gen = (await backend.generate(build_prompt(item, stage, table), params))[0]
+            return gen.text, parse_diagnosis(gen.text, protocol, table)
+
+        out: dict[str, Any] = {}
+        if options.protocol == "epd":
+            text, got = await ask("presence", {"P": "present", "N": "absent"}, "presence")
+            out.update(presence_reply=text, pred_presence=got.value)
+            if got.value is None:
+                return {**out, "status": "unparseable", "pred_type": None,
+                        "reason": got.failure, "parse_failure": got.failure}
+            if got.value == "absent":
+                return {**out, "status": "ok", "reason": None, "pred_type": "no_error",
+                        "parse_rule": got.rule}
+        stage = {"etc": "etc", "epd": "type", "epd5": "epd5"}[options.protocol]
+        text, got = await ask(stage, letters, "epd5" if options.protocol == "epd5" else "etc")
+        out.update(reply=text, parse_rule=got.rule, parse_failure=got.failure,
+                   parse_flags=list(got.flags))
+        if got.value is None:
+            return {**out, "status": "unparseable", "pred_type": None, "reason": got.failure}
+        return {**out, "status": "ok", "reason": None, "pred_type": got.value}
+
+    def score(self, records: list[dict], options: DiagnoseOptions, model_name: str) -> dict:
+        counted = [r for r in records if r.get("status") != "excluded"]
+        excluded: dict[str, int] = {}
+        for r in records:
+            if r.get("status") == "excluded":
+                excluded[r["reason"]] = excluded.get(r["reason"], 0) + 1
+        sections = []
+        section: dict[str, Any] = {"kind": "diagnose", "title": "Error diagnosis (MMErroR)",
+                                   "results": {}}
+        if counted:
+            failures: dict[str, int] = {}
+            for r in counted:
+                if r.get("status") != "ok":
+                    failures[r.get("reason") or "unparseable"] = \
+                        failures.get(r.get("reason") or "unparseable", 0) + 1
+            gold = [r["gold_type"] for r in counted]
+            pred = [r.get("pred_type") for r in counted]
+            result = score_diagnosis(
+                gold, pred, protocol=options.protocol,
+                domains=[str(r.get("domain")) for r in counted],
+                subdomains=[str(r.get("subdomain")) for r in counted], failures=failures,
+                n_simulations=1000, seed=options.seed)
+            result.update(excluded=excluded, answer=sorted({r.get("answer") for r in counted
+                                                            if r.get("answer")}))
+            if options.protocol != "etc":
+                result["presence"] = presence_rates(np.array(gold, dtype=object),
+                                                    np.array(pred, dtype=object))
+            section["results"][model_name] = result
+        sections.append(section)
+        scored = [r for r in counted if r.get("confidence") is not None]
+        if len(scored) >= 2:
+            conf = evaluate_confidence([r["confidence"] for r in scored],
+                                       [r["correct"] for r in scored],
+                                       n_resamples=options.bootstrap, seed=options.seed)
+            sections.append({"kind": "confidence", "title": "Confidence of the diagnosis",
+                             "description": "Confidence = the model's probability of the type "
+                                            "it chose; correct = it is the gold type.",
+                             "name_header": "model",
+                             "results": {model_name: {"n_used": len(scored), **conf}}})
+        return {"title": f"confeval run diagnose — {model_name}", "simulated": False,
+                "n_records": len(records), "excluded": excluded, "sections": sections}
+
+
+SUITE = DiagnoseSuite()

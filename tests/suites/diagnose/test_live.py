@@ -1,0 +1,124 @@
+"""The live diagnose suite with scripted models: known answers -> known metrics, every
+protocol and answer mode, permuted letters, images never sent to a text-only model."""
+
+import asyncio
+import math
+import re
+
+import pytest
+
+from confeval.backends import ScriptedBackend
+from confeval.suites import get_suite
+
+ITEMS = [{"item_id": f"i{k}", "question": "How many pens?", "chain": "Step 1: 3 + 4 = 8.",
+          "gold_type": t, "image": None, "domain": "arithmetic", "subdomain": "boxes"}
+         for k, t in enumerate(["re", "kde", "qce", "re", "no_error", "kde"])]
+
+
+def _menu(messages):
+    """letter -> the type named on its line of the prompt's menu."""
+    text = messages[-1]["content"] if isinstance(messages[-1]["content"], str) else \
+        messages[-1]["content"][-1]["text"]
+    names = {"Visual": "vpe", "Reasoning": "re", "Question": "qce", "Knowledge": "kde",
+             "No error": "no_error"}
+    menu = {}
+    for letter, name in re.findall(r"^([A-E])\. (Visual|Reasoning|Question|Knowledge|No error)",
+                                   text, re.M):
+        menu[letter] = names[name]
+    return text, menu
+
+
+def _oracle(items, wrong=()):
+    """A scorer that puts 0.7 on the gold type's letter (another type for ids in ``wrong``)."""
+    by_chain = {it["item_id"]: it for it in items}
+
+    def scorer(messages, letter):
+        text, menu = _menu(messages)
+        item = next(it for it in by_chain.values() if f"Problem: {it['question']}" in text
+                    and it["item_id"] == current["id"])
+        gold = item["gold_type"]
+        if not menu:  # presence stage: P / N
+            return math.log(0.8 if (letter == "P") == (gold != "no_error") else 0.2)
+        target = gold if item["item_id"] not in wrong else (
+            "vpe" if gold != "vpe" else "re")
+        if target not in menu.values():  # ETC has no "no error": any other
+            target = "qce"
+        return math.log(0.7 if menu.get(letter) == target else 0.3 / (len(menu) - 1))
+    current = {}
+    return scorer, current
+
+
+def _run(protocol, items, *, answer="scored", permute=False, wrong=(), reply=None,
+         capabilities=None):
+    suite = get_suite("diagnose")
+    options = suite.Options(protocol=protocol, answer=answer, permute=permute, bootstrap=0)
+    scorer, current = _oracle(items, wrong)
+    backend = ScriptedBackend(reply, scorer, capabilities=capabilities)
+    records = []
+    for it in items:
+        current["id"] = it["item_id"]
+        records.append(asyncio.run(suite.run_item(it, backend, options)))
+    return suite, options, records
+
+
+def test_scored_etc_reads_the_distribution_and_scores_it():
+    suite, options, records = _run("etc", ITEMS, wrong={"i3"})
+    ok = [r for r in records if r["status"] == "ok"]
+    assert len(ok) == 5 and records[4]["reason"] == "error_free_chain_in_etc"
+    assert [r["pred_type"] for r in ok] == ["re", "kde", "qce", "vpe", "kde"]
+    assert all(sum(r["probs"].values()) == pytest.approx(1.0) for r in ok)
+    assert ok[0]["confidence"] == pytest.approx(0.7)
+    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    assert result["n"] == 5 and result["accuracy_strict"] == pytest.approx(0.8)
+    assert result["excluded"] == {"error_free_chain_in_etc": 1}
+
+
+def test_two_stage_epd_has_a_joint_distribution():
+    suite, options, records = _run("epd", ITEMS)
+    for r in records:
+        assert sum(r["probs"].values()) == pytest.approx(1.0)
+        assert r["probs"]["no_error"] == pytest.approx(1 - r["p_error_present"])
+    assert records[4]["pred_type"] == "no_error"      # P(N) = 0.8 on the error-free chain
+    assert records[0]["probs"]["re"] == pytest.approx(0.8 * 0.7)
+    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    assert result["accuracy_strict"] == 1.0
+    assert result["presence"]["false_positive_rate"] == 0.0
+    assert result["baselines"]["random"]["expected"] == pytest.approx((5 / 8 + 1 / 2) / 6)
+
+
+def test_permuted_letters_are_stored_and_used():
+    _, _, plain = _run("epd5", ITEMS)
+    _, _, permuted = _run("epd5", ITEMS, permute=True)
+    assert [r["pred_type"] for r in permuted] == [r["pred_type"] for r in plain]
+    assert any(r["letters"] != plain[0]["letters"] for r in permuted)
+    assert all(sorted(r["letters"].values()) == sorted(plain[0]["letters"].values())
+               for r in permuted)
+
+
+def test_generated_mode_parses_replies():
+    # the error-free chain (i4) is not asked in ETC: five replies for six items
+    replies = iter(["The answer is B.", "<think>hmm</think>D", "A careful look", "Option B",
+                    "**D**"])
+    suite, options, records = _run("etc", ITEMS, answer="generated",
+                                   reply=lambda m, p, i: next(replies))
+    assert [r.get("pred_type") for r in records] == ["re", "kde", None, "re", None, "kde"]
+    assert records[2]["parse_failure"] == "no_answer" and records[1]["parse_rule"] == "whole"
+    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    assert result["parse_rate"] == pytest.approx(4 / 5)
+    assert result["accuracy_strict"] == pytest.approx(4 / 5)
+
+
+def test_an_image_item_is_never_sent_to_a_text_only_model():
+    item = {**ITEMS[0], "image": "data:image/png;base64,iVBORw0KGgo="}
+    backend = ScriptedBackend(scorer=lambda m, c: -1.0)
+    suite = get_suite("diagnose")
+    record = asyncio.run(suite.run_item(item, backend, suite.Options(bootstrap=0)))
+    assert record["status"] == "excluded" and record["reason"] == "needs_image"
+    assert backend.calls == []
+
+
+def test_bad_options_are_refused():
+    suite = get_suite("diagnose")
+    for bad in ({"protocol": "xyz"}, {"answer": "maybe"}, {"max_tokens": 0}):
+        with pytest.raises(ValueError):
+            suite.Options(**bad)
