@@ -125,3 +125,28 @@ def test_backend_survives_several_event_loops():
         for _ in range(3):  # each asyncio.run has its own loop
             assert run(b.generate(MESSAGES))[0].text
         run(b.aclose())
+
+
+def test_raw_prompts_use_legacy_completions_and_echo_gives_token_scores():
+    import asyncio as aio
+
+    from confeval.backends import CapabilityError, raw_prompt
+    from confeval.backends.openai_compat import OpenAIBackend
+    from confeval.backends.stub_server import StubServer, stub_tokens, token_logprob
+
+    with StubServer() as server:
+        backend = OpenAIBackend("stub", base_urls=[server.base_url])
+        prompt = raw_prompt("Q: 'How many legs has a spider?'\nA:")
+        gens = aio.run(backend.generate(prompt, GenerateParams(max_tokens=3, logprobs=True,
+                                                               top_logprobs=2), n=2))
+        assert len(gens) == 2 and gens[0].tokens[0].top
+        assert server.bodies[-1]["prompt"] == prompt[0]["content"]
+        scored = aio.run(backend.score_tokens(prompt, [" eight legs", " 8"]))
+        assert scored[0].tokens == tuple(stub_tokens(" eight legs"))
+        assert list(scored[0].logprobs) == [token_logprob(t) for t in (" eight", " legs")]
+        body = server.bodies[-1]
+        assert body["echo"] is True and body["prompt"].endswith(("eight legs", " 8"))
+        with pytest.raises(BackendError, match="tokenised the prompt's end"):
+            aio.run(backend.score_tokens(raw_prompt("It is: ("), ["A"]))
+        with pytest.raises(CapabilityError, match="need a raw prompt"):
+            aio.run(backend.score_tokens([{"role": "user", "content": "hi"}], ["x"]))

@@ -76,8 +76,7 @@ def test_bad_options_fail_before_any_model_call(tmp_path, capsys, stub):
             (["sets", "run", "--alpha", "0"], "--alpha must be in (0, 1)"),
             (["intervals", "run", "--methods", "naive,nope"], "unknown method(s) ['nope']"),
             (["run", "intervals", "--idk"], "--idk: only for the sets suite"),
-            (["measures", "run", "--samples", "1"], "--samples must be at least 2"),
-            (["measures", "run"], "lacks token_scores")):
+            (["measures", "run", "--samples", "1"], "--samples must be at least 2")):
         code, captured = _run([*argv, "--model", "openai:stub", "--base-url", stub.base_url,
                                "--out", str(tmp_path / "x")], capsys)
         assert code == 2 and message in captured.err, captured.err
@@ -139,3 +138,22 @@ def test_sigkill_at_a_random_point_then_resume(tmp_path):
     m1 = json.loads((tmp_path / "killed" / "metrics.json").read_text())["sections"]
     m2 = json.loads((tmp_path / "clean" / "metrics.json").read_text())["sections"]
     assert m1 == m2
+
+
+def test_measures_run_on_a_server_reads_prompt_logprobs_and_says_what_it_cannot_give(
+        tmp_path, capsys, stub):
+    code, captured = _run(["measures", "run", "--model", "openai:stub", "--base-url",
+                           stub.base_url, "--n", "6", "--samples", "3", "--bootstrap", "0",
+                           "--similarity", "jaccard", "--out", str(tmp_path / "m")], capsys)
+    assert code == 0, captured.err
+    rows = [json.loads(line) for line in open(tmp_path / "m" / "options.jsonl")]
+    from confeval.backends.stub_server import stub_tokens, token_logprob
+
+    first = rows[0]
+    expected = sum(token_logprob(t) for t in stub_tokens(" " + first["text"]))
+    assert first["sl"] == pytest.approx(expected)  # from the server's echoed prompt log-probs
+    assert all(0 < r["p_true"] < 1 for r in rows)  # from the top log-probs of "A"/"B"
+    result = json.loads((tmp_path / "m" / "metrics.json").read_text())["sections"][0][
+        "results"]["openai:stub"]
+    assert {"csl", "csl_next"} <= set(result["unavailable"])
+    assert "SL" in result["measures"] and "Deg(J)" in result["measures"]

@@ -18,8 +18,16 @@ The API key is read from the environment variable ``api_key_env`` (default
 folders) and is masked in every error message. The endpoint URLs are not part of the identity
 either: the same model behind different URLs shares its cache.
 
-Continuation scoring (``score``) is not offered: chat endpoints do not return prompt
-log-probabilities. Use the ``hf:`` or ``local`` backend for exact scoring.
+Raw prompts (:func:`~confeval.backends.base.raw_prompt`) go to the legacy ``/v1/completions``
+endpoint, which vLLM, SGLang and llama.cpp serve. There, per-token scores of a given
+continuation (``score_tokens``) come from ``echo``: the server returns the log-probabilities of
+the prompt's own tokens, and the continuation's tokens are those at or after the prompt's end
+(by ``text_offset``). When the server tokenises across that boundary (e.g. "(" + "A" as one
+token "(A"), the continuation has no tokens of its own and the call fails with a clear error
+rather than returning another string's probabilities. Token ids are known only when the server
+returns tokens as ``token_id:N`` (vLLM's ``--return-tokens-as-token-ids``). Summed
+continuation scoring (``score``) and attention are not offered; use the ``hf:`` or ``local``
+backend for exact scoring of chat replies.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from .base import (
     GenerateParams,
     Generation,
     TokenLogprob,
+    TokenScores,
+    is_raw_prompt,
     redact_url,
 )
 
@@ -77,7 +87,7 @@ class OpenAIBackend(Backend):
         self._in_flight = [0] * len(urls)
         self._semaphores: list[asyncio.Semaphore] = []
         self.requests_sent = [0] * len(urls)
-        caps = {"generate", "logprobs"} | ({"images"} if images else set())
+        caps = {"generate", "logprobs", "token_scores"} | ({"images"} if images else set())
         self.capabilities = frozenset(caps)
 
     def describe(self) -> str:
@@ -103,28 +113,25 @@ class OpenAIBackend(Backend):
         return min(range(len(self._clients)), key=lambda i: (self._in_flight[i],
                                                              self.requests_sent[i]))
 
-    async def _request(self, messages: Sequence, params: GenerateParams, n: int):
+    def _kwargs(self, params: GenerateParams, n: int, max_tokens: int) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.model, "n": n, "max_tokens": max_tokens,
+                                  "temperature": params.temperature, "top_p": params.top_p}
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.extra:
+            kwargs["extra_body"] = dict(params.extra)
+        return kwargs
+
+    async def _call(self, make):
+        """One request through the least busy endpoint: ``make(client)`` returns the call."""
         i = self._pick()
         self._in_flight[i] += 1
         try:
             async with self._semaphores[i]:
                 self.requests_sent[i] += 1
-                kwargs: dict[str, Any] = {
-                    "model": self.model, "messages": list(messages), "n": n,
-                    "max_tokens": params.max_tokens, "temperature": params.temperature,
-                    "top_p": params.top_p,
-                }
-                if params.seed is not None:
-                    kwargs["seed"] = params.seed
-                if params.stop:
-                    kwargs["stop"] = list(params.stop)
-                if params.logprobs:
-                    kwargs["logprobs"] = True
-                    if params.top_logprobs:
-                        kwargs["top_logprobs"] = params.top_logprobs
-                if params.extra:
-                    kwargs["extra_body"] = dict(params.extra)
-                return await self._clients[i].chat.completions.create(**kwargs)
+                return await make(self._clients[i])
         except self._openai.APIStatusError as exc:
             raise BackendError(self._mask(f"{self._urls[i]}: HTTP {exc.status_code}: "
                                           f"{exc.message}")) from None
@@ -134,15 +141,85 @@ class OpenAIBackend(Backend):
         finally:
             self._in_flight[i] -= 1
 
+    async def _request(self, messages: Sequence, params: GenerateParams, n: int):
+        kwargs = {**self._kwargs(params, n, params.max_tokens), "messages": list(messages)}
+        if params.logprobs:
+            kwargs["logprobs"] = True
+            if params.top_logprobs:
+                kwargs["top_logprobs"] = params.top_logprobs
+        return await self._call(lambda client: client.chat.completions.create(**kwargs))
+
+    async def _request_legacy(self, prompt: str, params: GenerateParams, n: int, *,
+                              max_tokens: int, echo: bool = False):
+        kwargs = {**self._kwargs(params, n, max_tokens), "prompt": prompt}
+        if params.logprobs or echo:
+            kwargs["logprobs"] = params.top_logprobs
+        if echo:
+            kwargs["echo"] = True
+        return await self._call(lambda client: client.completions.create(**kwargs))
+
     async def _generate(self, messages: Sequence, params: GenerateParams,
                         n: int) -> list[Generation]:
         out: list[Generation] = []
+        raw = is_raw_prompt(messages)
         while len(out) < n:
-            response = await self._request(messages, params, n - len(out))
+            if raw:
+                response = await self._request_legacy(str(messages[0]["content"]), params,
+                                                      n - len(out),
+                                                      max_tokens=params.max_tokens)
+            else:
+                response = await self._request(messages, params, n - len(out))
             if not response.choices:
                 raise BackendError(f"{self.describe()}: the server returned no choices")
-            out.extend(self._convert(choice, params) for choice in response.choices)
+            convert = self._convert_legacy if raw else self._convert
+            out.extend(convert(choice, params) for choice in response.choices)
         return out[:n]
+
+    def _convert_legacy(self, choice, params: GenerateParams) -> Generation:
+        tokens = None
+        if params.logprobs:
+            lp = choice.logprobs
+            if lp is None or not lp.tokens:
+                raise CapabilityError(f"token logprobs were requested; this server "
+                                      f"({self.describe()}) returned none")
+            tops = lp.top_logprobs or [None] * len(lp.tokens)
+            tokens = tuple(TokenLogprob(t, float(v), tuple((a, float(b)) for a, b in
+                                                           (top or {}).items()))
+                           for t, v, top in zip(lp.tokens, lp.token_logprobs, tops)
+                           if v is not None)
+        return Generation(choice.text or "", tokens, choice.finish_reason)
+
+    async def _score_tokens(self, messages, continuations, suffix, attention):
+        if not is_raw_prompt(messages):
+            raise CapabilityError(f"{self.describe()}: chat endpoints return no log-probabilities "
+                                  "of given text; per-token scores need a raw prompt")
+        prompt = str(messages[0]["content"])
+        params = GenerateParams(temperature=0.0, logprobs=True, top_logprobs=0)
+
+        async def one(continuation: str) -> TokenScores:
+            response = await self._request_legacy(prompt + continuation + suffix, params, 1,
+                                                  max_tokens=1, echo=True)
+            return self._continuation(response, prompt, continuation)
+        return list(await asyncio.gather(*(one(c) for c in continuations)))
+
+    def _continuation(self, response, prompt: str, continuation: str) -> TokenScores:
+        lp = response.choices[0].logprobs if response.choices else None
+        if lp is None or not lp.tokens or not lp.text_offset:
+            raise CapabilityError(f"{self.describe()} returned no prompt log-probabilities "
+                                  "(echo); per-token scores need a server that does (vLLM, "
+                                  "SGLang, llama.cpp)")
+        start, end = len(prompt), len(prompt) + len(continuation)
+        picked = [(t, v, o) for t, v, o in zip(lp.tokens, lp.token_logprobs, lp.text_offset)
+                  if start <= o < end]
+        text = "".join(t for t, _, _ in picked)
+        if not picked or picked[0][2] != start or text != continuation or \
+                any(v is None for _, v, _ in picked):
+            raise BackendError(f"{self.describe()}: the server tokenised the prompt's end and "
+                               f"the continuation {continuation[:30]!r} together, so the "
+                               "continuation has no tokens of its own")
+        ids = tuple(int(t[9:]) for t, _, _ in picked if t.startswith("token_id:"))
+        return TokenScores(ids if len(ids) == len(picked) else (),
+                           tuple(t for t, _, _ in picked), tuple(float(v) for _, v, _ in picked))
 
     def _convert(self, choice, params: GenerateParams) -> Generation:
         text = choice.message.content or ""

@@ -2,7 +2,10 @@
 
 Standard library only; binds to 127.0.0.1 on a free port; never contacts anything else.
 It answers ``POST /v1/chat/completions`` with a deterministic reply and token
-log-probabilities, and can misbehave on purpose, request by request, to exercise clients:
+log-probabilities, and ``POST /v1/completions`` (raw prompts, legacy format) with the same
+reply, or with ``echo`` the prompt's own token log-probabilities (tokens are whitespace-led
+words; each token's log-probability comes from a hash of its text, see :func:`token_logprob`).
+It can misbehave on purpose, request by request, to exercise clients:
 
 ``faults``  a list consumed one entry per request: ``"429"`` (Too Many Requests with
             ``Retry-After``), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
@@ -27,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["StubServer", "default_reply"]
+__all__ = ["StubServer", "default_reply", "stub_tokens", "token_logprob"]
 
 LETTERS = "ABCD"
 
@@ -50,6 +54,40 @@ def default_reply(body: dict[str, Any]) -> tuple[str, list[tuple[str, float]]]:
     top = sorted(((c, math.log(w / total)) for c, w in zip(LETTERS, weights)),
                  key=lambda t: -t[1])
     return top[0][0], top
+
+
+def stub_tokens(text: str) -> list[str]:
+    """The stub's tokenisation: each token is a run of whitespace and the word after it."""
+    return re.findall(r"\s*\S+|\s+$", text)
+
+
+def token_logprob(token: str) -> float:
+    """The stub's log-probability of a token: in (-5, -0.01], from a hash of its text."""
+    digest = hashlib.sha256(token.encode()).digest()
+    return -0.01 - 5.0 * digest[0] / 256
+
+
+def _legacy(body: dict, text: str, top: list[tuple[str, float]], k: int, want: bool) -> dict:
+    """A legacy completions choice: the reply, or with ``echo`` the prompt's tokens too."""
+    prompt = str(body.get("prompt") or "")
+    out_text = (prompt if body.get("echo") else "") + (text if body.get("max_tokens", 1) else "")
+    if not want:
+        return {"text": out_text, "logprobs": None}
+    tokens, lps, tops, offsets, at = [], [], [], [], 0
+    if body.get("echo"):
+        for i, tok in enumerate(stub_tokens(prompt)):
+            tokens.append(tok)
+            lps.append(None if i == 0 else token_logprob(tok))  # as OpenAI: no first logprob
+            tops.append(None)
+            offsets.append(at)
+            at += len(tok)
+    if body.get("max_tokens", 1):
+        tokens.append(text)
+        lps.append(dict(top).get(text, top[0][1]))
+        tops.append(dict(top[:k]) if k else None)
+        offsets.append(at)
+    return {"text": out_text, "logprobs": {"tokens": tokens, "token_logprobs": lps,
+                                           "top_logprobs": tops, "text_offset": offsets}}
 
 
 class StubServer:
@@ -126,10 +164,35 @@ class StubServer:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if path.endswith("/chat/completions"):
+                    self._complete(body)
+                elif path.endswith("/completions"):
+                    self._complete_legacy(body)
+                else:
                     self.send_error(404)
-                    return
-                self._complete(body)
+
+            def _complete_legacy(self, body):
+                n = 1 if stub.ignore_n else int(body.get("n") or 1)
+                prompt = str(body.get("prompt") or "")
+                text, top = stub.reply({"messages": [{"content": prompt}]})
+                want = body.get("logprobs") is not None and not stub.no_logprobs
+                choice = _legacy(body, " " + text, [(" " + t, lp) for t, lp in top],
+                                 int(body.get("logprobs") or 0), want)
+                self._send({"id": f"stub-{stub.requests}", "object": "text_completion",
+                            "created": int(time.time()), "model": body.get("model", "stub"),
+                            "choices": [{"index": i, "finish_reason": "stop", **choice}
+                                        for i in range(n)]})
+
+            def _send(self, document):
+                payload = json.dumps(document).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                with stub._lock:
+                    stub.completed += 1
 
             def _complete(self, body):
                 n = 1 if stub.ignore_n else int(body.get("n") or 1)

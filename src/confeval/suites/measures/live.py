@@ -43,6 +43,8 @@ import pandas as pd
 
 from ... import measures as MS
 from ...backends import Backend, GenerateParams, raw_prompt
+from ...parse._tokens import DEFAULT_FLOOR
+from ...parse.option_tokens import extract_from_tokens
 from ..base import LiveSuite, SuiteOptions
 from .inputs import load_mcq_items
 
@@ -197,11 +199,24 @@ class MeasuresSuite(LiveSuite):
 
     @staticmethod
     async def _p_true(rows: list[dict], question: str, backend: Backend) -> None:
+        """P(true) by exact scoring of "A" and "B" in process; on servers from the top
+        log-probabilities of one generated token (scoring "A" after "(" through a server's
+        echo would read the merged token "(A", not "A")."""
         for row in rows:
-            a, b = await backend.score_tokens(raw_prompt(MS.p_true_prompt(question, row["text"])),
-                                              list(MS.P_TRUE_CONTINUATIONS))
-            row["p_true"] = MS.p_true(sum(a.logprobs), sum(b.logprobs))
-            row["p_true_token_ids"] = [list(a.token_ids), list(b.token_ids)]
+            prompt = raw_prompt(MS.p_true_prompt(question, row["text"]))
+            if "score" in backend.capabilities:
+                a, b = await backend.score_tokens(prompt, list(MS.P_TRUE_CONTINUATIONS))
+                row["p_true"] = MS.p_true(sum(a.logprobs), sum(b.logprobs))
+                row["p_true_token_ids"] = [list(a.token_ids), list(b.token_ids)]
+                continue
+            params = GenerateParams(max_tokens=1, temperature=0.0, logprobs=True,
+                                    top_logprobs=20)
+            gen = (await backend.generate(prompt, params))[0]
+            found = extract_from_tokens(gen.tokens or (), list(MS.P_TRUE_CONTINUATIONS),
+                                        DEFAULT_FLOOR)
+            raw = found["raw"]
+            row["p_true"] = None if raw is None else MS.p_true(raw["A"], raw["B"])
+            row["p_true_read"] = "top_logprobs"
 
     def _token_sar(self, rows, scored, question, options, unavailable) -> None:
         encoder = self._encoder(options)
@@ -247,7 +262,13 @@ class MeasuresSuite(LiveSuite):
         flat = flatten_rows(records)
         ok = [r for r in records if r.get("status") == "ok"]
         excluded = {"unparseable": len(records) - len(ok)} if len(ok) < len(records) else {}
-        names = [c for c in MEASURE_NAMES if flat and all(c in row for row in flat)]
+        present = [c for c in MEASURE_NAMES if flat and any(row.get(c) is not None
+                                                            for row in flat)]
+        # A measure some rows lack (P(true) when a server's top-k held neither A nor B) is
+        # left out of the ranking, not scored on a subset: the measures must share rows.
+        incomplete = {c: sum(row.get(c) is None for row in flat) for c in present
+                      if any(row.get(c) is None for row in flat)}
+        names = [c for c in present if c not in incomplete]
         section: dict[str, Any] = {
             "kind": "measures", "title": "Confidence measures (MCQA-Eval): the gold option first?",
             "description": "Every option injected as the model's answer; each measure's "
@@ -268,6 +289,7 @@ class MeasuresSuite(LiveSuite):
                 result = score_measures(values[keep], labels, correct[keep], questions[keep],
                                         config)
                 result.update(excluded=excluded, unavailable=_merged_unavailable(ok),
+                              incomplete=incomplete,
                               head_selection=None if heads is None else {
                                   "k": options.csl_heads, "heads": heads.tolist(),
                                   "n_questions_used": int(np.unique(questions[~keep]).size)})
