@@ -46,13 +46,20 @@ def test_study_commands_on_sample_rows(tmp_path, capsys):
                                            "bad": rng.normal(), "ppl": rng.normal()}) + "\n"
                                for i in range(200)))
     cols = ["--measure-cols", "good,bad", "--uncertainty-cols", "ppl"]
-    assert main(["measures", "thresholds", str(samples), *cols, "--json"]) == 0
+    assert main(["measures", "thresholds", str(samples), *cols, "--json", "--out",
+                 str(tmp_path / "t")]) == 0
     res = json.loads(capsys.readouterr().out)["results"][str(samples)]
     assert res["by_threshold"]["0.5"]["order"][0] in ("good", "ppl")
-    assert main(["measures", "noise", str(samples), *cols, "--seeds", "1-3", "--json"]) == 0
+    assert main(["measures", "noise", str(samples), *cols, "--seeds", "1-3", "--json",
+                 "--out", str(tmp_path / "n")]) == 0
     res = json.loads(capsys.readouterr().out)["results"][str(samples)]
     assert res["by_sigma"]["0"]["kendall_mean"] == 1.0 and len(res["by_sigma"]["2"]["kendall"]) == 3
     assert main(["measures", "compare", str(options), str(samples), *cols, "--json"]) == 0
     res = next(iter(json.loads(capsys.readouterr().out)["results"].values()))
     assert res["mcqa_eval"]["order"][0] == "good" and -1 <= res["kendall"] <= 1
     assert main(["measures", "noise", str(samples), *cols, "--sigmas", "a,b"]) == 2
+    thresholds_html = (tmp_path / "t" / "report.html").read_text()
+    noise_html = (tmp_path / "n" / "report.html").read_text()
+    assert "rankings by threshold" in thresholds_html and "threshold sensitivity" in \
+        thresholds_html
+    assert "label noise" in noise_html and "data:image/png;base64," in noise_html

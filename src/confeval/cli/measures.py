@@ -186,11 +186,14 @@ def thresholds(
     taus: Annotated[str, typer.Option("--thresholds", help="Thresholds tau: correct = "
                                                            "score > tau.")] = "0.5,0.7,0.9",
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Threshold sensitivity: the ranking of the measures (by AUROC) at each correctness
     threshold, and Kendall's tau between the rankings of every pair of thresholds."""
     from ..suites.measures.studies import threshold_sensitivity
 
+    check_out(out_dir, "measures thresholds", force)
     grid = _floats(taus, "--thresholds")
     results = {}
     for path in files:
@@ -198,6 +201,10 @@ def thresholds(
         results[str(path)] = {**counts, **threshold_sensitivity(data.values, data.names,
                                                                  data.score, grid)}
     emit(results, as_json, _study_table)
+    write_run(out_dir, {"command": "measures thresholds", "files": [str(f) for f in files],
+                        "thresholds": grid, "score_col": score_col},
+              {"kind": "measures_study", "title": "Threshold sensitivity of the ranking",
+               "results": results})
 
 
 @app.command("noise")
@@ -215,12 +222,15 @@ def noise(
     eps: Annotated[float, typer.Option("--eps", help="Scores are clipped to [eps, 1 - eps] "
                                                      "before the logit.")] = 1e-3,
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Label noise (MCQA-Eval Eq. 7): Kendall's tau between the clean ranking of the measures
     and the ranking under logit-normal noise on the correctness score, per sigma."""
     from ..suites._seeds import parse_seeds
     from ..suites.measures.studies import label_noise
 
+    check_out(out_dir, "measures noise", force)
     grid, seed_list = _floats(sigmas, "--sigmas"), parse_seeds(seeds)
     results = {}
     for path in files:
@@ -229,6 +239,11 @@ def noise(
             data.values, data.names, data.score, threshold=threshold, sigmas=grid,
             seeds=seed_list or [0], eps=eps)}
     emit(results, as_json, _study_table)
+    write_run(out_dir, {"command": "measures noise", "files": [str(f) for f in files],
+                        "sigmas": grid, "seeds": seed_list, "threshold": threshold,
+                        "eps": eps, "score_col": score_col},
+              {"kind": "measures_study", "title": "Label noise and the ranking (Eq. 7)",
+               "results": results})
 
 
 @app.command("compare")

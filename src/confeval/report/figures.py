@@ -14,7 +14,8 @@ matplotlib.use("Agg")  # headless; must precede pyplot
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["confusion_figure", "png_data_uri", "rank_calibration_figure", "ranking_figure",
+__all__ = ["confusion_figure", "line_figure", "png_data_uri", "rank_calibration_figure",
+           "ranking_figure",
            "reliability_figure", "risk_coverage_figure", "roc_figure"]
 
 
@@ -237,5 +238,20 @@ def ranking_figure(values: Mapping[str, float], intervals: Mapping[str, Mapping]
     ax.set(xlabel=xlabel, xlim=(0, 1), title="Ranking of the measures")
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def line_figure(series: Mapping[str, tuple], *, xlabel: str, ylabel: str, title: str) -> str:
+    """One line with markers per entry: ``name -> (x values, y values)``; missing y skipped."""
+    fig, ax = plt.subplots(figsize=(5.4, 3.6))
+    for name, (x, y) in series.items():
+        pts = [(a, b) for a, b in zip(x, y) if b is not None]
+        if pts:
+            ax.plot(*zip(*pts), marker="o", lw=1.4, label=name)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     return png_data_uri(fig)

@@ -6,10 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..figures import rank_calibration_figure, ranking_figure, risk_coverage_figure, roc_figure
+from ..figures import (
+    line_figure,
+    rank_calibration_figure,
+    ranking_figure,
+    risk_coverage_figure,
+    roc_figure,
+)
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
 
-__all__ = ["render_measures"]
+__all__ = ["render_measures", "render_measures_study"]
 
 
 @register_section("measures")
@@ -67,3 +73,43 @@ def _figures(r: Mapping[str, Any], name: str) -> str:
              f"risk-coverage curves ({name})"),
         _img(rank_calibration_figure({m: curves[m]["rank_calibration"] for m in order}),
              f"rank-calibration diagrams ({name})")])
+
+
+@register_section("measures_study")
+def render_measures_study(section: Mapping[str, Any]) -> str:
+    """Threshold sensitivity (each measure's AUROC across thresholds, the rankings, Kendall's
+    tau between thresholds) or label noise (Kendall's tau with the clean ranking against
+    sigma, mean and std over seeds)."""
+    parts = []
+    for name, r in section["results"].items():
+        label = esc(short_name(name))
+        if "by_threshold" in r:
+            by = r["by_threshold"]
+            taus = list(by)
+            measures = list(dict.fromkeys(m for t in taus for m in by[t]["auroc"]))
+            series = {m: ([float(t) for t in taus], [by[t]["auroc"].get(m) for t in taus])
+                      for m in measures}
+            parts.append(f"<h3>{label}: rankings by threshold</h3>" + _table(
+                ["base rate", "ranking (by AUROC)"],
+                [[esc(t), fmt(by[t]["base_rate"]), esc(" > ".join(by[t]["order"]) or "–")]
+                 for t in taus], "threshold"))
+            parts.append(_table(["Kendall tau"], [[esc(k), fmt(v)]
+                                                  for k, v in r["kendall"].items()], "pair"))
+            parts.append(_img(line_figure(series, xlabel="threshold tau", ylabel="AUROC",
+                                          title="AUROC of each measure across thresholds"),
+                              f"threshold sensitivity ({label})"))
+        elif "by_sigma" in r:
+            by = r["by_sigma"]
+            sigmas = list(by)
+            parts.append(f"<h3>{label}: label noise (threshold {fmt(r['threshold'])})</h3>"
+                         + _table(["Kendall tau (mean)", "std", "labels flipped"],
+                                  [[esc(s), fmt(by[s]["kendall_mean"]),
+                                    fmt(by[s]["kendall_std"]), fmt(by[s]["labels_flipped"])]
+                                   for s in sigmas], "sigma"))
+            parts.append(_img(line_figure(
+                {"Kendall tau with the clean ranking": ([float(s) for s in sigmas],
+                                                        [by[s]["kendall_mean"]
+                                                         for s in sigmas])},
+                xlabel="noise sigma", ylabel="Kendall tau", title="Ranking under label noise"),
+                f"label noise ({label})"))
+    return "".join(parts)
