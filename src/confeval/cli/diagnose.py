@@ -151,6 +151,9 @@ def run(
                                                             "(letter bias).")] = False,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Generated reply limit.")]
     = 256,
+    ablation: Annotated[bool, typer.Option(
+        "--ablation", help="Also answer each question under the paper's four input "
+                           "conditions (items with an answer key).")] = False,
     method: MethodOpt = "auto",
     top_k: TopKOpt = 20,
     seed: SeedOpt = 0,
@@ -165,7 +168,8 @@ def run(
     it (records.jsonl, metrics.json, report.html; resumable)."""
     run_live("diagnose", {"method": method, "top_k": top_k, "seed": seed,
                           "bootstrap": bootstrap, "protocol": protocol, "answer": answer,
-                          "permute": permute, "max_tokens": max_tokens},
+                          "permute": permute, "max_tokens": max_tokens,
+                          "ablation": ablation},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
              cache_path=cache_path)

@@ -122,3 +122,39 @@ def test_bad_options_are_refused():
     for bad in ({"protocol": "xyz"}, {"answer": "maybe"}, {"max_tokens": 0}):
         with pytest.raises(ValueError):
             suite.Options(**bad)
+
+
+def test_ablation_answers_each_condition_strictly_and_links_to_the_diagnosis():
+    from confeval.suites.diagnose.live import answer_prompt
+
+    items = [{**it, "correct_answer": 40 + k, "error_step": 0}
+             for k, it in enumerate(ITEMS)]
+
+    def reply(messages, params, i):
+        text = messages[-1]["content"]
+        if "Solve the problem" not in text:  # the diagnosis itself (generated mode)
+            return "B"                        # always "reasoning error"
+        item = next(it for it in items if it["item_id"] == current["id"])
+        # right only when told the error's type, or on the first item
+        right = "The error is of this kind" in text or item["item_id"] == "i0"
+        return f"The answer is {item['correct_answer'] if right else 120}."
+
+    suite = get_suite("diagnose")
+    options = suite.Options(protocol="epd5", answer="generated", ablation=True, bootstrap=200)
+    backend = ScriptedBackend(reply)
+    current, records = {}, []
+    for it in items:
+        current["id"] = it["item_id"]
+        records.append(asyncio.run(suite.run_item(it, backend, options)))
+    assert set(records[0]["answers"]) == {"question", "chain", "chain_step", "chain_type"}
+    assert set(records[4]["answers"]) == {"question", "chain"}  # error-free: no step, no type
+    assert answer_prompt(items[4], "chain_type") is None
+    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    conditions = result["ablation"]["conditions"]
+    assert conditions["chain_type"]["accuracy"] == 1.0 and conditions["chain_type"]["n"] == 5
+    assert conditions["question"]["accuracy"] == pytest.approx(1 / 6)
+    link = result["ablation"]["link"]
+    # diagnosed right: i0 and i3 (gold "re"); the plain question right only on i0
+    assert (link["n_diagnosed_right"], link["n_diagnosed_wrong"]) == (2, 4)
+    assert link["accuracy_if_right"] == 0.5 and link["accuracy_if_wrong"] == 0.0
+    assert link["difference"] == 0.5 and link["ci"]["low"] <= 0.5 <= link["ci"]["high"]

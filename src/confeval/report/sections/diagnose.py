@@ -73,6 +73,21 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
                                                    "columns": labels, "xlabel": "predicted",
                                                    "ylabel": "gold"}}),
                           f"confusion ({name})"))
+    ablation = r.get("ablation")
+    if ablation:
+        conditions = ablation.get("conditions", {})
+        parts.append(f"<h3>{esc(name)}: answer accuracy by input condition</h3>" + _table(
+            ["n", "accuracy"], [[esc(c), fmt(v["n"]),
+                                 value_with_ci(v["accuracy"], v["ci"])]
+                                for c, v in conditions.items()], "condition"))
+        link = ablation.get("link")
+        if link:
+            parts.append(_table(
+                ["n right", "accuracy | right", "n wrong", "accuracy | wrong", "difference"],
+                [["plain question", fmt(link["n_diagnosed_right"]),
+                  fmt(link["accuracy_if_right"]), fmt(link["n_diagnosed_wrong"]),
+                  fmt(link["accuracy_if_wrong"]),
+                  value_with_ci(link["difference"], link.get("ci"))]], "diagnosis"))
     drop = r.get("epd_drop")
     if drop:
         split = drop.get("split", {})

@@ -36,6 +36,7 @@ import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...evaluate import evaluate_confidence
+from ...parse.answers import check_answer
 from ...parse.diagnosis import parse_diagnosis
 from ...records import RecordSet
 from ...tasks import load_builtin
@@ -43,9 +44,10 @@ from .._images import image_url
 from .._multiple_choice import option_distribution
 from ..base import Items, LiveSuite, SuiteOptions, read_method
 from .inputs import load_mmerror_items, normalise_type
-from .scoring import PROTOCOL_TYPES, presence_rates, score_diagnosis
+from .scoring import PROTOCOL_TYPES, ablation_summary, presence_rates, score_diagnosis
 
-__all__ = ["ANSWER_MODES", "SUITE", "DiagnoseOptions", "DiagnoseSuite", "build_prompt"]
+__all__ = ["ABLATION_CONDITIONS", "ANSWER_MODES", "SUITE", "DiagnoseOptions", "DiagnoseSuite",
+           "answer_prompt", "build_prompt"]
 
 ANSWER_MODES = ("auto", "scored", "generated")
 _DEFINITIONS = {
@@ -64,12 +66,14 @@ _SYSTEM = "You check worked solutions and classify the mistakes in them."
 @dataclasses.dataclass(frozen=True)
 class DiagnoseOptions(SuiteOptions):
     """Options of a live diagnose run: the ``protocol``, the ``answer`` mode, ``permute``
-    (seeded option orders) and ``max_tokens`` of a generated reply."""
+    (seeded option orders), ``max_tokens`` of a generated reply, and ``ablation``: also ask
+    the question itself under the paper's four input conditions (items with an answer key)."""
 
     protocol: str = "etc"
     answer: str = "auto"
     permute: bool = False
     max_tokens: int = 256
+    ablation: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -111,6 +115,35 @@ def build_prompt(item: dict, stage: str, letters: dict[str, str]) -> list[dict]:
         content = [{"type": "image_url", "image_url": {"url": image_url(str(item["image"]))}},
                    {"type": "text", "text": body}]
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": content}]
+
+
+ABLATION_CONDITIONS = ("question", "chain", "chain_step", "chain_type")
+"""The paper's ablation: the question alone; with the erroneous chain; with the chain and the
+error's step; with the chain and the error's type."""
+
+
+def answer_prompt(item: dict, condition: str) -> list[dict] | None:
+    """Messages asking for the question's answer under ``condition`` (``None`` when the
+    condition does not apply: no error step or type on an error-free chain)."""
+    erroneous = item.get("gold_type") not in (None, "no_error")
+    if condition in ("chain_step", "chain_type") and not erroneous:
+        return None
+    if condition == "chain_step" and not isinstance(item.get("error_step"), int):
+        return None
+    body = f"Problem: {item['question']}\n\n"
+    if condition != "question":
+        body += f"A proposed solution, which contains an error:\n{item['chain']}\n\n"
+    if condition == "chain_step":
+        body += f"The error is in step {item['error_step'] + 1}.\n\n"
+    if condition == "chain_type":
+        body += f"The error is of this kind: {_DEFINITIONS[item['gold_type']]}\n\n"
+    body += "Solve the problem. Reply with the final answer only."
+    content: Any = body
+    if item.get("image"):
+        content = [{"type": "image_url", "image_url": {"url": image_url(str(item["image"]))}},
+                   {"type": "text", "text": body}]
+    return [{"role": "system", "content": "You solve problems and give the final answer."},
+            {"role": "user", "content": content}]
 
 
 class DiagnoseSuite(LiveSuite):
@@ -178,7 +211,25 @@ class DiagnoseSuite(LiveSuite):
             record.update(await self._generated(item, backend, options, letters))
         pred = record.get("pred_type")
         record["correct"] = None if pred is None else int(pred == item["gold_type"])
+        if options.ablation and item.get("correct_answer") not in (None, ""):
+            record["answers"] = await self._answers(item, backend)
         return record
+
+    @staticmethod
+    async def _answers(item: dict, backend: Backend) -> dict:
+        """The question answered under each input condition, checked strictly."""
+        params = GenerateParams(max_tokens=48, temperature=0.0)
+        out = {}
+        for condition in ABLATION_CONDITIONS:
+            messages = answer_prompt(item, condition)
+            if messages is None:
+                continue
+            reply = (await backend.generate(messages, params))[0].text
+            got = check_answer(reply, item["correct_answer"])
+            out[condition] = {"reply": reply, "answer": got.answer,
+                              "correct": None if got.correct is None else int(got.correct),
+                              "failure": got.failure}
+        return out
 
     async def _distribution(self, item, backend, options, stage, letters) -> dict:
         dist = await option_distribution(backend, build_prompt(item, stage, letters),
@@ -265,6 +316,9 @@ class DiagnoseSuite(LiveSuite):
             if options.protocol != "etc":
                 result["presence"] = presence_rates(np.array(gold, dtype=object),
                                                     np.array(pred, dtype=object))
+            if options.ablation:
+                result["ablation"] = ablation_summary(counted, bootstrap=options.bootstrap,
+                                                      seed=options.seed)
             section["results"][model_name] = result
         sections.append(section)
         scored = [r for r in counted if r.get("confidence") is not None]

@@ -33,8 +33,8 @@ from scipy import stats
 from ... import metrics as M
 from ...taxonomy import MMERROR_LETTER_ORDER
 
-__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "epd_drop", "epd_drop_files", "presence_rates",
-           "proportion_ci", "score_diagnosis", "score_diagnosis_file"]
+__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "ablation_summary", "epd_drop", "epd_drop_files",
+           "presence_rates", "proportion_ci", "score_diagnosis", "score_diagnosis_file"]
 
 PROTOCOL_TYPES = {"etc": MMERROR_LETTER_ORDER[:4], "epd5": MMERROR_LETTER_ORDER,
                   "epd": MMERROR_LETTER_ORDER}
@@ -314,3 +314,49 @@ def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
         raise ValueError(f"pairing ETC and EPD runs needs an item id column ({config.id_col!r})")
     return epd_drop(etc.ids, etc.gold, etc.pred, epd.ids, epd.gold, epd.pred,
                     bootstrap=config.bootstrap, seed=config.seed)
+
+
+def _gap(answer: np.ndarray, diagnosed: np.ndarray) -> float:
+    right, wrong = answer[diagnosed == 1], answer[diagnosed == 0]
+    return float(right.mean() - wrong.mean()) if right.size and wrong.size else float("nan")
+
+
+def ablation_summary(records: Sequence[Mapping], *, bootstrap: int = 1000, seed: int = 0
+                     ) -> dict:
+    """Answer accuracy per input condition (``records[i]["answers"][condition]["correct"]``;
+    unreadable answers count as wrong) with Wilson intervals, and the diagnosis <-> answer
+    link: plain-question accuracy on items diagnosed right vs wrong, and its difference with a
+    bootstrap interval over items.
+
+    Examples
+    --------
+    >>> recs = [{"correct": 1, "answers": {"question": {"correct": 1}}},
+    ...         {"correct": 0, "answers": {"question": {"correct": 0}}}]
+    >>> ablation_summary(recs, bootstrap=0)["link"]["difference"]
+    1.0
+    """
+    by_condition: dict[str, list[int]] = {}
+    for r in records:
+        for condition, a in (r.get("answers") or {}).items():
+            by_condition.setdefault(condition, []).append(int(a.get("correct") or 0))
+    out: dict = {"conditions": {c: {"n": len(v), "correct": int(sum(v)),
+                                    "accuracy": sum(v) / len(v), "ci": proportion_ci(sum(v),
+                                                                                     len(v))}
+                                for c, v in by_condition.items()}}
+    pairs = [(int((r.get("answers") or {}).get("question", {}).get("correct") or 0),
+              int(r["correct"] or 0)) for r in records
+             if "question" in (r.get("answers") or {}) and r.get("correct") is not None]
+    if pairs:
+        answer, diagnosed = (np.array(x, dtype=float) for x in zip(*pairs))
+        link: dict = {"n_diagnosed_right": int(diagnosed.sum()),
+                      "n_diagnosed_wrong": int((1 - diagnosed).sum()),
+                      "accuracy_if_right": float(answer[diagnosed == 1].mean())
+                      if diagnosed.any() else None,
+                      "accuracy_if_wrong": float(answer[diagnosed == 0].mean())
+                      if (1 - diagnosed).any() else None,
+                      "difference": _gap(answer, diagnosed)}
+        if bootstrap and diagnosed.any() and (1 - diagnosed).any():
+            ci = M.bootstrap_ci(_gap, answer, diagnosed, n_resamples=bootstrap, seed=seed)
+            link["ci"] = {"low": ci.low, "high": ci.high}
+        out["link"] = link
+    return out
