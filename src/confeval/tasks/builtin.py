@@ -31,6 +31,8 @@ import string
 import numpy as np
 
 from ..taxonomy import error_types
+from ._chains import steps_for
+from .diagnose import arith_diagnose
 
 __all__ = ["BUILTIN_TASKS", "ERROR_TYPES", "arith_mc", "arith_steps", "load_builtin"]
 
@@ -98,72 +100,6 @@ def arith_mc(n: int = 200, *, seed: int = 0, min_options: int = 4,
     return items
 
 
-def _steps_for(a, b, c, d, error_step, error_type, rng):
-    """The four steps, with one error injected at ``error_step`` (or none if -1)."""
-    stock = a * b
-    steps, values = [], {}
-
-    def off(x):
-        return x + int(rng.choice([-1, 1])) * int(rng.integers(1, 10))
-
-    # step 0: stock = a × b
-    if error_step == 0 and error_type == "numerical_calculation":
-        stock = off(a * b)
-        steps.append(f"{a} boxes × {b} pens = {stock} pens at the start.")
-    elif error_step == 0 and error_type == "reasoning":
-        stock = a + b
-        steps.append(f"{a} boxes + {b} pens = {stock} pens at the start.")
-    elif error_step == 0 and error_type == "question_understanding":
-        stock = a * d
-        steps.append(f"{a} boxes × {d} pens = {stock} pens at the start.")
-    else:
-        steps.append(f"{a} boxes × {b} pens = {stock} pens at the start.")
-    values["stock"] = stock
-    # step 1: left = stock − c
-    left = stock - c
-    if error_step == 1 and error_type == "numerical_calculation":
-        left = off(stock - c)
-        steps.append(f"After selling {c}: {stock} − {c} = {left} pens.")
-    elif error_step == 1 and error_type == "reasoning":
-        left = stock + c
-        steps.append(f"After selling {c}: {stock} + {c} = {left} pens.")
-    elif error_step == 1 and error_type == "question_understanding":
-        left = stock - d
-        steps.append(f"After selling {d}: {stock} − {d} = {left} pens.")
-    else:
-        steps.append(f"After selling {c}: {stock} − {c} = {left} pens.")
-    # step 2: new = d × b
-    new = d * b
-    if error_step == 2 and error_type == "numerical_calculation":
-        new = off(d * b)
-    elif error_step == 2 and error_type == "reasoning":
-        new = d + b
-    elif error_step == 2 and error_type == "question_understanding":
-        new = d * c
-    op = "+" if error_step == 2 and error_type == "reasoning" else "×"
-    per_box = c if error_step == 2 and error_type == "question_understanding" else b
-    steps.append(f"The {d} new boxes hold {d} {op} {per_box} = {new} pens.")
-    # step 3: total = left + new
-    total = left + new
-    if error_step == 3 and error_type == "numerical_calculation":
-        total = off(left + new)
-        steps.append(f"Total: {left} + {new} = {total} pens.")
-    elif error_step == 3 and error_type == "reasoning":
-        total = left - new
-        steps.append(f"Total: {left} − {new} = {total} pens.")
-    elif error_step == 3 and error_type == "question_understanding":
-        total = left + d
-        steps.append(f"Total: {left} + {d} = {total} pens.")
-    elif error_step == 3 and error_type == "symbolic_calculation":
-        # (a + d) × b − c would be right; distributing the subtraction over the product is not.
-        total = (a + d) * (b - c)
-        steps.append(f"Total: {a} × {b} − {c} + {d} × {b} = ({a} + {d}) × ({b} − {c}) = "
-                     f"{total} pens.")
-    else:
-        steps.append(f"Total: {left} + {new} = {total} pens.")
-    return steps, total
-
-
 def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> list[dict]:
     """``n`` step-by-step solutions in the ``steps`` suite's format: ``item_id, problem,
     final_answer`` (the correct answer, shown to a judge), ``steps, labels, error_types``
@@ -182,7 +118,7 @@ def arith_steps(n: int = 200, *, seed: int = 0, error_rate: float = 0.75) -> lis
             d = int(rng.integers(2, 9))
             if d == b:
                 continue
-            steps, final = _steps_for(a, b, c, d, error_step, error_type, rng)
+            steps, final = steps_for(a, b, c, d, error_step, error_type, rng)
             correct = a * b - c + d * b
             negative = any(re.search(r"(?<![\d)])-\d", step) for step in steps)
             if not negative and (error_step < 0 or final != correct):
@@ -234,14 +170,8 @@ def arith_judge(n: int = 200, *, seed: int = 0) -> list[dict]:
     return items
 
 
-def _arith_diagnose(n: int = 200, *, seed: int = 0) -> list[dict]:
-    from .diagnose import arith_diagnose  # its own module; imported late (it imports this one)
-
-    return arith_diagnose(n, seed=seed)
-
-
 BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge,
-                 "arith-diagnose": _arith_diagnose}
+                 "arith-diagnose": arith_diagnose}
 
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:

@@ -29,7 +29,7 @@ import io
 import numpy as np
 
 from ..taxonomy import MMERROR_LETTER_ORDER
-from .builtin import _steps_for
+from ._chains import steps_for
 
 __all__ = ["DIAGNOSE_TYPES", "arith_diagnose", "inventory_card"]
 
@@ -85,11 +85,11 @@ def _chain(a, b, c, d, gold, subtype, error_step, rng, *, dozens, card):
             prefix.append("A dozen is 12 pens.")
     if gold == "re":
         kind = "numerical_calculation" if subtype == "wrong_arithmetic" else "reasoning"
-        steps, final = _steps_for(seen, b_used, c, d, error_step, kind, rng)
+        steps, final = steps_for(seen, b_used, c, d, error_step, kind, rng)
     elif gold == "qce" and subtype == "quantity_not_given":
-        steps, final = _steps_for(seen, b_used, c, d, error_step, "question_understanding", rng)
+        steps, final = steps_for(seen, b_used, c, d, error_step, "question_understanding", rng)
     else:
-        steps, final = _steps_for(seen, b_used, c, d, -1, "", rng)
+        steps, final = steps_for(seen, b_used, c, d, -1, "", rng)
         if gold == "qce" and subtype == "dropped_constraint":
             left = seen * b_used - c
             steps[2:] = [f"So the shop has {left} pens now."]
