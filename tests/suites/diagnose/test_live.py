@@ -158,3 +158,16 @@ def test_ablation_answers_each_condition_strictly_and_links_to_the_diagnosis():
     assert (link["n_diagnosed_right"], link["n_diagnosed_wrong"]) == (2, 4)
     assert link["accuracy_if_right"] == 0.5 and link["accuracy_if_wrong"] == 0.0
     assert link["difference"] == 0.5 and link["ci"]["low"] <= 0.5 <= link["ci"]["high"]
+
+
+def test_conformal_sets_over_the_types_from_the_recorded_probabilities():
+    items = [{**it, "item_id": f"{it['item_id']}-{copy}"} for copy in range(4) for it in ITEMS]
+    suite, options, records = _run("epd5", items)
+    sections = suite.score(records, options, "m")["sections"]
+    sets = next(s for s in sections if s["kind"] == "sets")
+    assert set(sets["results"]) == {"m (marginal)", "m (Mondrian by gold type)",
+                                     "m (Mondrian by domain)"}
+    marginal = sets["results"]["m (marginal)"]
+    assert marginal["alpha"] == 0.1 and marginal["n_used"] == 24
+    confidence = next(s for s in sections if s["kind"] == "confidence")
+    assert confidence["results"]["m"]["n_used"] == 24

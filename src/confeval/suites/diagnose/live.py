@@ -331,8 +331,40 @@ class DiagnoseSuite(LiveSuite):
                                             "it chose; correct = it is the gold type.",
                              "name_header": "model",
                              "results": {model_name: {"n_used": len(scored), **conf}}})
+        sets = self._sets_sections(scored, options, model_name)
+        sections.extend(sets)
         return {"title": f"confeval run diagnose — {model_name}", "simulated": False,
                 "n_records": len(records), "excluded": excluded, "sections": sections}
+
+    @staticmethod
+    def _sets_sections(scored: list[dict], options: DiagnoseOptions, model_name: str
+                       ) -> list[dict]:
+        """Conformal sets over the types from the recorded probabilities (the sets suite's
+        exact protocol, alpha 0.1): marginal, and Mondrian by gold type and by domain."""
+        from ..sets.scoring import score_sets
+
+        if len(scored) < 8:
+            return []
+        types = list(PROTOCOL_TYPES[options.protocol])
+        probs = np.array([[r["probs"].get(t, 0.0) for t in types] for r in scored])
+        labels = np.array([types.index(r["gold_type"]) for r in scored])
+        results = {}
+        for name, groups in (("marginal", None),
+                             ("Mondrian by gold type", np.array([r["gold_type"]
+                                                                 for r in scored])),
+                             ("Mondrian by domain", np.array([str(r.get("domain"))
+                                                              for r in scored]))):
+            try:
+                with np.errstate(all="ignore"):
+                    results[f"{model_name} ({name})"] = {
+                        **score_sets(probs, labels, alpha=0.1, split_seed=options.seed + 42,
+                                     groups=groups), "n_used": len(scored)}
+            except ValueError as exc:
+                results[f"{model_name} ({name})"] = {"error": str(exc)}
+        return [{"kind": "sets", "title": "Conformal sets over the error types",
+                 "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
+                                "holds every type the model cannot rule out at alpha 0.1.",
+                 "name_header": "model", "results": results}]
 
 
 SUITE = DiagnoseSuite()
