@@ -171,3 +171,19 @@ def test_conformal_sets_over_the_types_from_the_recorded_probabilities():
     assert marginal["alpha"] == 0.1 and marginal["n_used"] == 24
     confidence = next(s for s in sections if s["kind"] == "confidence")
     assert confidence["results"]["m"]["n_used"] == 24
+
+
+def test_letter_and_type_pick_rates_and_probability_scores():
+    from confeval import metrics as M
+
+    suite, options, records = _run("epd5", ITEMS, permute=True)
+    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    assert sum(result["letter_pick_rate"].values()) == pytest.approx(1.0)
+    assert result["type_pick_rate"] == pytest.approx(
+        {"kde": 2 / 6, "no_error": 1 / 6, "qce": 1 / 6, "re": 2 / 6})
+    order = ["vpe", "re", "qce", "kde", "no_error"]
+    probs = [[r["probs"][t] for t in order] for r in records]
+    labels = [order.index(r["gold_type"]) for r in records]
+    assert result["multiclass_brier"] == pytest.approx(M.multiclass_brier_score(probs, labels))
+    assert result["classwise_ece"] == pytest.approx(
+        M.classwise_calibration_error(probs, labels))

@@ -316,6 +316,7 @@ class DiagnoseSuite(LiveSuite):
             if options.protocol != "etc":
                 result["presence"] = presence_rates(np.array(gold, dtype=object),
                                                     np.array(pred, dtype=object))
+            result.update(_letters_and_probabilities(counted, options.protocol))
             if options.ablation:
                 result["ablation"] = ablation_summary(counted, bootstrap=options.bootstrap,
                                                       seed=options.seed)
@@ -365,6 +366,34 @@ class DiagnoseSuite(LiveSuite):
                  "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
                                 "holds every type the model cannot rule out at alpha 0.1.",
                  "name_header": "model", "results": results}]
+
+
+def _letters_and_probabilities(records: list[dict], protocol: str) -> dict:
+    """How often each offered letter and each type was chosen (under ``--permute`` a letter
+    preference shows as an even letter rate with an uneven type rate, or the reverse), and the
+    class-wise ECE and multi-class Brier score of the type probabilities when recorded."""
+    from ... import metrics as M
+
+    picked = [r for r in records if r.get("pred_type") and r.get("letters")]
+    out: dict[str, Any] = {}
+    if picked:
+        letters: dict[str, int] = {}
+        types: dict[str, int] = {}
+        for r in picked:
+            by_type = {t: k for k, t in r["letters"].items()}
+            letter = by_type.get(r["pred_type"], "E" if r["pred_type"] == "no_error" else "?")
+            letters[letter] = letters.get(letter, 0) + 1
+            types[r["pred_type"]] = types.get(r["pred_type"], 0) + 1
+        out["letter_pick_rate"] = {k: v / len(picked) for k, v in sorted(letters.items())}
+        out["type_pick_rate"] = {k: v / len(picked) for k, v in sorted(types.items())}
+    with_probs = [r for r in records if r.get("probs")]
+    if len(with_probs) >= 2:
+        order = list(PROTOCOL_TYPES[protocol])
+        probs = np.array([[r["probs"].get(t, 0.0) for t in order] for r in with_probs])
+        labels = np.array([order.index(r["gold_type"]) for r in with_probs])
+        out["classwise_ece"] = M.classwise_calibration_error(probs, labels)
+        out["multiclass_brier"] = M.multiclass_brier_score(probs, labels)
+    return out
 
 
 SUITE = DiagnoseSuite()
