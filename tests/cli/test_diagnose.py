@@ -72,3 +72,20 @@ def test_diagnose_run_on_the_embedded_model_end_to_end(tmp_path, capsys, protoco
     capsys.readouterr()
     assert main(args) == 0
     assert "0 model call(s)" in capsys.readouterr().out
+
+
+def test_score_reads_the_authors_latest_json_and_a_human_row(tmp_path, capsys):
+    latest = tmp_path / "latest.json"
+    results = [{"question_id": f"q{i}", "gt_label": "B_Reasoning_Error",
+                "pred_label": "B_Reasoning_Error" if i % 2 else "D_Knowledge_Deployment_Error",
+                "status": "ok" if i < 8 else "error", "domain": "ML"} for i in range(10)]
+    latest.write_text(json.dumps({"results": results, "accuracy": 0.5}))
+    human = tmp_path / "human.csv"
+    human.write_text("domain,accuracy\nML,0.9107\ntotal,0.8952\n")
+    assert main(["diagnose", "score", str(latest), "--human", str(human), "--json",
+                 "--simulations", "0"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(latest)]
+    # items 1, 3, 5, 7 right; 8 and 9 failed (status error): wrong under strict accuracy
+    assert res["n"] == 10 and res["correct"] == 4 and res["parse_rate"] == 0.8
+    assert res["accuracy_parsed"] == 0.5
+    assert res["baselines"]["human"] == {"ML": 0.9107, "total": 0.8952}

@@ -107,6 +107,9 @@ def score(
                        "(repeatable).")] = None,
     simulations: Annotated[int, typer.Option("--simulations", help="Random guessers "
                                                                    "simulated.")] = 1000,
+    human: Annotated[Path | None, typer.Option(
+        "--human", help="A human row: CSV/JSONL with domain,accuracy (domain 'total' for the "
+                        "Total), shown beside the baselines.")] = None,
     bootstrap: BootOpt = 1000,
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
@@ -120,10 +123,11 @@ def score(
                             reply_col=reply_col, domain_col=domain_col,
                             subdomain_col=subdomain_col, id_col=id_col,
                             n_simulations=simulations, bootstrap=bootstrap, seed=seed)
+    human_row = _human_row(human) if human else None
     results = {}
     with progress(len(files), "diagnose", enabled=len(files) > 1) as step:
         for path in files:
-            results[str(path)] = score_diagnosis_file(path, config)
+            results[str(path)] = score_diagnosis_file(path, config, human=human_row)
             step(f"scored {path.name}")
     for spec in pair or []:
         etc_file, _, epd_file = spec.partition(",")
@@ -173,6 +177,17 @@ def run(
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
              cache_path=cache_path)
+
+
+def _human_row(path: Path) -> dict[str, float]:
+    rs = RecordSet.read(path)
+    values = rs.numeric(["accuracy"], lo=0.0, hi=1.0, what="accuracy")[:, 0]
+    domains = rs.groups("domain", what="domain")
+    keep = rs.mask
+    if not keep.any():
+        raise ValueError(f"{path}: no usable human accuracy (fractions in [0, 1]); "
+                         f"excluded: {rs.excluded}")
+    return {str(d): float(v) for d, v in zip(domains[keep], values[keep])}
 
 
 TABLES["diagnose"] = diagnose_table

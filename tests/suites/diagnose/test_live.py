@@ -83,6 +83,7 @@ def test_two_stage_epd_has_a_joint_distribution():
     result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
     assert result["accuracy_strict"] == 1.0
     assert result["presence"]["false_positive_rate"] == 0.0
+    assert result["presence"]["auroc_p_error_present"] == 1.0
     assert result["baselines"]["random"]["expected"] == pytest.approx((5 / 8 + 1 / 2) / 6)
 
 

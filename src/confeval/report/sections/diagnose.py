@@ -33,10 +33,11 @@ def render_diagnose(section: Mapping[str, Any]) -> str:
                      fmt(r.get("macro_f1")), fmt(r.get("kappa")),
                      fmt(base.get("random", {}).get("expected")),
                      f"{fmt(base.get('majority', {}).get('accuracy'))} "
-                     f"({esc(base.get('majority', {}).get('type'))})"])
+                     f"({esc(base.get('majority', {}).get('type'))})",
+                     fmt((base.get("human") or {}).get("total"))])
     parts.append(_table(["protocol", "n", "accuracy (strict)", "accuracy (parsed)",
-                         "parse rate", "macro-F1", "kappa", "random", "majority"], rows,
-                        "file"))
+                         "parse rate", "macro-F1", "kappa", "random", "majority", "human"],
+                        rows, "file"))
     for name, r in results.items():
         parts.append(_per_file(short_name(name), r))
     return "".join(parts)

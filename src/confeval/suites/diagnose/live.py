@@ -316,6 +316,7 @@ class DiagnoseSuite(LiveSuite):
             if options.protocol != "etc":
                 result["presence"] = presence_rates(np.array(gold, dtype=object),
                                                     np.array(pred, dtype=object))
+                result["presence"].update(_presence_auroc(counted))
             result.update(_letters_and_probabilities(counted, options.protocol))
             if options.ablation:
                 result["ablation"] = ablation_summary(counted, bootstrap=options.bootstrap,
@@ -366,6 +367,17 @@ class DiagnoseSuite(LiveSuite):
                  "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
                                 "holds every type the model cannot rule out at alpha 0.1.",
                  "name_header": "model", "results": results}]
+
+
+def _presence_auroc(records: list[dict]) -> dict:
+    """AUROC of P(error present) for telling erroneous from error-free chains (both needed)."""
+    from ... import metrics as M
+
+    rows = [r for r in records if r.get("p_error_present") is not None]
+    erroneous = np.array([r["gold_type"] != "no_error" for r in rows], dtype=float)
+    if erroneous.size < 2 or erroneous.min() == erroneous.max():
+        return {}
+    return {"auroc_p_error_present": M.auroc([r["p_error_present"] for r in rows], erroneous)}
 
 
 def _letters_and_probabilities(records: list[dict], protocol: str) -> dict:

@@ -278,24 +278,60 @@ def _read(path: str | Path, config: DiagnoseConfig):
     path = Path(path)
     if path.is_dir():
         path = path / "records.jsonl"
-    rs = RecordSet.read(path)
+    rs = _authors_results(path) if path.suffix.lower() == ".json" else RecordSet.read(path)
     protocol = "etc" if config.protocol == "epd" and config.reply_col else config.protocol
+    gold_col = _fallback(rs, config.gold_col, "gold_type", ("gt_label", "label"))
+    pred_col = _fallback(rs, config.pred_col, "pred_type", ("pred_label",))
     data = read_diagnosis_records(
-        rs, gold_col=config.gold_col, pred_col=config.pred_col, reply_col=config.reply_col,
+        rs, gold_col=gold_col, pred_col=pred_col, reply_col=config.reply_col,
         protocol="epd5" if protocol == "epd" else protocol, domain_col=config.domain_col,
         subdomain_col=config.subdomain_col,
         id_col=config.id_col if config.id_col in rs.frame else None)
     return rs, data
 
 
-def score_diagnosis_file(path: str | Path, config: DiagnoseConfig = DiagnoseConfig()) -> dict:
-    """:func:`score_diagnosis` on one record file (or run folder), with its row counts."""
+def _fallback(rs, column: str | None, default: str, others: tuple[str, ...]) -> str | None:
+    """The authors' column names (``gt_label``, ``pred_label``) when ours are absent and the
+    default was not changed."""
+    if column != default or column in rs.frame:
+        return column
+    return next((c for c in others if c in rs.frame), column)
+
+
+def _authors_results(path: Path):
+    """The authors' ``latest.json``: a document whose ``results`` list holds one record per
+    item (``gt_label``, ``pred_label``, ``status``, ``domain``, ...); failed items (status not
+    ``ok``) keep a null prediction, so they count as wrong under strict accuracy."""
+    import json
+
+    import pandas as pd
+
+    from ...records import RecordsError, RecordSet
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordsError(f"{path}: not a readable JSON document ({exc})") from None
+    rows = document.get("results") if isinstance(document, dict) else document
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise RecordsError(f"{path}: expected the authors' latest.json (a 'results' list of "
+                           "records) or a JSON list of records")
+    frame = pd.DataFrame([{**r, "pred_label": r.get("pred_label")
+                           if r.get("status", "ok") == "ok" else None} for r in rows])
+    frame["_row"] = range(1, len(frame) + 1)
+    return RecordSet.from_frame(frame, str(path))
+
+
+def score_diagnosis_file(path: str | Path, config: DiagnoseConfig = DiagnoseConfig(), *,
+                         human: Mapping | None = None) -> dict:
+    """:func:`score_diagnosis` on one record file, run folder or the authors' ``latest.json``,
+    with its row counts; ``human`` an optional human row ``{domain or "total": accuracy}``."""
     rs, data = _read(path, config)
     try:
         res = score_diagnosis(data.gold, data.pred, protocol=config.protocol,
                               domains=data.domains, subdomains=data.subdomains,
                               failures=data.failures, n_simulations=config.n_simulations,
-                              seed=config.seed)
+                              seed=config.seed, human=human)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
     summary = rs.summary()
