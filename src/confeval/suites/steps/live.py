@@ -7,6 +7,12 @@ Each record is one step: ``item_id, step, variant, p_correct, label, error_type,
 pred_label, pred_error_type, status, reason, flags`` plus metadata — the input of
 ``confeval steps score``. A reply the parser cannot read gives unparseable step records
 (counted, never dropped); see :mod:`confeval.parse.steps` and its consistency policy.
+
+Answer modes (``--answer``): ``generated`` asks for every step's verdict in one reply and parses
+it; ``scored`` asks, for each step, whether it is correct given the problem and the steps before
+it, and reads P(correct) as the model's probability of "Yes" against "No" (exact continuation
+scoring: no reply to parse, no error type); ``auto`` is ``scored`` when the backend can score a
+continuation exactly. Records say which mode produced them (``answer``).
 """
 
 from __future__ import annotations
@@ -15,14 +21,18 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ...backends import Backend, GenerateParams
 from ...parse.steps import CONSISTENCY_POLICIES
 from ...taxonomy import error_types
 from .._images import image_url
+from .._multiple_choice import valid_logprobs
 from ..base import LiveSuite, SuiteOptions
 from .inputs import load_step_items, verdict_records
 
-__all__ = ["SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages"]
+__all__ = ["ANSWER_MODES", "SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages",
+           "build_step_question"]
 
 _TYPE_NAMES = [t.name for t in error_types("confprobench").values()]
 
@@ -67,18 +77,42 @@ def build_step_judge_messages(problem: str, final_answer: str, steps: Sequence[s
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 
+ANSWER_MODES = ("auto", "scored", "generated")
+VERDICTS = ("Yes", "No")
+_STEP_SYSTEM = ("You check a student's solution one step at a time. Reply Yes if the step you "
+                "are asked about is correct, No if it is not, and nothing else.")
+
+
+def build_step_question(problem: str, final_answer: str, steps: Sequence[str], k: int, *,
+                        images: Sequence[str] = ()) -> list[dict]:
+    """Chat messages asking whether step ``k`` (0-based) is correct, given the problem, the
+    correct final answer and the steps before it (the scored mode)."""
+    before = "\n".join(f"Step {i + 1}: {s}" for i, s in enumerate(steps[:k]))
+    text = (f"Problem: {problem}\nCorrect final answer: {final_answer}\n"
+            + (f"The student's solution so far:\n{before}\n" if before else "")
+            + f"Next step:\nStep {k + 1}: {steps[k]}\n\nIs step {k + 1} correct?")
+    content: Any = text
+    if images:
+        content = [*({"type": "image_url", "image_url": {"url": image_url(str(u))}}
+                     for u in images), {"type": "text", "text": text}]
+    return [{"role": "system", "content": _STEP_SYSTEM}, {"role": "user", "content": content}]
+
+
 @dataclasses.dataclass(frozen=True)
 class StepsOptions(SuiteOptions):
     """Options of a live steps run: the shared ones, what to do when a judge's label
-    contradicts its probability (``consistency``), the reply length limit ``max_tokens`` and
-    the reply ``output`` format asked for (``list`` or ``json``)."""
+    contradicts its probability (``consistency``), the reply length limit ``max_tokens``, the
+    reply ``output`` format asked for (``list`` or ``json``) and the ``answer`` mode."""
 
     consistency: str = "flag"
     max_tokens: int = 1024
     output: str = "list"
+    answer: str = "auto"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.answer not in ANSWER_MODES:
+            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
         if self.consistency not in CONSISTENCY_POLICIES:
             raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}, "
                              f"got {self.consistency!r}")
@@ -97,7 +131,13 @@ class StepsSuite(LiveSuite):
     Options = StepsOptions
 
     def needs(self, backend: Backend, options: StepsOptions) -> list[str]:
-        return ["generate"]
+        return ["score"] if self._mode(backend, options) == "scored" else ["generate"]
+
+    @staticmethod
+    def _mode(backend: Backend, options: StepsOptions) -> str:
+        if options.answer != "auto":
+            return options.answer
+        return "scored" if "score" in backend.capabilities else "generated"
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         items = load_step_items(data, n, seed)
@@ -106,6 +146,41 @@ class StepsSuite(LiveSuite):
         return items
 
     async def run_item(self, item: dict, backend: Backend, options: StepsOptions) -> dict:
+        if self._mode(backend, options) == "scored":
+            return await self._scored(item, backend)
+        record = await self._generated(item, backend, options)
+        return {**record, "answer": "generated"}
+
+    @staticmethod
+    async def _scored(item: dict, backend: Backend) -> dict:
+        """P(step correct) per step from the probability of "Yes" against "No"."""
+        meta = {k: v for k, v in item.items()
+                if k not in ("steps", "labels", "error_types", "images", "problem",
+                             "final_answer", "run_id", "item_id", "problem_id")
+                and not isinstance(v, (list, dict))}
+        steps = []
+        for k in range(len(item["steps"])):
+            messages = build_step_question(item["problem"], item["final_answer"], item["steps"],
+                                           k, images=item.get("images") or ())
+            yes, no = await backend.score(messages, list(VERDICTS))
+            ok = valid_logprobs([yes, no])
+            p = float(1.0 / (1.0 + np.exp(no - yes))) if ok else None
+            steps.append({**meta, "item_id": item["problem_id"], "variant": item["variant"],
+                          "step": k, "p_correct": p, "label": item["labels"][k],
+                          "error_type": item["error_types"][k],
+                          "pred_label": None if p is None else int(p >= 0.5),
+                          "pred_error_type": "", "status": "ok" if ok else "unparseable",
+                          "reason": None if ok else "invalid_logprobs", "flags": [],
+                          "logprob_yes": yes, "logprob_no": no})
+        bad = sum(s["status"] != "ok" for s in steps)
+        return {"item_id": item["item_id"], "problem_id": item["problem_id"],
+                "variant": item["variant"], "answer": "scored", "raw_output": None,
+                "n_steps": len(item["steps"]), "labels": item["labels"],
+                "error_types": item["error_types"], "steps": steps,
+                "status": "unparseable" if bad else "ok",
+                "reason": f"{bad} step(s) without valid log-probabilities" if bad else None}
+
+    async def _generated(self, item: dict, backend: Backend, options: StepsOptions) -> dict:
         messages = build_step_judge_messages(item["problem"], item["final_answer"],
                                              item["steps"], images=item.get("images") or (),
                                              output=options.output)
