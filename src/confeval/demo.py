@@ -118,36 +118,65 @@ def live_model_available() -> str | None:
     return None
 
 
+LIVE_PLAN = (
+    # suite, data, items (None: --live-items), options, what the model does, chance level
+    ("sets", "builtin:arith-mc", None, {},
+     "answers generated arithmetic and unit-conversion questions with 4–6 options; option "
+     "probabilities are exact continuation scores of the letters, renormalised",
+     "chance accuracy about 1/5 (4–6 options)"),
+    ("intervals", "builtin:arith-judge", 20, {},
+     "grades answers to arithmetic questions on a 1–5 scale; the rating distribution is the "
+     "exact score of each rating after the rubric",
+     "a judge that ignores the answer has Pearson 0 with the reference grades"),
+    ("steps", "builtin:arith-steps", 6, {},
+     "checks four-step solutions step by step; P(step correct) is its probability of Yes "
+     "against No for each step given the steps before it",
+     "AUROC 0.5 and CSS 0 for a judge that cannot tell right steps from wrong"),
+    ("diagnose", "builtin:arith-diagnose", 24, {"protocol": "epd"},
+     "says whether a reasoning chain has an error and of which type (two-stage EPD); the "
+     "answer is the most probable option, from exact scores of the letters",
+     "random guessing: 1/8 on an erroneous chain, 1/2 on an error-free one (see baselines)"),
+    ("measures", "builtin:arith-mc", 6, {"samples": 5, "sample_tokens": 12,
+                                         "similarity": "jaccard"},
+     "has every option of a question injected as its answer; each confidence measure ranks "
+     "the options (5 sampled answers per question for the black-box measures)",
+     "AUROC 0.5 for a measure that cannot tell the gold option from the others"),
+)
+"""The live part of the demo: every live suite on the embedded model, a small seeded n each."""
+
+
 def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -> list[dict]:
-    """The sets suite, live, on the embedded SmolLM2 over the built-in arith-mc task."""
+    """Every live suite on the embedded SmolLM2 over its built-in task (cached)."""
     from .backends import ResponseCache, get_backend
     from .runner import run_suite
     from .suites import get_suite
-    from .tasks import arith_mc
 
     step("live: loading the embedded model")
     backend = get_backend("local")
-    suite = get_suite("sets")
-    config = {"command": "demo-live", "suite": "sets", "model": "local",
-              "backend": backend.identity(), "data": "builtin:arith-mc", "n": n_items,
-              "seed": seed}
-    result = run_suite(suite, backend, arith_mc(n_items, seed=seed), out / "live-sets",
-                       config=config, cache=ResponseCache(),
-                       options=suite.Options(bootstrap=n_resamples, seed=seed),
-                       model_name=backend.describe(),
-                       progress=lambda _msg=None: step("live: multiple choice on SmolLM2"))
-    sections = result.metrics["sections"]
-    sections[0].update(
-        title="LIVE: the embedded SmolLM2-135M-Instruct on built-in multiple choice",
-        description=f"A real model ({backend.describe()}, run on this machine) answers "
-                    f"{n_items} generated arithmetic and unit-conversion questions with 4–6 "
-                    "options; option probabilities are exact continuation scores of the "
-                    "letters, renormalised over the options. Run folder: live-sets/. "
-                    f"{result.model_calls} model call(s) this time (the rest from the cache).")
-    for section in sections:
-        section["simulated"] = False
-    if len(sections) > 1:
-        sections[1]["title"] = "LIVE: conformal prediction sets of the embedded model"
+    cache = ResponseCache()
+    sections: list[dict] = []
+    for name, data, n, extra, what, chance in LIVE_PLAN:
+        suite = get_suite(name)
+        n = n or n_items
+        options = suite.Options.from_dict({"bootstrap": n_resamples, "seed": seed, **extra})
+        config = {"command": "demo-live", "suite": name, "model": "local",
+                  "backend": backend.identity(), "data": data, "n": n, "seed": seed,
+                  "options": options.to_dict()}
+        result = run_suite(suite, backend, suite.load_items(data, n, seed), out / f"live-{name}",
+                           config=config, cache=cache, options=options,
+                           model_name=backend.describe(),
+                           progress=lambda _msg=None, name=name: step(f"live: {name} on "
+                                                                      "SmolLM2"))
+        for k, section in enumerate(result.metrics["sections"]):
+            section["simulated"] = False
+            section["title"] = f"LIVE ({name}): {section['title']}"
+            if k == 0:
+                section["description"] = (
+                    f"A real model ({backend.describe()}, run on this machine) {what}. "
+                    f"{n} items from {data}; run folder live-{name}/; "
+                    f"{result.model_calls} model call(s) this time (the rest from the cache). "
+                    f"Chance level: {chance}.")
+            sections.append(section)
     return sections
 
 
@@ -156,8 +185,9 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
              progress: Progress | None = None) -> dict:
     """Simulate, evaluate, and write a full run folder to ``out``; return the metrics.
 
-    With ``live`` and the ``local`` extra installed, also runs the sets suite on the embedded
-    model over ``live_items`` built-in questions (cached, so reruns are fast).
+    With ``live`` and the ``local`` extra installed, also runs every live suite on the
+    embedded model (:data:`LIVE_PLAN`; ``live_items`` multiple-choice questions for the sets
+    suite), cached, so reruns are fast.
     """
     step = progress or (lambda _msg: None)
     run = RunFolder(out)

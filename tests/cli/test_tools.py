@@ -55,7 +55,10 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
     code, out, _ = run(capsys, *args, "--out", str(tmp_path / "a"))
     assert code == 0 and "[LIVE MODEL]" in out
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
-    live, live_sets = metrics["sections"][-2:]
+    titles = [s["title"] for s in metrics["sections"]]
+    for suite in ("sets", "intervals", "steps", "diagnose", "measures"):  # every suite live
+        assert any(t.startswith(f"LIVE ({suite})") for t in titles), suite
+    live, live_sets = [s for s in metrics["sections"] if s["title"].startswith("LIVE (sets)")]
     assert live_sets["kind"] == "sets" and live_sets["simulated"] is False
     (sets_result,) = live_sets["results"].values()
     assert sets_result["n_cal"] + sets_result["n_test"] == sets_result["n_used"]
@@ -64,7 +67,8 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
     assert result["n_used"] + sum(result["excluded"].values()) == 12
     assert "12 model call(s)" in live["description"]
     code, _, _ = run(capsys, *args, "--out", str(tmp_path / "b"))
-    again = json.loads((tmp_path / "b" / "metrics.json").read_text())["sections"][-2]
+    again = next(s for s in json.loads((tmp_path / "b" / "metrics.json").read_text())[
+        "sections"] if s["title"].startswith("LIVE (sets)"))
     assert "0 model call(s)" in again["description"]
     assert next(iter(again["results"].values()))["ece"] == result["ece"]
 

@@ -165,7 +165,9 @@ class StubServer:
                     self.wfile.write(payload)
                     return
                 path = self.path.rstrip("/")
-                if path.endswith("/chat/completions"):
+                if "?" in path:  # no endpoint of ours takes a query string
+                    self.send_error(404)
+                elif path.endswith("/chat/completions"):
                     self._complete(body)
                 elif path.endswith("/completions"):
                     self._complete_legacy(body)

@@ -83,11 +83,12 @@ def demo(
 ) -> None:
     """Run every available evaluation on simulated judges (and, with the local extra, live on
     the embedded model); write a run folder and report.html."""
-    from ..demo import live_model_available, run_demo
+    from ..demo import LIVE_PLAN, live_model_available, run_demo
 
     started = time.perf_counter()
     runs_live = live and live_model_available() is None
-    with progress(17 + (live_items + 1 if runs_live else 0), "demo") as step:
+    live_steps = live_items + 1 + sum(n or 0 for _, _, n, *_ in LIVE_PLAN)
+    with progress(17 + (live_steps if runs_live else 0), "demo") as step:
         metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, live=live,
                            live_items=live_items, progress=step)
     print_sections(metrics["sections"], label=lambda s: "  [SIMULATED]" if s.get("simulated")

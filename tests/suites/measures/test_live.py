@@ -30,8 +30,10 @@ def _token_scorer(messages, continuation, suffix):
 
 
 def _scripted():
+    # an in-process model: exact scoring ("score") as well as per-token scores
     return ScriptedBackend(lambda messages, params, i: SAMPLES[i],
-                           token_scorer=_token_scorer)
+                           token_scorer=_token_scorer,
+                           capabilities={"generate", "logprobs", "token_scores", "score"})
 
 
 def test_scripted_model_gives_known_measures():
