@@ -89,3 +89,18 @@ def test_score_reads_the_authors_latest_json_and_a_human_row(tmp_path, capsys):
     assert res["n"] == 10 and res["correct"] == 4 and res["parse_rate"] == 0.8
     assert res["accuracy_parsed"] == 0.5
     assert res["baselines"]["human"] == {"ML": 0.9107, "total": 0.8952}
+
+
+def test_score_reads_p_error_present_for_its_auroc(tmp_path, capsys):
+    from sklearn.metrics import roc_auc_score
+
+    path = tmp_path / "epd.jsonl"
+    gold = ["re", "no_error", "kde", "no_error", "vpe", "qce"]
+    p = [0.9, 0.2, 0.6, 0.7, 0.8, 0.3]
+    path.write_text("".join(json.dumps({"item_id": i, "gold_type": g, "pred_type": g,
+                                        "p_error_present": q}) + "\n"
+                            for i, (g, q) in enumerate(zip(gold, p))))
+    assert main(["diagnose", "score", str(path), "--protocol", "epd5", "--json",
+                 "--simulations", "0"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(path)]
+    assert res["auroc_p_error_present"] == roc_auc_score([g != "no_error" for g in gold], p)

@@ -158,6 +158,11 @@ def run(
     ablation: Annotated[bool, typer.Option(
         "--ablation", help="Also answer each question under the paper's four input "
                            "conditions (items with an answer key).")] = False,
+    answer_judge: Annotated[str, typer.Option(
+        "--answer-judge", help="A model that grades free-text ablation answers (numbers and "
+                               "letters are always checked strictly).")] = "",
+    self_judge: Annotated[bool, typer.Option(
+        "--self-judge", help="Allow --answer-judge to be the model under test.")] = False,
     method: MethodOpt = "auto",
     top_k: TopKOpt = 20,
     seed: SeedOpt = 0,
@@ -173,7 +178,8 @@ def run(
     run_live("diagnose", {"method": method, "top_k": top_k, "seed": seed,
                           "bootstrap": bootstrap, "protocol": protocol, "answer": answer,
                           "permute": permute, "max_tokens": max_tokens,
-                          "ablation": ablation},
+                          "ablation": ablation, "answer_judge": answer_judge,
+                          "self_judge": self_judge},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
              cache_path=cache_path)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._tokens import MAX_REPLY_CHARS
 
-__all__ = ["AnswerCheck", "check_answer"]
+__all__ = ["AnswerCheck", "check_answer", "is_strict_key"]
 
 MAX_BARE = 200
 _MARKER = re.compile(r"(?i)\b(?:final\s+answer|the\s+answer\s+is|answer)\s*(?:is\s*)?[:\-=]?"
@@ -66,6 +66,19 @@ def _key_number(key: Any) -> float | None:
     text = str(key).strip()
     m = _NUMBER.fullmatch(text)
     return float(text.replace(",", "")) if m else None
+
+
+def is_strict_key(key: Any) -> bool:
+    """Whether ``key`` is checked by value or letter (a number, or one letter) rather than as
+    free text (the only kind an LLM judge may grade).
+
+    Examples
+    --------
+    >>> is_strict_key(12), is_strict_key("1,204"), is_strict_key("B"), is_strict_key("Paris")
+    (True, True, True, False)
+    """
+    text = str(key).strip()
+    return _key_number(key) is not None or (len(text) == 1 and text.isalpha())
 
 
 def _normal(text: str) -> str:

@@ -188,3 +188,29 @@ def test_letter_and_type_pick_rates_and_probability_scores():
     assert result["multiclass_brier"] == pytest.approx(M.multiclass_brier_score(probs, labels))
     assert result["classwise_ece"] == pytest.approx(
         M.classwise_calibration_error(probs, labels))
+
+
+def test_an_answer_judge_grades_free_text_keys_only_and_never_itself_by_default():
+    from confeval.suites.diagnose.live import judge_answer
+
+    items = [{**ITEMS[0], "correct_answer": "the kitchen"},
+             {**ITEMS[1], "item_id": "num", "correct_answer": 12}]
+    suite = get_suite("diagnose")
+    judge = ScriptedBackend(lambda m, p, i: "Correct." if "cupboard" in
+                            m[-1]["content"] else "Correctness: incorrect", model="judge")
+    suite._judges["judge-spec"] = judge
+    options = suite.Options(answer="generated", ablation=True, answer_judge="judge-spec")
+    model = ScriptedBackend(lambda m, p, i: "B" if "Solve" not in str(m) else "the cupboard")
+    assert suite.needs(model, options) == ["generate"]
+    records = [asyncio.run(suite.run_item(it, model, options)) for it in items]
+    free, number = records[0]["answers"]["question"], records[1]["answers"]["question"]
+    assert free["correct"] == 1 and free["checked_by"] == judge.describe()
+    assert number["checked_by"] == "strict" and number["failure"] == "no_number"
+    # "Correctness: incorrect" is not a verdict of "correct"
+    assert asyncio.run(judge_answer(judge, "q", "k", "the attic")) is None
+    # the model under test may not judge itself unless asked
+    suite._judges["self"] = model
+    with pytest.raises(ValueError, match="model under test"):
+        suite.needs(model, suite.Options(ablation=True, answer_judge="self"))
+    assert suite.needs(model, suite.Options(ablation=True, answer_judge="self",
+                                            self_judge=True, answer="generated"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...evaluate import evaluate_confidence
-from ...parse.answers import check_answer
+from ...parse.answers import check_answer, is_strict_key
 from ...parse.diagnosis import parse_diagnosis
 from ...records import RecordSet
 from ...tasks import load_builtin
@@ -67,13 +68,18 @@ _SYSTEM = "You check worked solutions and classify the mistakes in them."
 class DiagnoseOptions(SuiteOptions):
     """Options of a live diagnose run: the ``protocol``, the ``answer`` mode, ``permute``
     (seeded option orders), ``max_tokens`` of a generated reply, and ``ablation``: also ask
-    the question itself under the paper's four input conditions (items with an answer key)."""
+    the question itself under the paper's four input conditions (items with an answer key).
+    ``answer_judge`` (a model spec) judges the ablation answers whose key is free text (numbers
+    and option letters are always checked strictly); it may not be the model under test
+    unless ``self_judge``."""
 
     protocol: str = "etc"
     answer: str = "auto"
     permute: bool = False
     max_tokens: int = 256
     ablation: bool = False
+    answer_judge: str = ""
+    self_judge: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -146,6 +152,23 @@ def answer_prompt(item: dict, condition: str) -> list[dict] | None:
             {"role": "user", "content": content}]
 
 
+_JUDGE_PROMPT = ("Question: {question}\nReference answer: {key}\nAnswer to grade: {reply}\n\n"
+                 "Does the answer to grade give the same final answer as the reference? Reply "
+                 "with one word: correct or incorrect.")
+
+
+async def judge_answer(judge: Backend, question: str, key: Any, reply: str) -> bool | None:
+    """A judge model's verdict on a free-text answer: True, False, or None when its reply is
+    not exactly "correct" or "incorrect" (a reply starting with "correct" is not enough:
+    "Correctness: incorrect" must not count as correct)."""
+    messages = [{"role": "user", "content": _JUDGE_PROMPT.format(question=question, key=key,
+                                                                 reply=reply[:2000])}]
+    text = (await judge.generate(messages, GenerateParams(max_tokens=8, temperature=0.0))
+            )[0].text
+    word = re.sub(r"[^a-z]", "", text.strip().lower())
+    return {"correct": True, "incorrect": False}.get(word)
+
+
 class DiagnoseSuite(LiveSuite):
     """MMErroR live: ETC, two-stage EPD or single-prompt EPD (module docstring)."""
 
@@ -153,7 +176,23 @@ class DiagnoseSuite(LiveSuite):
     default_data = "builtin:arith-diagnose"
     Options = DiagnoseOptions
 
+    def __init__(self) -> None:
+        self._judges: dict[str, Backend] = {}
+
+    def _judge(self, spec: str) -> Backend:
+        """The answer judge (its answers cached like the run's)."""
+        if spec not in self._judges:
+            from ...backends import CachedBackend, ResponseCache, get_backend
+
+            self._judges[spec] = CachedBackend(get_backend(spec), ResponseCache())
+        return self._judges[spec]
+
     def needs(self, backend: Backend, options: DiagnoseOptions) -> list[str]:
+        if options.answer_judge and options.ablation:
+            judge = self._judge(options.answer_judge)
+            if judge.identity() == backend.identity() and not options.self_judge:
+                raise ValueError("--answer-judge is the model under test; a model grading its "
+                                 "own answers is biased (pass --self-judge to allow it)")
         if self._mode(backend, options) == "scored":
             return ["score"] if read_method(backend, options.method) == "score" \
                 else ["generate", "logprobs"]
@@ -212,23 +251,32 @@ class DiagnoseSuite(LiveSuite):
         pred = record.get("pred_type")
         record["correct"] = None if pred is None else int(pred == item["gold_type"])
         if options.ablation and item.get("correct_answer") not in (None, ""):
-            record["answers"] = await self._answers(item, backend)
+            judge = self._judge(options.answer_judge) if options.answer_judge else None
+            record["answers"] = await self._answers(item, backend, judge)
         return record
 
     @staticmethod
-    async def _answers(item: dict, backend: Backend) -> dict:
-        """The question answered under each input condition, checked strictly."""
+    async def _answers(item: dict, backend: Backend, judge: Backend | None) -> dict:
+        """The question answered under each input condition, checked strictly; free-text keys
+        go to the judge when one was asked for."""
         params = GenerateParams(max_tokens=48, temperature=0.0)
+        key = item["correct_answer"]
         out = {}
         for condition in ABLATION_CONDITIONS:
             messages = answer_prompt(item, condition)
             if messages is None:
                 continue
             reply = (await backend.generate(messages, params))[0].text
-            got = check_answer(reply, item["correct_answer"])
-            out[condition] = {"reply": reply, "answer": got.answer,
-                              "correct": None if got.correct is None else int(got.correct),
-                              "failure": got.failure}
+            got = check_answer(reply, key)
+            entry = {"reply": reply, "answer": got.answer,
+                     "correct": None if got.correct is None else int(got.correct),
+                     "failure": got.failure, "checked_by": "strict"}
+            if judge is not None and not is_strict_key(key):
+                verdict = await judge_answer(judge, item["question"], key, reply)
+                entry.update(correct=None if verdict is None else int(verdict),
+                             checked_by=judge.describe(),
+                             failure=None if verdict is not None else "judge_unreadable")
+            out[condition] = entry
         return out
 
     async def _distribution(self, item, backend, options, stage, letters) -> dict:

@@ -334,9 +334,22 @@ def score_diagnosis_file(path: str | Path, config: DiagnoseConfig = DiagnoseConf
                               seed=config.seed, human=human)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
+    if "p_error_present" in rs.frame and config.protocol != "etc":
+        p = np.asarray(_numeric(rs.frame["p_error_present"]))[rs.mask]
+        erroneous = (data.gold != "no_error").astype(float)
+        ok = np.isfinite(p)
+        if ok.any() and 0 < erroneous[ok].mean() < 1:
+            res["auroc_p_error_present"] = M.auroc(p[ok], erroneous[ok])
     summary = rs.summary()
     return {"n_read": summary["n_read"], "n_used": summary["n_used"],
             "excluded": summary["excluded"], **res}
+
+
+def _numeric(values) -> np.ndarray:
+    """A column as floats, NaN where a cell is not a number."""
+    import pandas as pd
+
+    return pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
 
 
 def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
