@@ -220,3 +220,21 @@ def test_token_scores_are_cached_recorded_and_replayed(tiny, tmp_path):
     replay = ReplayBackend(tmp_path / "records.jsonl")
     assert {"token_scores", "attention"} <= replay.capabilities
     assert asyncio.run(replay.score_tokens(messages, [" 19", " 20"], attention=True)) == first
+
+
+def test_shared_prefix_cache_equals_repeating_the_prompt(tiny):
+    from confeval.backends import raw_prompt
+
+    reused = HFBackend(tiny, batch_size=2)
+    full = HFBackend(tiny, batch_size=3, kv_reuse=False)
+    messages = raw_prompt("What is 12 + 7? A.")
+    conts = [" 19", " The capital of France is Paris.", "B", " 20 or 18"]
+    for suffix in ("", "\nassistant"):
+        a = asyncio.run(reused.score_tokens(messages, conts, suffix=suffix, attention=True))
+        b = asyncio.run(full.score_tokens(messages, conts, suffix=suffix, attention=True))
+        for x, y in zip(a, b):
+            assert x.token_ids == y.token_ids
+            assert list(x.logprobs) == pytest.approx(list(y.logprobs), abs=1e-5)
+            assert np.asarray(x.attention) == pytest.approx(np.asarray(y.attention), abs=1e-5)
+    sums = asyncio.run(reused.score(MESSAGES, conts))
+    assert sums == pytest.approx(asyncio.run(full.score(MESSAGES, conts)), abs=1e-4)

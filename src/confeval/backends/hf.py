@@ -2,8 +2,10 @@
 
 * **Scoring** is exact: the prompt (the chat template with the generation prompt appended) and
   each continuation are tokenised separately and concatenated, so the continuation's tokens are
-  exactly its own; the log-probabilities of those tokens are summed. Continuations are scored
-  in right-padded batches of ``batch_size``.
+  exactly its own; the log-probabilities of those tokens are summed. The prompt is run once and
+  its key/value cache shared by all its continuations, which are scored in right-padded batches
+  of ``batch_size`` on top of it (``kv_reuse=False`` repeats the prompt in every row instead;
+  the two agree to float32 rounding, ~1e-5).
 * **Per-token scores** (``score_tokens``) give each continuation token's id, text and
   log-probability, and on request the attention of a readout position over the continuation
   (all layers x heads). Attention needs transformers' eager attention (the default SDPA kernel
@@ -67,7 +69,8 @@ class HFBackend(Backend):
     kind = "hf"
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,
-                 model: Any = None, tokenizer: Any = None, name: str | None = None) -> None:
+                 model: Any = None, tokenizer: Any = None, name: str | None = None,
+                 kv_reuse: bool = True) -> None:
         super().__init__(name or str(path))
         torch, transformers = _import_torch()
         self._torch = torch
@@ -91,6 +94,7 @@ class HFBackend(Backend):
         self.net.to(device).eval()
         self.device = device
         self.batch_size = max(1, int(batch_size))
+        self.kv_reuse = bool(kv_reuse)
         caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
             {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
@@ -174,8 +178,13 @@ class HFBackend(Backend):
                 c = continuations[i]
                 out[i] = float(last[c[0]]) if c else 0.0
         multi = [i for i, c in enumerate(continuations) if len(c) > 1]
-        for i, value in zip(multi, self._score_batched(prompt, [continuations[i]
-                                                                for i in multi], extra)):
+        if self.kv_reuse and not extra and multi:
+            scored = self._token_scores_reused(prompt, [continuations[i] for i in multi], [],
+                                               False)
+            values = [sum(s.logprobs) for s in scored]
+        else:
+            values = self._score_batched(prompt, [continuations[i] for i in multi], extra)
+        for i, value in zip(multi, values):
             out[i] = value
         return [float(v) for v in out]
 
@@ -218,11 +227,20 @@ class HFBackend(Backend):
                          suffix: list[int] | None = None, *, attention: bool = False,
                          extra: dict | None = None) -> list[TokenScores]:
         """Per-token log-probabilities of each continuation after ``prompt`` (and ``suffix``
-        after it, never scored), in right-padded batches; with ``attention``, the attention of
-        the last position of continuation + suffix over the continuation's tokens, one row per
-        (layer, head)."""
-        torch = self._torch
+        after it, never scored); with ``attention``, the attention of the last position of
+        continuation + suffix over the continuation's tokens, one row per (layer, head).
+
+        The prompt is run once and its key/value cache reused for every continuation
+        (``kv_reuse``, the default for text prompts): continuations are then scored in
+        right-padded batches of ``batch_size`` on top of the shared prefix. Without reuse, each
+        row holds the whole prompt again."""
         suffix = list(suffix or [])
+        if self.kv_reuse and not extra and prompt:
+            return self._token_scores_reused(prompt, continuations, suffix, attention)
+        return self._token_scores_full(prompt, continuations, suffix, attention, extra)
+
+    def _token_scores_full(self, prompt, continuations, suffix, attention, extra):
+        torch = self._torch
         pad = self.tokenizer.pad_token_id
         pad = 0 if pad is None else pad
         out: list[TokenScores] = []
@@ -252,9 +270,54 @@ class HFBackend(Backend):
                     heads = torch.cat([layer[i, :, readout, len(prompt):len(prompt) + len(c)]
                                        for layer in result.attentions]).double().cpu()
                     rows = tuple(tuple(float(v) for v in row) for row in heads.tolist())
-                out.append(TokenScores(tuple(c), tuple(self.tokenizer.decode([t]) for t in c),
-                                       tuple(float(v) for v in values), rows))
+                out.append(self._scores(c, values, rows))
         return out
+
+    def _token_scores_reused(self, prompt, continuations, suffix, attention):
+        import copy
+
+        torch = self._torch
+        n_prompt = len(prompt)
+        with torch.no_grad():
+            first = self.net(input_ids=torch.tensor([prompt], device=self.device),
+                             use_cache=True)
+        cache = first.past_key_values
+        last = torch.log_softmax(first.logits[0, -1].double().cpu(), dim=-1)
+        pad = self.tokenizer.pad_token_id
+        pad = 0 if pad is None else pad
+        out: list[TokenScores] = []
+        for start in range(0, len(continuations), self.batch_size):
+            chunk = continuations[start:start + self.batch_size]
+            tails = [c + suffix for c in chunk]
+            width = max(len(t) for t in tails)
+            ids = torch.full((len(tails), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(tails), n_prompt + width), dtype=torch.long)
+            mask[:, :n_prompt] = 1
+            for i, tail in enumerate(tails):
+                ids[i, :len(tail)] = torch.tensor(tail)
+                mask[i, n_prompt:n_prompt + len(tail)] = 1
+            shared = copy.deepcopy(cache)  # each batch extends its own copy of the prefix
+            shared.batch_repeat_interleave(len(tails))
+            with torch.no_grad(), self._attention_mode(attention):
+                result = self.net(input_ids=ids.to(self.device),
+                                  attention_mask=mask.to(self.device), past_key_values=shared,
+                                  use_cache=True, output_attentions=attention)
+            for i, c in enumerate(chunk):
+                later = torch.log_softmax(result.logits[i, :len(c) - 1].double().cpu(), dim=-1)
+                values = [float(last[c[0]])] + [float(later[j, c[j + 1]])
+                                                 for j in range(len(c) - 1)]
+                rows = None
+                if attention:
+                    readout = len(tails[i]) - 1
+                    heads = torch.cat([layer[i, :, readout, n_prompt:n_prompt + len(c)]
+                                       for layer in result.attentions]).double().cpu()
+                    rows = tuple(tuple(float(v) for v in row) for row in heads.tolist())
+                out.append(self._scores(c, values, rows))
+        return out
+
+    def _scores(self, ids: list[int], values, rows) -> TokenScores:
+        return TokenScores(tuple(ids), tuple(self.tokenizer.decode([t]) for t in ids),
+                           tuple(float(v) for v in values), rows)
 
     def _attention_mode(self, attention: bool):
         """Eager attention for the passes that must return attention weights."""
