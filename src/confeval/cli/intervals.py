@@ -155,6 +155,9 @@ def run(
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Reply length limit "
                                                                        "(generated mode).")]
     = 160,
+    answer: Annotated[str, typer.Option(
+        "--answer", help="scored (exact rating scores), generated (a reply's rating-token "
+                         "log-probs) or auto (--method decides).")] = "auto",
     method: MethodOpt = "auto",
     top_k: TopKOpt = 20,
     bootstrap: BootOpt = 1000,
@@ -168,7 +171,7 @@ def run(
     distribution (resumable, cached)."""
     run_live("intervals", {"method": method, "top_k": top_k, "seed": seed,
                            "bootstrap": bootstrap, "alpha": alpha, "methods": methods,
-                           "seeds": seeds, "max_tokens": max_tokens},
+                           "seeds": seeds, "max_tokens": max_tokens, "answer": answer},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
              cache_path=cache_path)

@@ -93,3 +93,21 @@ def test_options_choose_methods_seeds_and_alpha(tmp_path, items):
     assert res["alpha"] == 0.2
     with pytest.raises(ValueError, match="--method must be one of"):
         suite.Options(method="guess")
+
+
+def test_answer_mode_selects_the_reading_and_is_recorded():
+    import asyncio as aio
+
+    from confeval.backends import ScriptedBackend
+    from confeval.suites import get_suite
+
+    suite = get_suite("intervals")
+    item = suite.load_items("builtin:arith-judge", 1, 0)[0]
+    backend = ScriptedBackend(lambda m, p, i: "Score: 4", scorer=lambda m, c: -1.0)
+    scored = aio.run(suite.run_item(item, backend, suite.Options(answer="scored")))
+    generated = aio.run(suite.run_item(item, backend, suite.Options(answer="generated")))
+    assert (scored["answer"], scored["method"]) == ("scored", "score")
+    assert (generated["answer"], generated["method"]) == ("generated", "top_logprobs")
+    assert suite.needs(backend, suite.Options(answer="generated")) == ["generate", "logprobs"]
+    with pytest.raises(ValueError, match="--answer"):
+        suite.Options(answer="maybe")

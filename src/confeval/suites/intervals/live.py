@@ -71,20 +71,35 @@ def _as_level(value: Any) -> float | None:
     return v if v in LEVELS else None
 
 
+ANSWER_MODES = ("auto", "scored", "generated")
+_METHOD_OF = {"scored": "score", "generated": "top_logprobs"}
+
+
+def _method(options) -> str:
+    """The read method an ``--answer`` mode stands for (``--method`` when ``auto``)."""
+    return _METHOD_OF.get(options.answer, options.method)
+
+
 @dataclasses.dataclass(frozen=True)
 class IntervalsOptions(SuiteOptions):
     """Options of a live intervals run: the shared ones, ``alpha``, the interval and rating-set
-    ``methods`` scored (comma list), the scoring ``seeds`` and the judge's reply length
-    ``max_tokens`` (generated mode)."""
+    ``methods`` scored (comma list), the scoring ``seeds``, the judge's reply length
+    ``max_tokens`` (generated mode) and the ``answer`` mode: ``scored`` (the exact score of each
+    rating after the rubric), ``generated`` (a reply whose rating token's top log-probabilities
+    give the distribution), or ``auto`` (``--method`` decides, scored where the backend can)."""
 
     alpha: float = 0.1
     methods: str = ",".join(LIVE_METHODS)
     seeds: str = "1-5"
     max_tokens: int = 160
+    answer: str = "auto"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         from .scoring import IntervalsConfig
+
+        if self.answer not in ANSWER_MODES:
+            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
 
         IntervalsConfig(methods=self.methods, seeds=self.seeds, alpha=self.alpha)  # validates
         if self.max_tokens < 1:
@@ -100,15 +115,16 @@ class IntervalsSuite(LiveSuite):
     Options = IntervalsOptions
 
     def needs(self, backend: Backend, options: IntervalsOptions) -> list[str]:
-        return distribution_needs(backend, options.method)
+        return distribution_needs(backend, _method(options))
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         return load_judge_items(data, n, seed)
 
     async def run_item(self, item: dict, backend: Backend, options: IntervalsOptions) -> dict:
-        method = read_method(backend, options.method)
+        method = read_method(backend, _method(options))
         record = dict(item)
         record["method"] = method
+        record["answer"] = "scored" if method == "score" else "generated"
         if method == "score":
             messages = build_judge_messages(item, direct=True)
             raw = np.asarray(await backend.score(messages, [f"Score: {k}" for k in LEVELS]))
