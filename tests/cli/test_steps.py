@@ -4,6 +4,7 @@ the files written (the metrics themselves are tested in tests/suites/steps/)."""
 import importlib.util
 import json
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -104,3 +105,36 @@ def test_steps_run_on_the_embedded_model_gives_a_probability_for_every_step(tmp_
     steps = [s for r in records for s in r["steps"]]
     assert {r["answer"] for r in records} == {"scored"}
     assert all(s["status"] == "ok" and 0 < s["p_correct"] < 1 for s in steps)
+
+
+def test_scored_and_generated_runs_compared_in_one_report(tmp_path, capsys):
+    import re as regex
+
+    from confeval.backends import ScriptedBackend
+    from confeval.runner import run_suite
+    from confeval.suites import get_suite
+
+    def reply(messages, params, i):
+        n = len(regex.findall(r"^Step \d+:", messages[-1]["content"], flags=regex.M))
+        return "<evaluation>" + json.dumps([[f"Step {k + 1}", 1, 0.8, ""]
+                                            for k in range(n)]) + "</evaluation>"
+
+    suite = get_suite("steps")
+    items = suite.load_items("builtin:arith-steps", 10, 0)
+    backend = ScriptedBackend(reply, scorer=lambda m, c: -0.2 if c == "Yes" else -1.5)
+    for mode in ("scored", "generated"):
+        run_suite(suite, backend, items, tmp_path / mode, model_name=mode,
+                  options=suite.Options(answer=mode, bootstrap=0))
+    assert main(["steps", "score", str(tmp_path / "scored"), str(tmp_path / "generated"),
+                 "--json", "--bootstrap", "0", "--out", str(tmp_path / "cmp")]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    scored, generated = results[str(tmp_path / "scored")], results[str(tmp_path / "generated")]
+    assert scored["n_used"] == generated["n_used"] == 40  # the same 40 steps, both modes
+    from confeval.runs import load_run_records
+
+    p_yes = 1 / (1 + np.exp(-1.5 + 0.2))  # P(Yes) renormalised against No
+    steps = [s for r in load_run_records(tmp_path / "scored" / "records.jsonl")
+             for s in r["steps"]]
+    assert all(s["p_correct"] == pytest.approx(p_yes) for s in steps)
+    assert scored["ece"] != generated["ece"]
+    assert "scored" in (tmp_path / "cmp" / "report.html").read_text()

@@ -310,9 +310,11 @@ def score_steps_file(path: str | Path, config: StepsConfig = StepsConfig(), *,
                      p_col: str = "p_correct", label_col: str = "label",
                      group_cols: Sequence[str] = (), n_resamples: int = 1000,
                      seed: int = 0) -> dict:
-    """:func:`score_steps` on one step record file (see :mod:`.inputs`), with its row counts
-    (``n_read``, ``n_used``, ``excluded``, ``invalid_rows``)."""
-    rs = RecordSet.read(Path(path))
+    """:func:`score_steps` on one step record file (see :mod:`.inputs`) or a ``steps run``
+    folder (its records' steps), with its row counts (``n_read``, ``n_used``, ``excluded``,
+    ``invalid_rows``). Two runs of one judge on the same items — scored and generated answers,
+    say — are compared in one report by scoring both folders in one command."""
+    rs = _run_steps(Path(path)) if Path(path).is_dir() else RecordSet.read(Path(path))
     frame = step_frame(rs, p_col, label_col, group_cols)
     if not len(frame):
         raise ValueError(f"{path}: no usable step rows (excluded: {rs.excluded or 'none'})")
@@ -323,6 +325,22 @@ def score_steps_file(path: str | Path, config: StepsConfig = StepsConfig(), *,
         raise ValueError(f"{path}: {exc}") from None
     summary = rs.summary()
     return {**summary, "invalid_rows": int(summary["n_read"] - summary["n_used"]), **res}
+
+
+def _run_steps(folder: Path) -> RecordSet:
+    """The step rows of a live run folder (each record's ``steps``, with its answer mode)."""
+    import pandas as pd
+
+    from ...runs import RunFolder, load_run_records
+
+    records = load_run_records(folder / RunFolder.RECORDS)
+    rows = [{**step, "answer": r.get("answer", "generated")}
+            for r in records for step in r.get("steps") or []]
+    if not rows:
+        raise ValueError(f"{folder}: no step records (not a `steps run` folder?)")
+    frame = pd.DataFrame(rows)
+    frame["_row"] = range(1, len(frame) + 1)
+    return RecordSet.from_frame(frame, str(folder))
 
 
 def score_generator_consistency(pairs: Sequence[str]) -> dict:
