@@ -264,12 +264,8 @@ class HFBackend(Backend):
                 rows_logits = result.logits[i, span - 1].double().cpu()
                 values = torch.log_softmax(rows_logits, dim=-1)[
                     torch.arange(len(c)), torch.tensor(c, dtype=torch.long)] if c else []
-                rows = None
-                if attention:
-                    readout = len(seqs[i]) - 1
-                    heads = torch.cat([layer[i, :, readout, len(prompt):len(prompt) + len(c)]
-                                       for layer in result.attentions]).double().cpu()
-                    rows = tuple(tuple(float(v) for v in row) for row in heads.tolist())
+                rows = _attention_rows(result, i, len(seqs[i]) - 1, len(prompt), len(c)) \
+                    if attention else None
                 out.append(self._scores(c, values, rows))
         return out
 
@@ -306,12 +302,8 @@ class HFBackend(Backend):
                 later = torch.log_softmax(result.logits[i, :len(c) - 1].double().cpu(), dim=-1)
                 values = [float(last[c[0]])] + [float(later[j, c[j + 1]])
                                                  for j in range(len(c) - 1)]
-                rows = None
-                if attention:
-                    readout = len(tails[i]) - 1
-                    heads = torch.cat([layer[i, :, readout, n_prompt:n_prompt + len(c)]
-                                       for layer in result.attentions]).double().cpu()
-                    rows = tuple(tuple(float(v) for v in row) for row in heads.tolist())
+                rows = _attention_rows(result, i, len(tails[i]) - 1, n_prompt, len(c)) \
+                    if attention else None
                 out.append(self._scores(c, values, rows))
         return out
 
@@ -422,6 +414,16 @@ class HFBackend(Backend):
     def _locked(self, fn, *args):
         with self._lock:
             return fn(*args)
+
+
+def _attention_rows(result, row: int, readout: int, start: int, length: int):
+    """The attention that query ``readout`` of batch row ``row`` pays to keys
+    ``start .. start + length`` in every layer and head: one tuple per (layer, head)."""
+    import torch
+
+    heads = torch.cat([layer[row, :, readout, start:start + length]
+                       for layer in result.attentions]).double().cpu()
+    return tuple(tuple(float(v) for v in r) for r in heads.tolist())
 
 
 def _load_image(part: dict):

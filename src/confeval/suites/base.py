@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 from ..backends import Backend
 
-__all__ = ["READ_METHODS", "Items", "LiveSuite", "SuiteOptions", "distribution_needs",
-           "read_method"]
+__all__ = ["ANSWER_MODES", "READ_METHODS", "Items", "LiveSuite", "SuiteOptions",
+           "answer_mode", "check_answer_mode", "distribution_needs", "read_method"]
 
 READ_METHODS = ("auto", "score", "top_logprobs")
 """How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
@@ -32,6 +32,26 @@ def read_method(backend: Backend, method: str) -> str:
     if method == "auto":
         return "score" if "score" in backend.capabilities else "top_logprobs"
     return method
+
+
+ANSWER_MODES = ("auto", "scored", "generated")
+"""How a live suite reads a model's answer: ``scored`` (a probability distribution over the
+allowed answers, never parsed from text), ``generated`` (a reply read by the suite's parser), or
+``auto`` (scored where the backend can score a continuation exactly)."""
+
+
+def check_answer_mode(answer: str) -> None:
+    """A :class:`ValueError` unless ``answer`` is one of :data:`ANSWER_MODES`."""
+    if answer not in ANSWER_MODES:
+        raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}, got {answer!r}")
+
+
+def answer_mode(backend: Backend, answer: str) -> str:
+    """``scored`` or ``generated``: ``answer`` itself, or for ``auto`` what the backend can."""
+    check_answer_mode(answer)
+    if answer != "auto":
+        return answer
+    return "scored" if "score" in backend.capabilities else "generated"
 
 
 class Items(list):

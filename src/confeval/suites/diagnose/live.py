@@ -43,14 +43,20 @@ from ...records import RecordSet
 from ...tasks import load_builtin
 from .._images import image_url
 from .._multiple_choice import option_distribution
-from ..base import Items, LiveSuite, SuiteOptions, read_method
+from ..base import (
+    Items,
+    LiveSuite,
+    SuiteOptions,
+    answer_mode,
+    check_answer_mode,
+    read_method,
+)
 from .inputs import load_mmerror_items, normalise_type
 from .scoring import PROTOCOL_TYPES, ablation_summary, presence_rates, score_diagnosis
 
-__all__ = ["ABLATION_CONDITIONS", "ANSWER_MODES", "SUITE", "DiagnoseOptions", "DiagnoseSuite",
+__all__ = ["ABLATION_CONDITIONS", "SUITE", "DiagnoseOptions", "DiagnoseSuite",
            "answer_prompt", "build_prompt"]
 
-ANSWER_MODES = ("auto", "scored", "generated")
 _DEFINITIONS = {
     "vpe": "Visual perception error: something in the image (a number, label, object, count "
            "or position) is misread.",
@@ -86,8 +92,7 @@ class DiagnoseOptions(SuiteOptions):
         if self.protocol not in PROTOCOL_TYPES:
             raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
                              f"got {self.protocol!r}")
-        if self.answer not in ANSWER_MODES:
-            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
+        check_answer_mode(self.answer)
         if self.max_tokens < 1:
             raise ValueError("--max-tokens must be at least 1")
 
@@ -193,16 +198,10 @@ class DiagnoseSuite(LiveSuite):
             if judge.identity() == backend.identity() and not options.self_judge:
                 raise ValueError("--answer-judge is the model under test; a model grading its "
                                  "own answers is biased (pass --self-judge to allow it)")
-        if self._mode(backend, options) == "scored":
+        if answer_mode(backend, options.answer) == "scored":
             return ["score"] if read_method(backend, options.method) == "score" \
                 else ["generate", "logprobs"]
         return ["generate"]
-
-    @staticmethod
-    def _mode(backend: Backend, options: DiagnoseOptions) -> str:
-        if options.answer != "auto":
-            return options.answer
-        return "scored" if "score" in backend.capabilities else "generated"
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         if data.startswith("builtin:"):
@@ -240,7 +239,7 @@ class DiagnoseSuite(LiveSuite):
         if options.protocol == "etc" and item["gold_type"] == "no_error":
             record.update(status="excluded", reason="error_free_chain_in_etc", pred_type=None)
             return record
-        mode = self._mode(backend, options)
+        mode = answer_mode(backend, options.answer)
         types = PROTOCOL_TYPES["epd5" if options.protocol == "epd5" else "etc"]
         letters = _letters(types, str(item["item_id"]), options.permute, options.seed)
         record.update(answer=mode, letters=letters)

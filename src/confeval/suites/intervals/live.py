@@ -31,7 +31,13 @@ from ...backends import Backend, GenerateParams
 from ...parse import DEFAULT_FLOOR, extract_score
 from .._multiple_choice import valid_logprobs
 from .._seeds import parse_seeds
-from ..base import LiveSuite, SuiteOptions, distribution_needs, read_method
+from ..base import (
+    LiveSuite,
+    SuiteOptions,
+    check_answer_mode,
+    distribution_needs,
+    read_method,
+)
 from .inputs import load_judge_items
 
 __all__ = ["SUITE", "IntervalsOptions", "IntervalsSuite", "build_judge_messages"]
@@ -71,7 +77,6 @@ def _as_level(value: Any) -> float | None:
     return v if v in LEVELS else None
 
 
-ANSWER_MODES = ("auto", "scored", "generated")
 _METHOD_OF = {"scored": "score", "generated": "top_logprobs"}
 
 
@@ -98,8 +103,7 @@ class IntervalsOptions(SuiteOptions):
         super().__post_init__()
         from .scoring import IntervalsConfig
 
-        if self.answer not in ANSWER_MODES:
-            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
+        check_answer_mode(self.answer)
 
         IntervalsConfig(methods=self.methods, seeds=self.seeds, alpha=self.alpha)  # validates
         if self.max_tokens < 1:

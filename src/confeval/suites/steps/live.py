@@ -28,10 +28,10 @@ from ...parse.steps import CONSISTENCY_POLICIES
 from ...taxonomy import error_types
 from .._images import image_url
 from .._multiple_choice import valid_logprobs
-from ..base import LiveSuite, SuiteOptions
+from ..base import LiveSuite, SuiteOptions, answer_mode, check_answer_mode
 from .inputs import load_step_items, verdict_records
 
-__all__ = ["ANSWER_MODES", "SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages",
+__all__ = ["SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages",
            "build_step_question"]
 
 _TYPE_NAMES = [t.name for t in error_types("confprobench").values()]
@@ -77,7 +77,6 @@ def build_step_judge_messages(problem: str, final_answer: str, steps: Sequence[s
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 
-ANSWER_MODES = ("auto", "scored", "generated")
 VERDICTS = ("Yes", "No")
 _STEP_SYSTEM = ("You check a student's solution one step at a time. Reply Yes if the step you "
                 "are asked about is correct, No if it is not, and nothing else.")
@@ -111,8 +110,7 @@ class StepsOptions(SuiteOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.answer not in ANSWER_MODES:
-            raise ValueError(f"--answer must be one of {', '.join(ANSWER_MODES)}")
+        check_answer_mode(self.answer)
         if self.consistency not in CONSISTENCY_POLICIES:
             raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}, "
                              f"got {self.consistency!r}")
@@ -131,13 +129,7 @@ class StepsSuite(LiveSuite):
     Options = StepsOptions
 
     def needs(self, backend: Backend, options: StepsOptions) -> list[str]:
-        return ["score"] if self._mode(backend, options) == "scored" else ["generate"]
-
-    @staticmethod
-    def _mode(backend: Backend, options: StepsOptions) -> str:
-        if options.answer != "auto":
-            return options.answer
-        return "scored" if "score" in backend.capabilities else "generated"
+        return ["score"] if answer_mode(backend, options.answer) == "scored" else ["generate"]
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
         items = load_step_items(data, n, seed)
@@ -146,7 +138,7 @@ class StepsSuite(LiveSuite):
         return items
 
     async def run_item(self, item: dict, backend: Backend, options: StepsOptions) -> dict:
-        if self._mode(backend, options) == "scored":
+        if answer_mode(backend, options.answer) == "scored":
             return await self._scored(item, backend)
         record = await self._generated(item, backend, options)
         return {**record, "answer": "generated"}
