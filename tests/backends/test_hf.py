@@ -11,6 +11,7 @@ pytest.importorskip("transformers", reason="the hf backend needs the 'local' ext
 from confeval.backends import GenerateParams, get_backend  # noqa: E402
 from confeval.backends.hf import HFBackend  # noqa: E402
 
+from ..float32 import f32_approx  # noqa: E402
 from .tiny_models import build_tiny_llama  # noqa: E402
 
 MESSAGES = [{"role": "system", "content": "You answer multiple-choice questions."},
@@ -187,9 +188,9 @@ def test_token_scores_equal_a_manual_forward_pass(tiny):
             full = prompt + ids + tail_ids
             span = range(len(prompt), len(prompt) + len(ids))
             lps, att = _manual_eager(backend, full, len(full) - 1, span)
-            assert list(got.logprobs) == pytest.approx(lps, abs=1e-6)
+            assert list(got.logprobs) == f32_approx(lps)
             assert len(got.attention) == 2 * 2  # layers x heads
-            assert np.asarray(got.attention) == pytest.approx(np.asarray(att), abs=1e-6)
+            assert np.asarray(got.attention) == f32_approx(np.asarray(att))
     # without attention: no rows, and the model is back on its default attention
     plain = asyncio.run(backend.score_tokens(messages, conts[:1]))
     assert plain[0].attention is None
@@ -234,7 +235,7 @@ def test_shared_prefix_cache_equals_repeating_the_prompt(tiny):
         b = asyncio.run(full.score_tokens(messages, conts, suffix=suffix, attention=True))
         for x, y in zip(a, b):
             assert x.token_ids == y.token_ids
-            assert list(x.logprobs) == pytest.approx(list(y.logprobs), abs=1e-5)
-            assert np.asarray(x.attention) == pytest.approx(np.asarray(y.attention), abs=1e-5)
+            assert list(x.logprobs) == f32_approx(list(y.logprobs))
+            assert np.asarray(x.attention) == f32_approx(np.asarray(y.attention))
     sums = asyncio.run(reused.score(MESSAGES, conts))
     assert sums == pytest.approx(asyncio.run(full.score(MESSAGES, conts)), abs=1e-4)

@@ -4,6 +4,7 @@ Each asserts the exit code, the counts, and that no traceback is printed."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 
@@ -13,6 +14,8 @@ import pytest
 from confeval.backends.stub_server import StubServer, default_reply
 from confeval.cli import main
 from confeval.runs import load_run_records
+
+from ..test_images import png_bytes, png_header_only
 
 
 @pytest.fixture(autouse=True)
@@ -116,3 +119,68 @@ def test_a_second_run_into_the_same_folder_is_refused_and_duplicates_are_ignored
     metrics = json.loads((out / "metrics.json").read_text())
     assert code == 0 and metrics["duplicate_records_ignored"] == 40
     assert metrics["sections"][0]["results"]["openai:stub"]["n_used"] == 40
+
+
+def _secret_never_sent(server, secret: bytes) -> None:
+    sent = b"".join(server.received)
+    for form in (secret, base64.b64encode(secret), base64.b64encode(b"\n" + secret),
+                 base64.b64encode(b"\0" + secret)):
+        assert form not in sent
+
+
+def test_hostile_image_paths_of_a_flat_diagnose_file_never_reach_the_server(tmp_path, capsys):
+    secret = b"TOP-SECRET-DIAGNOSE-1234567890"
+    (tmp_path / "secret.txt").write_bytes(secret)
+    data = tmp_path / "data"
+    (data / "img").mkdir(parents=True)
+    (data / "img" / "card.png").write_bytes(png_bytes())
+    (data / "img" / "huge.png").write_bytes(png_header_only(20000, 20000))
+    (data / "img" / "cut.png").write_bytes(png_bytes((50, 50))[:60])
+    (data / "img" / "link.png").symlink_to(tmp_path / "secret.txt")
+    images = {"passwd": "/etc/passwd", "up": "img/../../secret.txt", "abs": str(tmp_path /
+              "secret.txt"), "link": "img/link.png", "num": 123, "web": "http://10.0.0.1/x.png",
+              "huge": "img/huge.png", "cut": "img/cut.png", "good": "img/card.png", "none": None}
+    rows = [{"item_id": k, "question": "How many pens?", "chain": "Step 1: 3 + 4 = 8.",
+             "gold_type": "re", "image": v} for k, v in images.items()]
+    (data / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with StubServer() as server:
+        code, _, err = run(["diagnose", "run", "--model", "openai:stub", "--base-url",
+                              server.base_url, "--data", data / "items.jsonl", "--bootstrap",
+                              "0", "--answer", "generated", "--out", tmp_path / "r"], capsys)
+        assert code == 0, err
+        _secret_never_sent(server, secret)
+        _secret_never_sent(server, b"root:x:0:0:r")  # /etc/passwd
+    for reason, count in {"image_outside_dataset": 4, "invalid_image_ref": 1,
+                          "remote_image": 1, "image_too_large": 1, "unreadable_image": 1}.items():
+        assert f"{reason}={count}" in err
+    records = load_run_records(tmp_path / "r" / "records.jsonl")
+    assert sorted(r["item_id"] for r in records) == ["good", "none"]
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert metrics["excluded_at_load"]["image_outside_dataset"] == 4
+    # the one good image went out whole, as the bytes of the file
+    sent = [part["image_url"]["url"] for body in server.bodies
+            for m in body["messages"] if isinstance(m["content"], list)
+            for part in m["content"] if part["type"] == "image_url"]
+    assert sent and {base64.b64decode(u.split(",", 1)[1]) for u in sent} == \
+        {(data / "img" / "card.png").read_bytes()}
+
+
+def test_hostile_image_paths_of_a_steps_file_never_reach_the_server(tmp_path, capsys):
+    secret = b"TOP-SECRET-STEPS-0987654321"
+    (tmp_path / "secret.txt").write_bytes(secret)
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [{"item_id": k, "problem": "1+1?", "final_answer": "2", "steps": ["1+1=2"],
+             "labels": [1], "images": v}
+            for k, v in {"a": ["/etc/passwd"], "b": ["../secret.txt"], "c": None}.items()]
+    (data / "steps.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with StubServer() as server:
+        code, _, err = run(["steps", "run", "--model", "openai:stub", "--base-url",
+                            server.base_url, "--data", data / "steps.jsonl", "--bootstrap", "0",
+                            "--out", tmp_path / "r"], capsys)
+        assert code == 0, err
+        _secret_never_sent(server, secret)
+        _secret_never_sent(server, b"root:x:0:0:r")  # /etc/passwd
+    assert "image_outside_dataset=2" in err
+    assert [r["item_id"] for r in load_run_records(tmp_path / "r" / "records.jsonl")] == \
+        ["c::original"]

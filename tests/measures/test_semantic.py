@@ -17,6 +17,8 @@ from confeval.measures.semantic import (  # noqa: E402
     nli_similarity,
 )
 
+from ..float32 import ABS as F32_ABS  # noqa: E402
+
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "a", "bank",
          "river", "money", "is", "on", "what"]
 
@@ -59,11 +61,11 @@ def test_nli_similarity_matches_the_pairwise_definition(nli):
             if texts[i] != texts[j]:
                 p = _pair_probs(nli, f"{q} {texts[i]}", f"{q} {texts[j]}", 3.0)
                 entail[i, j], contra[i, j] = p[0], 1 - p[2]  # labels as id2label says
-    np.testing.assert_allclose(sim.entailment, (entail + entail.T) / 2, atol=1e-6)
-    np.testing.assert_allclose(sim.contradiction, (contra + contra.T) / 2, atol=1e-6)
+    np.testing.assert_allclose(sim.entailment, (entail + entail.T) / 2, atol=F32_ABS)
+    np.testing.assert_allclose(sim.contradiction, (contra + contra.T) / 2, atol=F32_ABS)
     assert (sim.entailment[0, 2], sim.entailment[2, 0]) == (1.0, 1.0)  # same text
     raw = nli_similarity(texts, nli, question=q, temperature=3.0, symmetric=False)
-    np.testing.assert_allclose(raw.entailment, entail, atol=1e-6)
+    np.testing.assert_allclose(raw.entailment, entail, atol=F32_ABS)
     assert np.abs(raw.entailment - raw.entailment.T).max() > 1e-3
     sharp = nli_similarity(texts, nli, temperature=0.5)
     assert np.abs(sharp.entailment - nli_similarity(texts, nli).entailment).max() > 1e-3
@@ -106,6 +108,6 @@ def test_embedding_similarity_is_mean_pooled_cosine_clipped(tmp_path):
     expected = np.clip(np.array(vectors) @ np.array(vectors).T, 0, 1)
     np.fill_diagonal(expected, 1.0)
     expected[0, 2] = expected[2, 0] = 1.0
-    np.testing.assert_allclose(sim, expected, atol=1e-6)
+    np.testing.assert_allclose(sim, expected, atol=F32_ABS)
     assert sim[0, 1] > sim[0, 3]  # cat/dog sat closer than a river bank
     assert np.array_equal(sim, sim.T) and (sim >= 0).all()

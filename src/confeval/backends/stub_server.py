@@ -110,6 +110,7 @@ class StubServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.bodies: list[dict] = []
+        self.received: list[bytes] = []  # every request body as bytes, to grep for leaks
         self.auth_headers: list[str] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -131,8 +132,10 @@ class StubServer:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 with stub._lock:
+                    stub.received.append(raw)
                     stub.requests += 1
                     stub.bodies.append(body)
                     stub.auth_headers.append(self.headers.get("Authorization", ""))

@@ -220,6 +220,9 @@ DataOpt = Annotated[str | None, typer.Option(
     "--data", help="builtin:NAME or a file in the suite's input format (default: the suite's "
                    "built-in task).")]
 NOpt = Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")]
+ImageRootOpt = Annotated[Path | None, typer.Option(
+    "--image-root", help="Folder that image paths of --data resolve in and must stay inside "
+                         "(default: the data file's folder).")]
 MethodOpt = Annotated[str, typer.Option(
     "--method", help="auto | score | top_logprobs: how option (sets) or rating (intervals) "
                      "probabilities are read.")]
@@ -234,7 +237,8 @@ CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Cache file (defa
 def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, model: str | None,
              data: str | None, n: int | None, base_url: list[str] | None, concurrency: int,
              api_key_env: str, no_cache: bool, cache_path: Path | None,
-             command: str = "run", after: Callable[[Path], str] | None = None) -> None:
+             image_root: Path | None = None, command: str = "run",
+             after: Callable[[Path], str] | None = None) -> None:
     """``confeval <suite> run``: validate the suite's options (before any model call), load
     the items, run the suite into ``out_dir`` (resuming) and print its tables; ``after`` (the
     run folder -> a line to print) writes a suite's extra outputs."""
@@ -246,13 +250,15 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
     opts = suite.Options.from_dict(options)
     backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
                           api_key_env=api_key_env)
-    items = suite.load_items(data or suite.default_data, n, opts.seed)
+    where = {"image_root": str(image_root)} if image_root is not None else {}
+    items = suite.load_items(data or suite.default_data, n, opts.seed, **where)
     if getattr(items, "excluded", None):
         detail = ", ".join(f"{k}={v}" for k, v in items.excluded.items())
         err.print(f"{data}: {sum(items.excluded.values())} row(s) left out before any model "
                   f"call: {detail}")
     config = {"command": command, "suite": suite_name, "model": model or "local",
-              "backend": backend.identity(), "data": data or suite.default_data, "n": n}
+              "backend": backend.identity(), "data": data or suite.default_data, "n": n,
+              **where}
     open_run_folder(out_dir, opts, config)  # a mismatch is refused before any progress bar
     cache = None if no_cache else ResponseCache(cache_path)
     started = time.perf_counter()

@@ -21,6 +21,7 @@ from ._common import (
     DataOpt,
     Files,
     ForceOpt,
+    ImageRootOpt,
     JsonOpt,
     MethodOpt,
     ModelOpt,
@@ -147,6 +148,7 @@ def run(
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
+    image_root: ImageRootOpt = None,
     protocol: ProtocolOpt = "etc",
     answer: Annotated[str, typer.Option(
         "--answer", help="scored (option probabilities), generated (a parsed reply) or auto "
@@ -182,7 +184,7 @@ def run(
                           "self_judge": self_judge},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path)
+             cache_path=cache_path, image_root=image_root)
 
 
 def _human_row(path: Path) -> dict[str, float]:

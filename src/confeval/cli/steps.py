@@ -3,18 +3,15 @@ parse raw replies, compare perturbation generators, perturb a dataset, run a jud
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 from rich.table import Table
 
 from ..records import RecordSet, write_table
 from ..suites.steps import (
     StepsConfig,
-    load_step_items,
     parse_step_replies,
     score_generator_consistency,
     score_steps_file,
@@ -29,6 +26,7 @@ from ._common import (
     DataOpt,
     Files,
     ForceOpt,
+    ImageRootOpt,
     JsonOpt,
     MethodOpt,
     ModelOpt,
@@ -40,6 +38,7 @@ from ._common import (
     TopKOpt,
     check_out,
     emit,
+    err,
     group,
     out,
     print_json,
@@ -178,6 +177,7 @@ def perturb(
         "--image-kind", help="image: force scale, rotate, noise or invert (default: one "
                              "drawn per item).")] = None,
     n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
+    image_root: ImageRootOpt = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Extra requests when no "
                                                                   "rewrite is valid.")] = 3,
@@ -192,37 +192,22 @@ def perturb(
     """Write a perturbed copy of a step dataset (ConfProBench's lexical, syntactic or image
     level) for `confeval steps run`; rewrites are validated, failures recorded."""
     from ..backends import CachedBackend, ResponseCache, get_backend
-    from ..perturb import (
-        IMAGE_PERTURBATIONS,
-        TEXT_KINDS,
-        perturb_images,
-        perturb_text,
-        with_originals,
-    )
+    from ..suites.steps.perturbation import check_perturbation, write_perturbed_dataset
 
-    if kind not in (*TEXT_KINDS, "image"):
-        raise ValueError(f"--kind must be lexical, syntactic or image, got {kind!r}")
-    if image_kind is not None and image_kind not in IMAGE_PERTURBATIONS:
-        raise ValueError(f"--image-kind must be one of {', '.join(IMAGE_PERTURBATIONS)}")
-    if not str(out_file).lower().endswith((".jsonl", ".jsonl.gz")):
-        raise ValueError(f"--out {out_file}: use a .jsonl name (lists stay lists)")
-    items = load_step_items(data, n, seed)
-    if kind == "image":
-        target = images_dir or out_file.with_suffix("").with_name(out_file.stem + "-images")
-        perturbed, summary = perturb_images(items, target, seed=seed, kind=image_kind)
-    else:
+    check_perturbation(kind, image_kind, out_file)
+    backend = None
+    if kind != "image":
         backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
                               api_key_env=api_key_env)
         if not no_cache:
             backend = CachedBackend(backend, ResponseCache())
-        perturbed, summary = asyncio.run(perturb_text(items, kind, backend, seed=seed,
-                                                      retries=retries,
-                                                      concurrency=concurrency))
-    rows = with_originals(items, perturbed, kind) if with_original else [
-        {k: v for k, v in it.items() if k != "run_id"} for it in perturbed]
-    write_table(pd.DataFrame(rows), out_file)
-    n_originals = len(rows) - len(perturbed)
-    summary.update(kind=kind, out=str(out_file), seed=seed, originals_written=n_originals)
+    summary = write_perturbed_dataset(data, kind, out_file, backend=backend, n=n, seed=seed,
+                                      image_root=image_root, images_dir=images_dir,
+                                      image_kind=image_kind, retries=retries,
+                                      concurrency=concurrency, with_original=with_original)
+    if summary["images_outside"]:
+        err.print(f"{summary['images_outside']} image path(s) lie outside {out_file.parent}: "
+                  "run the file with --image-root set to a folder holding them all")
     if as_json:
         print_json(summary)
     else:
@@ -235,6 +220,7 @@ def run(
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
+    image_root: ImageRootOpt = None,
     seed: SeedOpt = 0,
     consistency: Annotated[str, typer.Option(
         "--consistency", help="When a judge's label contradicts its probability: flag, "
@@ -261,7 +247,7 @@ def run(
                        "output": output, "answer": answer},
              out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
              concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path)
+             cache_path=cache_path, image_root=image_root)
 
 
 def steps_table(results: dict) -> Table:

@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 
 from ..backends import Backend
+from ..images import image_url
 from .image import perturb_image
 from .text import rewrite_step
 
-__all__ = ["TEXT_KINDS", "perturb_images", "perturb_text", "with_originals"]
+__all__ = ["TEXT_KINDS", "images_relative_to", "perturb_images", "perturb_text",
+           "with_originals"]
 
 TEXT_KINDS = ("lexical", "syntactic")
 
@@ -69,13 +71,12 @@ def _base(item: dict) -> dict:
 
 
 def _open_image(ref: str):
+    """An image the loader checked (:func:`~confeval.images.check_image`): an
+    absolute path or a data: URL, decoded again under the same caps."""
     from PIL import Image
 
-    if ref.startswith("data:"):
-        return Image.open(io.BytesIO(base64.b64decode(ref.split(",", 1)[1])))
-    if ref.startswith(("http://", "https://")):
-        raise ValueError(f"images must be local files or data: URLs, not {ref[:40]}...")
-    return Image.open(ref[7:] if ref.startswith("file://") else ref)
+    url = image_url(ref)
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
 
 
 def perturb_images(items: Sequence[dict], out_dir: Path, *, seed: int = 0,
@@ -108,6 +109,26 @@ def perturb_images(items: Sequence[dict], out_dir: Path, *, seed: int = 0,
 
 def _safe(name: Any) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))[:80]
+
+
+def images_relative_to(rows: Sequence[dict], folder: Path) -> tuple[list[dict], int]:
+    """``rows`` with each image path inside ``folder`` made relative to it, so that a dataset
+    written there finds its images wherever the folder is moved (image paths resolve against
+    the data file's folder), and how many paths lie outside it (a run on the file then needs
+    ``--image-root``)."""
+    base = Path(folder).resolve()
+    outside, out = 0, []
+    for row in rows:
+        refs = []
+        for ref in row.get("images") or []:
+            path = Path(ref)
+            if path.is_absolute() and path.resolve().is_relative_to(base):
+                ref = str(path.resolve().relative_to(base))
+            elif path.is_absolute():
+                outside += 1
+            refs.append(ref)
+        out.append({**row, "images": refs} if row.get("images") else dict(row))
+    return out, outside
 
 
 def with_originals(items: Sequence[dict], perturbed: Sequence[dict], kind: str) -> list[dict]:

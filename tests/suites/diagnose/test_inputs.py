@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from confeval.records import RecordSet
 from confeval.suites.diagnose import load_mmerror_items, normalise_type, read_diagnosis_records
@@ -23,7 +24,8 @@ def dataset(tmp_path):
     (root / "images").mkdir()
     items = [_item("MMErroR_00001"), _item("MMErroR_00002", "D_Knowledge_Deployment_Error"),
              _item("MMErroR_00003", ""), _item("MMErroR_00004", "Banana_Error"),
-             _item("MMErroR_00005"), _item("../../etc/passwd"), _item("MMErroR_00007", "KAE")]
+             _item("MMErroR_00005"), _item("../../etc/passwd"), _item("MMErroR_00007", "KAE"),
+             _item("MMErroR_00008")]
     for it in items:
         name = it["question_id"].replace("/", "_")
         (root / "jsons" / f"{name}.json").write_text(json.dumps(it))
@@ -32,7 +34,8 @@ def dataset(tmp_path):
     for qid, suffix in (("MMErroR_00001", ".png"), ("MMErroR_00002", ".webp"),
                         ("MMErroR_00003", ".png"), ("MMErroR_00004", ".png"),
                         ("MMErroR_00007", ".jpg")):
-        (root / "images" / f"{qid}{suffix}").write_bytes(b"\x89PNG fake")
+        Image.new("RGB", (6, 4), "white").save(root / "images" / f"{qid}{suffix}")
+    (root / "images" / "MMErroR_00008.png").write_bytes(b"\x89PNG fake")  # not decodable
     return root
 
 
@@ -43,7 +46,8 @@ def test_authors_layout_with_counted_exclusions(dataset):
     assert [it["gold_type"] for it in items] == ["re", "kde", "kde"]
     assert items[0]["chain"].startswith("Step 1") and items[1]["image"].endswith(".webp")
     assert items.excluded == {"missing_label": 1, "unknown_label": 1, "missing_image": 1,
-                              "missing_question_id": 1, "unreadable_file": 1}
+                              "missing_question_id": 1, "unreadable_file": 1,
+                              "unreadable_image": 1}
     assert len(load_mmerror_items(dataset, n=2)) == 2
 
 

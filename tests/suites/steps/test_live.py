@@ -16,9 +16,13 @@ from confeval.suites import get_suite
 from confeval.suites.steps import load_step_items, parse_step_replies
 from confeval.suites.steps.live import build_step_judge_messages
 
+from ...float32 import f32_approx
+from ...test_images import png_bytes
+
 
 def test_prompt_lists_every_step_and_the_taxonomy(tmp_path):
-    (tmp_path / "x.png").write_bytes(b"\x89PNG fake")
+    (tmp_path / "x.png").write_bytes(png_bytes())
+    (tmp_path / "fake.png").write_bytes(b"\x89PNG fake")
     msgs = build_step_judge_messages("P?", "42", ["a = 1", "b = 2"],
                                      images=[str(tmp_path / "x.png")])
     system, user = msgs[0]["content"], msgs[1]["content"]
@@ -27,6 +31,8 @@ def test_prompt_lists_every_step_and_the_taxonomy(tmp_path):
     assert user[0]["image_url"]["url"].startswith("data:image/png;base64,")
     with pytest.raises(ValueError, match="image not found"):
         build_step_judge_messages("P?", "1", ["a"], images=[str(tmp_path / "missing.png")])
+    with pytest.raises(ValueError, match="unreadable_image"):  # decoded before it is sent
+        build_step_judge_messages("P?", "1", ["a"], images=[str(tmp_path / "fake.png")])
     assert "Correct final answer: 42" in user[-1]["text"]
 
 
@@ -136,7 +142,7 @@ def test_scored_mode_equals_a_manual_forward_pass_on_a_tiny_model(tmp_path):
         prompt = backend.prompt_ids(build_step_question(item["problem"], item["final_answer"],
                                                         item["steps"], k))
         yes, no = logprob(prompt, "Yes"), logprob(prompt, "No")
-        assert step["p_correct"] == pytest.approx(1 / (1 + np.exp(no - yes)), abs=1e-6)
+        assert step["p_correct"] == f32_approx(1 / (1 + np.exp(no - yes)))
         assert step["pred_label"] == int(step["p_correct"] >= 0.5)
     generated = aio.run(suite.run_item(item, backend, suite.Options(answer="generated",
                                                                     max_tokens=8)))

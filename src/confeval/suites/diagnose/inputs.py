@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ...images import ImageError, check_image
 from ...parse.diagnosis import DiagnosisParse, parse_diagnosis
 from ...records import NA_TEXT, RecordSet
 from ...taxonomy import MMERROR_AUTHOR_LABELS, error_types, normalise
@@ -72,36 +73,44 @@ def _item_files(folder: Path) -> list[Path]:
     return sorted(p for p in base.glob("*.json") if p.name != "MMErroR_all.json")
 
 
-def _image(folder: Path, question_id: str) -> tuple[Path | None, str | None]:
-    root = folder.resolve()
+def _image(folder: Path, question_id: str, image_root: Path | None
+           ) -> tuple[str | None, str | None]:
+    """The item's image in ``images/`` beside the JSON files (or in the dataset folder's
+    parent, the authors' release), checked and confined by
+    :func:`~confeval.images.check_image`."""
     for images in (folder / "images", folder.parent / "images"):
         for suffix in IMAGE_SUFFIXES:
-            path = (images / f"{question_id}{suffix}").resolve()
-            if path.is_file():
-                allowed = (root, folder.parent.resolve()) if images.parent != folder else (root,)
-                if not any(path.is_relative_to(a) for a in allowed):
-                    return None, "image_outside_dataset"
-                return path, None
+            path = images / f"{question_id}{suffix}"
+            if path.is_file() or path.is_symlink():
+                root = image_root or (folder if images.parent == folder else folder.parent)
+                try:
+                    return check_image(str(path.absolute()), root), None
+                except ImageError as exc:
+                    return None, exc.reason
     return None, "missing_image"
 
 
 def load_mmerror_items(folder: str | Path, n: int | None = None, *,
-                       require_images: bool = True) -> Items:
+                       require_images: bool = True, image_root: str | Path | None = None
+                       ) -> Items:
     """Items ``{item_id, question, chain, gold_type, domain, subdomain, correct_answer,
-    image}`` from the authors' layout (module docstring), with counted exclusions."""
+    image}`` from the authors' layout (module docstring), with counted exclusions; images
+    must lie inside ``image_root`` (default: the dataset folder, or its parent when the
+    images sit there)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder (the MMErroR layout is a folder of JSON files "
                          "and images/)")
+    root = Path(image_root) if image_root else None
     items, excluded = Items(), Counter()
     for path in _item_files(folder):
         try:
             loaded = json.loads(path.read_text(encoding="utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             excluded["unreadable_file"] += 1
             continue
         for raw in loaded if isinstance(loaded, list) else [loaded]:
-            item, reason = _item(raw, folder, require_images)
+            item, reason = _item(raw, folder, require_images, root)
             if reason:
                 excluded[reason] += 1
             else:
@@ -112,7 +121,8 @@ def load_mmerror_items(folder: str | Path, n: int | None = None, *,
     return items
 
 
-def _item(raw: Any, folder: Path, require_images: bool) -> tuple[dict | None, str | None]:
+def _item(raw: Any, folder: Path, require_images: bool, image_root: Path | None
+          ) -> tuple[dict | None, str | None]:
     if not isinstance(raw, dict):
         return None, "not_an_item"
     qid = str(raw.get("question_id") or "").strip()
@@ -123,15 +133,14 @@ def _item(raw: Any, folder: Path, require_images: bool) -> tuple[dict | None, st
     gold = normalise_type(raw.get("label"))
     if gold is None:
         return None, "unknown_label"
-    image, why = _image(folder, qid)
-    if image is None and (require_images or why == "image_outside_dataset"):
+    image, why = _image(folder, qid, image_root)
+    if image is None and (require_images or why != "missing_image"):
         return None, why
     return {"item_id": qid, "question": str(raw.get("question") or ""),
             "chain": str(raw.get("error_reason") or ""), "gold_type": gold,
             "domain": str(raw.get("domain") or "") or None,
             "subdomain": str(raw.get("subdomain") or "") or None,
-            "correct_answer": raw.get("correct_answer"),
-            "image": None if image is None else str(image)}, None
+            "correct_answer": raw.get("correct_answer"), "image": image}, None
 
 
 @dataclass

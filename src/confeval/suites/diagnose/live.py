@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,11 @@ import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...evaluate import evaluate_confidence
+from ...images import ImageError, check_image, image_url
 from ...parse.answers import check_answer, is_strict_key
 from ...parse.diagnosis import parse_diagnosis
 from ...records import RecordSet
 from ...tasks import load_builtin
-from .._images import image_url
 from .._multiple_choice import option_distribution
 from ..base import (
     Items,
@@ -174,6 +175,31 @@ async def judge_answer(judge: Backend, question: str, key: Any, reply: str) -> b
     return {"correct": True, "incorrect": False}.get(word)
 
 
+def _flat_item(row: dict, root: Path) -> tuple[dict | None, str | None]:
+    """One item of a flat diagnose file, or the reason it is left out (images checked by
+    :func:`~confeval.images.check_image`; an item is never sent without its image)."""
+    gold = normalise_type(row.get("gold_type", row.get("label")))
+    chain = row.get("chain", row.get("error_reason"))
+    if gold is None:
+        return None, "unknown_label"
+    if not isinstance(chain, str) or not chain.strip():
+        return None, "missing_chain"
+    if not str(row.get("question") or "").strip():
+        return None, "missing_question"
+    image = row.get("image")
+    if image is not None and not (isinstance(image, float) and np.isnan(image)):
+        try:
+            image = check_image(image, root)
+        except ImageError as exc:
+            return None, exc.reason
+    else:
+        image = None
+    item_id = row.get("item_id", row.get("question_id", f"row-{row['_row']}"))
+    return {"item_id": str(item_id), "question": str(row["question"]), "chain": chain,
+            "gold_type": gold, "image": image, "domain": row.get("domain"),
+            "subdomain": row.get("subdomain"), "correct_answer": row.get("correct_answer")}, None
+
+
 class DiagnoseSuite(LiveSuite):
     """MMErroR live: ETC, two-stage EPD or single-prompt EPD (module docstring)."""
 
@@ -203,31 +229,25 @@ class DiagnoseSuite(LiveSuite):
                 else ["generate", "logprobs"]
         return ["generate"]
 
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
+        """Items from ``builtin:NAME``, the authors' folder, or a flat record file whose
+        ``image`` paths resolve inside ``image_root`` (default: the file's folder)."""
         if data.startswith("builtin:"):
             return Items(load_builtin(data.split(":", 1)[1], n or 200, seed))
         path = Path(data)
         if path.is_dir():
-            return load_mmerror_items(path, n)
+            return load_mmerror_items(path, n, image_root=image_root)
         rs = RecordSet.read(path)
-        items, excluded = Items(), {}
+        root = Path(image_root) if image_root else path.parent
+        items, excluded = Items(), Counter()
         for row in rs.frame.to_dict(orient="records"):
-            gold = normalise_type(row.get("gold_type", row.get("label")))
-            chain = row.get("chain", row.get("error_reason"))
-            reason = ("unknown_label" if gold is None else
-                      "missing_chain" if not isinstance(chain, str) or not chain.strip() else
-                      "missing_question" if not str(row.get("question") or "").strip() else None)
+            item, reason = _flat_item(row, root)
             if reason:
-                excluded[reason] = excluded.get(reason, 0) + 1
-                continue
-            image = row.get("image")
-            items.append({"item_id": str(row.get("item_id", row.get("question_id",
-                                                                    f"row-{row['_row']}"))),
-                          "question": str(row["question"]), "chain": chain, "gold_type": gold,
-                          "image": image if isinstance(image, str) and image else None,
-                          "domain": row.get("domain"), "subdomain": row.get("subdomain"),
-                          "correct_answer": row.get("correct_answer")})
-        items.excluded = excluded
+                excluded[reason] += 1
+            else:
+                items.append(item)
+        items.excluded = dict(excluded)
         return items[:n] if n else items
 
     async def run_item(self, item: dict, backend: Backend, options: DiagnoseOptions) -> dict:

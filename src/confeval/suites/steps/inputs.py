@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...images import checked_images
 from ...parse.steps import CONSISTENCY_POLICIES, parse_step_judgement
 from ...records import RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
+from ..base import Items
 
 __all__ = ["ORIGINAL", "load_step_items", "parse_step_replies", "step_frame", "variant_name",
            "verdict_records"]
@@ -46,8 +48,13 @@ def variant_name(value: Any) -> str:
     return str(value).strip()
 
 
-def load_step_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
-    """Problems with steps from ``builtin:arith-steps`` or a file (module docstring)."""
+def load_step_items(data: str, n: int | None = None, seed: int = 0, *,
+                    image_root: str | Path | None = None) -> Items:
+    """Problems with steps from ``builtin:arith-steps`` or a file (module docstring). Image
+    references are checked by :func:`~confeval.images.check_image` inside
+    ``image_root`` (default: the file's folder); an item with an unusable image is left out
+    and counted under the image's reason (``Items.excluded``), never sent without it."""
+    root = Path(image_root) if image_root else Path(data).parent
     if data.startswith("builtin:"):
         items = load_builtin(data.split(":", 1)[1], n or 200, seed)
     else:
@@ -61,7 +68,7 @@ def load_step_items(data: str, n: int | None = None, seed: int = 0) -> list[dict
                  for row in rs.frame.to_dict(orient="records")]
         for row, item in zip(rs.frame["_row"], items):
             item.setdefault("item_id", f"row-{row}")
-    out = []
+    out, excluded = Items(), {}
     for item in items[:n] if n else items:
         item_id = str(item.get("item_id"))
         steps = [str(s) for s in as_list(item["steps"], "steps", item_id)]
@@ -76,9 +83,14 @@ def load_step_items(data: str, n: int | None = None, seed: int = 0) -> list[dict
         images = item.get("images")
         images = [] if images is None or isinstance(images, float) else \
             as_list(images, "images", item_id)
+        images, why = checked_images(images, root)
+        if why:
+            excluded[why] = excluded.get(why, 0) + 1
+            continue
         out.append({**item, "item_id": item_id, "steps": steps, "labels": labels,
                     "error_types": types, "variant": variant, "images": images,
                     "run_id": f"{item_id}::{variant}"})
+    out.excluded = excluded
     return out
 
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ...backends import Backend, GenerateParams
+from ...images import image_url
 from ...parse.steps import CONSISTENCY_POLICIES
 from ...taxonomy import error_types
-from .._images import image_url
 from .._multiple_choice import valid_logprobs
 from ..base import LiveSuite, SuiteOptions, answer_mode, check_answer_mode
 from .inputs import load_step_items, verdict_records
@@ -131,8 +131,9 @@ class StepsSuite(LiveSuite):
     def needs(self, backend: Backend, options: StepsOptions) -> list[str]:
         return ["score"] if answer_mode(backend, options.answer) == "scored" else ["generate"]
 
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
-        items = load_step_items(data, n, seed)
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
+        items = load_step_items(data, n, seed, image_root=image_root)
         for item in items:  # the runner keys records by item_id: one per (problem, variant)
             item["problem_id"], item["item_id"] = item["item_id"], item["run_id"]
         return items
