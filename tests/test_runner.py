@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -49,7 +50,10 @@ def test_unparseable_outputs_are_kept_and_counted(tmp_path, items):
                        config={}, options=suite.Options(bootstrap=0))
     records = load_run_records(tmp_path / "r" / "records.jsonl")
     assert len(records) == 5 and {r["status"] for r in records} == {"unparseable"}
-    assert result.metrics["excluded"] == {"unparseable": 5}
+    assert result.metrics["records_by_status"] == {"unparseable": 5}
+    # each section says why it has no result: no record had a usable confidence or options
+    assert all(not section["results"] for section in result.metrics["sections"])
+    assert any("missing_confidence': 5" in w for w in result.metrics["warnings"])
 
 
 def test_resume_refuses_other_arguments_and_repairs_a_cut_line(tmp_path, items):
@@ -78,8 +82,9 @@ def test_options_are_written_whole_and_alpha_reaches_the_metrics(tmp_path, items
     result = run_suite(suite, backend, items, tmp_path / "r", config={"n": 30},
                        options=suite.Options(bootstrap=0, alpha=0.05, idk=True))
     run = json.loads((tmp_path / "r" / "run.json").read_text())["config"]
-    assert run["options"] == {"method": "auto", "top_k": 20, "seed": 0, "bootstrap": 0,
-                              "alpha": 0.05, "idk": True, "nota": False}
+    assert set(run["options"]) == {f.name for f in dataclasses.fields(suite.Options)}
+    assert run["options"] == {**suite.Options(bootstrap=0, alpha=0.05, idk=True).to_dict(),
+                              **suite.record_layout}
     sets = result.metrics["sections"][1]["results"]["model"]
     assert sets["alpha"] == 0.05 and sets["coverage_target"] == 0.95
 

@@ -20,8 +20,9 @@ from . import metrics as M
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
 from .metrics.bootstrap import _interval
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample, bootstrap_counts
+from .records import RecordSet
 
-__all__ = ["evaluate_agreement", "evaluate_confidence"]
+__all__ = ["evaluate_agreement", "evaluate_confidence", "score_confidence_records"]
 
 
 def _quiet(fn: Callable, *args, **kwargs) -> float:
@@ -161,6 +162,30 @@ MIN_BOUNDED_BINS = 100
 MAX_CONFUSION_LEVELS = 50
 """Without a scale, a confusion matrix is drawn only when the scores take at most this many
 distinct values (a judge's continuous scores would make it n x n)."""
+
+
+def score_confidence_records(rs: RecordSet, confidence_col: str, correct_col: str, *,
+                             any_confidence: bool = False, n_bins: int = 15,
+                             rce_bins: int = 20, n_resamples: int = 1000, seed: int = 0,
+                             progress: Callable[[int, int], None] | None = None) -> dict:
+    """:func:`evaluate_confidence` on the usable rows of a record set — the one path of
+    ``confeval score`` and of every live run's confidence section — with its row counts.
+
+    Rows without a usable confidence (missing, not a number, outside [0, 1] unless
+    ``any_confidence``) or correctness are excluded and counted in ``rs``; fewer than two
+    usable rows is a :class:`ValueError` naming the source."""
+    conf = rs.numeric([confidence_col], what="confidence",
+                      lo=None if any_confidence else 0.0,
+                      hi=None if any_confidence else 1.0)[:, 0]
+    correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
+    keep = rs.mask
+    if keep.sum() < 2:
+        raise ValueError(f"{rs.source}: fewer than two usable rows "
+                         f"(excluded: {rs.excluded or 'none'})")
+    res = evaluate_confidence(conf[keep], correct[keep], n_bins=n_bins, rce_bins=rce_bins,
+                              n_resamples=n_resamples, seed=seed,
+                              probability_scale=not any_confidence, progress=progress)
+    return {**rs.summary(), **res}
 
 
 def _confusion_on(p: np.ndarray, t: np.ndarray, levels: np.ndarray | None) -> dict:

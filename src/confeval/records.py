@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ROW_COLUMN", "TABLE_SUFFIXES", "Problem", "RecordSet", "RecordsError", "as_list",
-           "read_table", "resolve_columns", "write_table"]
+__all__ = ["ROW_COLUMN", "RUN_RECORDS", "TABLE_SUFFIXES", "Problem", "RecordSet", "RecordsError",
+           "as_list", "read_table", "record_file", "resolve_columns", "write_table"]
 
 ROW_COLUMN = "_row"
 """Column added to every table: the 1-based line number in the file (JSONL, and CSV where the
@@ -137,13 +137,30 @@ NA_TEXT = ("", "nan", "NaN", "NA", "N/A", "n/a", "null", "NULL", "None", "none")
 them as text: "NA" may be North America."""
 
 
+RUN_RECORDS = "records.jsonl"
+"""The record file of a run folder: a folder holding it is read as that file, so a run folder
+is accepted wherever a record file is."""
+
+
+def record_file(path: str | Path) -> Path:
+    """``path`` itself, or a run folder's ``records.jsonl``."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / RUN_RECORDS).is_file():
+            raise RecordsError(f"{path}: a folder without {RUN_RECORDS} (no run folder); give "
+                               "a record file or a run folder")
+        return path / RUN_RECORDS
+    return path
+
+
 def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
-    """Read one record file into a DataFrame with a ``_row`` column.
+    """Read one record file (or a run folder's records) into a DataFrame with a ``_row``
+    column.
 
     Returns the table and the list of skipped lines (JSONL only). Raises
     :class:`RecordsError` when the file cannot be read at all.
     """
-    path = Path(path)
+    path = record_file(path)
     fmt = _format_of(path)
     if not path.is_file():
         raise RecordsError(f"{path}: no such file")
@@ -230,8 +247,15 @@ class RecordSet:
 
     @classmethod
     def read(cls, path: str | Path) -> RecordSet:
+        """A record file, or a run folder's ``records.jsonl``."""
         frame, problems = read_table(path)
-        return cls(frame, str(path), problems)
+        return cls(frame, str(record_file(path)), problems)
+
+    @classmethod
+    def from_records(cls, records: Sequence[dict], source: str = "<memory>") -> RecordSet:
+        """Records (JSON objects) as :func:`read_table` makes a JSONL file of them."""
+        frame = pd.DataFrame.from_records(list(records)) if records else pd.DataFrame()
+        return cls(frame, source)
 
     # ------------------------------------------------------------------ bookkeeping
     @property

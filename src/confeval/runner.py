@@ -15,6 +15,7 @@ are counted, named, and retried by the next run with the same arguments.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,18 +83,18 @@ async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run:
     return failures
 
 
-def _one_per_item(records: list[dict], ids: Sequence[str]) -> tuple[list[dict], int]:
-    """The first record of each item of this run, in the items' order, and how many further
-    records of the same items were ignored (a folder written by two processes at once)."""
+def _one_per_item(records: list[dict], ids: Sequence[str]) -> tuple[list[dict], list[dict]]:
+    """The first record of each item of this run, in the items' order, and the further
+    records of the same items (a folder written by two processes at once)."""
     order = {i: k for k, i in enumerate(ids)}
     first: dict[str, dict] = {}
-    duplicates = 0
+    duplicates = []
     for r in records:
         key = str(r.get("item_id"))
         if key not in order:
             continue
         if key in first:
-            duplicates += 1
+            duplicates.append(r)
         else:
             first[key] = r
     return sorted(first.values(), key=lambda r: order[str(r["item_id"])]), duplicates
@@ -120,7 +121,7 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
     describes the run: command, model, data, n); resuming a folder made with anything different
     raises :class:`~confeval.runs.RunMismatchError` naming the first difference.
     """
-    options = options if options is not None else suite.Options()
+    options = suite.for_records(options if options is not None else suite.Options())
     require(backend, suite.needs(backend, options), f"the {suite.name} suite needs it")
     ids = [str(it["item_id"]) for it in items]
     if len(set(ids)) != len(ids):
@@ -136,12 +137,19 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
             step("resumed")
         failures = asyncio.run(_drive(suite, wrapped, todo, run, options, max_in_flight,
                                       step))
-        records, duplicates = _one_per_item(load_run_records(run.file(RunFolder.RECORDS)),
-                                            ids)
+        loaded = load_run_records(run.file(RunFolder.RECORDS))
+        records, duplicates = _one_per_item(loaded, ids)
+        # records.jsonl in the items' order, so that scoring the folder again reads the very
+        # rows, in the very order (splits are drawn over row positions), scored here; nothing
+        # else in the file is dropped
+        kept = {id(r) for r in records}
+        run.write_records([*records, *(r for r in loaded if id(r) not in kept)])
         metrics = suite.score(records, options, model_name)
         metrics.setdefault("failed_items", len(failures))
+        metrics.setdefault("records_by_status",
+                           dict(Counter(str(r.get("status")) for r in records)))
         if duplicates:
-            metrics["duplicate_records_ignored"] = duplicates
+            metrics["duplicate_records_ignored"] = len(duplicates)
         if getattr(items, "excluded", None):
             metrics["excluded_at_load"] = dict(items.excluded)
         publish(run, metrics)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as _dt
+import hashlib
 import json
 import math
 import os
@@ -28,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from .records import RUN_RECORDS, record_file
+
 __all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "check_config", "dumps",
-           "load_run_records", "to_jsonable", "versions"]
+           "file_sha256", "load_run_records", "to_jsonable", "versions"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -81,7 +84,7 @@ class RunFolder:
 
     LOCK = ".lock"
     RUN = "run.json"
-    RECORDS = "records.jsonl"
+    RECORDS = RUN_RECORDS
     METRICS = "metrics.json"
     REPORT = "report.html"
 
@@ -110,7 +113,8 @@ class RunFolder:
                                                  "created": now}) + "\n")
 
     def read_run(self) -> dict:
-        return json.loads(self.file(self.RUN).read_text(encoding="utf-8"))
+        """run.json; a damaged one is a :class:`ValueError` naming the file."""
+        return _read_json_object(self.file(self.RUN))
 
     def write_records(self, records: Iterable[Mapping[str, Any]], name: str = RECORDS) -> Path:
         text = "".join(dumps(r, indent=None) + "\n" for r in records)
@@ -164,10 +168,7 @@ class RunFolder:
         path = self.file(self.METRICS)
         if not path.is_file():
             raise FileNotFoundError(f"{self.path}: no {self.METRICS} (was the run finished?)")
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        return _read_json_object(path)
 
     def write_report(self, html: str) -> Path:
         return self._write_text(self.REPORT, html)
@@ -185,6 +186,29 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a record file (a run folder: of its records), read in blocks."""
+    digest = hashlib.sha256()
+    with open(record_file(path), "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_json_object(path: Path) -> dict:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def load_run_records(path: Path) -> list[dict]:
@@ -220,7 +244,7 @@ def check_config(run: RunFolder, config: Mapping[str, Any]) -> None:
     if not path.is_file():
         run.write_run(config)
         return
-    old = json.loads(path.read_text(encoding="utf-8")).get("config")
+    old = _read_json_object(path).get("config")
     found = _first_difference(old, json.loads(dumps(config)))
     if found:
         keys, was, now = found

@@ -75,7 +75,7 @@ def test_bad_options_fail_before_any_model_call(tmp_path, capsys, stub):
             (["run", "steps", "--consistency", "bogus"], "--consistency must be one of"),
             (["sets", "run", "--alpha", "0"], "--alpha must be in (0, 1)"),
             (["intervals", "run", "--methods", "naive,nope"], "unknown method(s) ['nope']"),
-            (["run", "intervals", "--idk"], "--idk: only for the sets suite"),
+            (["run", "intervals", "--idk"], "No such option: --idk"),
             (["measures", "run", "--samples", "1"], "--samples must be at least 2")):
         code, captured = _run([*argv, "--model", "openai:stub", "--base-url", stub.base_url,
                                "--out", str(tmp_path / "x")], capsys)

@@ -327,7 +327,7 @@ def test_steps_parse_skips_and_counts_replies_it_cannot_match(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, message", [
     ("{not json", "metrics.json"),
-    ("[1, 2]", "must be a JSON object"),
+    ("[1, 2]", "metrics.json: expected a JSON object"),
     ('{"sections": {"a": 1}}', "'sections' must be a list"),
     ('{"sections": [{"results": {}}]}', "text 'kind'"),
 ])

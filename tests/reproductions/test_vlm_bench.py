@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from confeval.suites.sets import SetsConfig, score_sets_file
+from confeval.suites.sets import SetsOptions, score_sets_file
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "vlm-uncertainty-bench"
 pytestmark = pytest.mark.skipif(not (DATA / "tables").is_dir(),
@@ -18,9 +18,9 @@ CASES = [("mmbench", "llava-v1.6-34b"), ("mmbench", "Monkey-Chat"),
 
 def test_published_table_cells_to_1e6():
     files = [str(DATA / "per_sample" / ds / f"{model}.csv.gz") for ds, model in CASES]
-    config = SetsConfig(alpha=0.1, split_seed=42, protocol="vlm-bench", scores=("lac", "aps"))
-    results = {f: score_sets_file(f, config, label_col="answer", logit_cols="logit_*")
-               for f in files}
+    config = SetsOptions(alpha=0.1, split_seed=42, protocol="vlm-bench", scores=("lac", "aps"),
+                         label_col="answer", logit_cols="logit_*")
+    results = {f: score_sets_file(f, config) for f in files}
     checks = {"acc": ("accuracy",), "ece": ("ece",), "mce": ("mce",),
               "coverage_all_LAC": ("scores", "lac", "coverage"),
               "set_sizes_LAC": ("scores", "lac", "set_size"),

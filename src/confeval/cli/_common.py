@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..records import RecordSet
-from ..runs import RunFolder, dumps
+from ..runs import RunFolder, dumps, file_sha256
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -164,6 +164,15 @@ def check_out(out_dir: Path | None, command: str, force: bool) -> None:
                         "folder, or --force")
 
 
+def scoring_config(command: str, files: Sequence[Path], options: Mapping[str, dict],
+                   **extra: Any) -> dict:
+    """The ``run.json`` config of a scoring command: every input as given, its SHA-256 and
+    every option it was scored with (what ``confeval rerun`` needs to repeat it)."""
+    return {"command": command, **extra,
+            "inputs": [{"path": str(p), "sha256": file_sha256(p), "options": options[str(p)]}
+                       for p in files]}
+
+
 def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
     """A run folder for a scoring command (run.json, metrics.json, report.html)."""
     if out_dir is None:
@@ -193,7 +202,8 @@ def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] 
 
 
 Files = Annotated[list[Path], typer.Argument(
-    metavar="FILE...", help="Record files (.csv, .csv.gz, .tsv, .jsonl, .jsonl.gz, .parquet).",
+    metavar="FILE...", help="Record files (.csv, .csv.gz, .tsv, .jsonl, .jsonl.gz, .parquet) "
+                            "or run folders.",
     show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
@@ -247,7 +257,7 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
     from ..suites import get_suite
 
     suite = get_suite(suite_name)
-    opts = suite.Options.from_dict(options)
+    opts = suite.for_records(suite.Options.from_dict(options, suite=suite_name))
     backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
                           api_key_env=api_key_env)
     where = {"image_root": str(image_root)} if image_root is not None else {}

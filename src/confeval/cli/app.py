@@ -12,6 +12,7 @@ import typer
 
 from .. import __version__
 from ..records import RecordsError
+from ..suites import SUITES
 from . import confidence, diagnose, intervals, measures, sets, steps, tools
 from ._common import UserError, out
 
@@ -48,7 +49,6 @@ app.command()(confidence.agreement)
 app.command()(tools.simulate)
 app.command()(tools.demo)
 app.command()(tools.report)
-app.command("run")(tools.run)
 app.command()(tools.cache)
 app.command("perturb", help="Alias of `confeval steps perturb`.")(steps.perturb)
 app.add_typer(sets.app, name="sets")
@@ -58,11 +58,24 @@ app.add_typer(measures.app, name="measures")
 app.add_typer(diagnose.app, name="diagnose")
 
 
+@app.command("run", context_settings={"allow_extra_args": True,
+                                     "ignore_unknown_options": True})
+def _run_alias(
+    ctx: typer.Context,
+    suite: Annotated[str, typer.Argument(help=f"The suite: {', '.join(SUITES)}.")],
+) -> None:
+    """Alias of `confeval SUITE run ...`: every argument after SUITE goes to that command,
+    whose options are the suite's own (see `confeval SUITE run --help`)."""
+    if suite not in SUITES:
+        raise UserError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+    raise typer.Exit(main([suite, "run", *ctx.args]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the app; turn input errors into one line on stderr and exit code 2.
 
-    Usage errors (unknown option, missing argument) are reported by typer itself, also with
-    exit code 2.
+    Usage errors (an unknown option, a missing argument, a value of the wrong type) are one
+    line too, with the command whose ``--help`` lists what it takes.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -70,9 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not debug:
         warnings.showwarning = _one_line_warning
     try:
-        app(args=args, prog_name="confeval")
+        code = app(args=args, prog_name="confeval", standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        return 130
     except (UserError, RecordsError, ValueError, FileNotFoundError, OSError,
             RuntimeError) as exc:
         if debug:
@@ -80,6 +97,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {_one_line(exc)}\n")  # one line, never wrapped
         return 2
     except Exception as exc:  # a bug or an input nobody foresaw: still one line, exit 2
+        if _is_usage_error(exc) and type(exc).__name__ == "NoArgsIsHelpError":
+            out.print(exc.ctx.get_help(), highlight=False, markup=False)  # a bare group: help
+            return int(exc.exit_code)
+        if _is_usage_error(exc):
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if ctx is not None else "confeval"
+            sys.stderr.write(f"error: {_one_line(exc.format_message())} (see `{where} "
+                             "--help`)\n")
+            return int(exc.exit_code)
         if debug:
             raise
         sys.stderr.write(f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (run with "
@@ -88,6 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         warnings.showwarning = previous
     return 0
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A usage error of the command-line parser (click's, or the copy typer bundles)."""
+    return hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from ..evaluate import evaluate_agreement, evaluate_confidence
+from ..evaluate import evaluate_agreement, score_confidence_records
 from ._common import (
     TABLES,
     BootOpt,
@@ -57,21 +57,12 @@ def score(
     results = {}
     with progress(len(files), "scoring", enabled=len(files) > 1 or bootstrap > 0) as step:
         for path in files:
-            rs = read(path)
-            conf = rs.numeric([confidence_col], what="confidence",
-                              lo=None if any_confidence else 0.0,
-                              hi=None if any_confidence else 1.0)[:, 0]
-            correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
-            keep = rs.mask
-            if keep.sum() < 2:
-                raise UserError(f"{path}: fewer than two usable rows "
-                                f"(excluded: {rs.excluded or 'none'})")
-            res = evaluate_confidence(
-                conf[keep], correct[keep], n_bins=n_bins, rce_bins=rce_bins,
-                n_resamples=bootstrap, seed=seed, probability_scale=not any_confidence,
+            res = score_confidence_records(
+                read(path), confidence_col, correct_col, any_confidence=any_confidence,
+                n_bins=n_bins, rce_bins=rce_bins, n_resamples=bootstrap, seed=seed,
                 progress=lambda done, total, name=path.name: step.note(
                     f"{name}: bootstrap {done}/{total}"))
-            results[str(path)] = {**rs.summary(), **res}
+            results[str(path)] = res
             step(f"scored {path.name}")
     emit(results, as_json, lambda r: metric_table(r, _CONF_COLUMNS, "Confidence vs correctness"))
     write_run(out_dir, {"command": "score", "files": [str(f) for f in files],

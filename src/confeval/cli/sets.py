@@ -3,41 +3,36 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
 from rich.table import Table
 
-from ..suites._seeds import parse_seeds
-from ..suites.sets import SetsConfig, score_sets_file
+from ..suites.options import options_for_input, to_json
+from ..suites.sets import SetsOptions, score_sets_file
 from ._common import (
     TABLES,
-    AlphaOpt,
     ApiKeyOpt,
     BaseUrlOpt,
-    BootOpt,
     CacheOpt,
     ConcurrencyOpt,
     DataOpt,
     Files,
     ForceOpt,
     JsonOpt,
-    MethodOpt,
     ModelOpt,
     NoCacheOpt,
     NOpt,
     OutOpt,
     RunOutOpt,
-    SeedOpt,
-    TopKOpt,
     check_out,
     emit,
     group,
     progress,
     run_live,
+    scoring_config,
     simple_table,
     write_run,
 )
+from ._options import Given, with_options
 
 __all__ = ["app", "run", "score", "sets_table"]
 
@@ -65,79 +60,38 @@ def sets_table(results: dict) -> Table:
 
 
 @app.command("score")
+@with_options(SetsOptions, "score")
 def score(
+    given: Given,
     files: Files,
-    label_col: Annotated[str, typer.Option("--label-col", help="Gold option (a letter, or "
-                                                               "the column suffix).")]
-    = "answer",
-    logit_cols: Annotated[str, typer.Option("--logit-cols", help="Option columns (glob or "
-                                                                 "comma list); the part after "
-                                                                 "the last '_' names the "
-                                                                 "option.")] = "logit_*",
-    input_kind: Annotated[str, typer.Option("--input", help="logits | logprobs | probs")]
-    = "logits",
-    alpha: AlphaOpt = 0.1,
-    split_seed: Annotated[int, typer.Option("--split-seed", help="Seed of the 50/50 split.")]
-    = 42,
-    seeds: Annotated[str | None, typer.Option("--seeds", help="Repeat over splits, e.g. 1-10; "
-                                                              "numbers become {mean, std}.")]
-    = None,
-    scores: Annotated[str, typer.Option("--scores", help="Comma list of lac, aps, "
-                                                         "aps_randomized, raps, "
-                                                         "raps_randomized, margin.")]
-    = "lac,aps,raps,margin",
-    protocol: Annotated[str, typer.Option("--protocol", help="exact (default) or vlm-bench "
-                                                             "(the published benchmark's "
-                                                             "quantile and ECE).")] = "exact",
-    group_col: Annotated[str | None, typer.Option("--group-col", help="Mondrian: calibrate per "
-                                                                      "group of this column.")]
-    = None,
-    precision: Annotated[str, typer.Option("--precision", help="Softmax precision: float32 "
-                                                               "(as published) or float64.")]
-    = "float32",
-    lam: Annotated[float, typer.Option("--raps-lambda", help="RAPS rank penalty.")] = 0.01,
-    k_reg: Annotated[int, typer.Option("--raps-k", help="RAPS free ranks.")] = 1,
-    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Keep empty sets (default: "
-                                                                    "an empty set gets the top "
-                                                                    "label).")] = False,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """Prediction sets with a coverage guarantee from option logits/log-probs/probabilities."""
+    """Prediction sets with a coverage guarantee from option logits/log-probs/probabilities
+    (a run folder of `confeval sets run` is scored with its own options unless overridden)."""
     check_out(out_dir, "sets score", force)
-    seed_list = parse_seeds(seeds)
-    config = SetsConfig(alpha=alpha, split_seed=split_seed, seeds=seed_list,
-                        scores=tuple(s.strip() for s in scores.split(",") if s.strip()),
-                        protocol=protocol, input=input_kind, precision=precision, lam=lam,
-                        k_reg=k_reg, allow_empty=allow_empty)
-    results = {}
+    results, used = {}, {}
     with progress(len(files), "sets", enabled=len(files) > 1) as step:
         for path in files:
-            results[str(path)] = score_sets_file(path, config, label_col=label_col,
-                                                 logit_cols=logit_cols, group_col=group_col)
+            options = options_for_input(SetsOptions, path, given.values, given.explicit,
+                                        suite="sets")
+            results[str(path)] = score_sets_file(path, options)
+            used[str(path)] = to_json(options)
             step(f"scored {path.name}")
     emit(results, as_json, sets_table)
-    write_run(out_dir, {"command": "sets score", "files": [str(f) for f in files],
-                        "alpha": alpha, "split_seed": split_seed, "seeds": seed_list,
-                        "scores": list(config.scores), "protocol": protocol,
-                        "group_col": group_col, "config": config},
+    write_run(out_dir, scoring_config("sets score", files, used),
               {"kind": "sets", "title": "Conformal prediction sets", "results": results})
 
 
 @app.command("run")
+@with_options(SetsOptions, "run")
 def run(
+    given: Given,
     out_dir: RunOutOpt,
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
-    seed: SeedOpt = 0,
-    alpha: AlphaOpt = 0.1,
-    idk: Annotated[bool, typer.Option("--idk", help="Add an \"I don't know\" option.")] = False,
-    nota: Annotated[bool, typer.Option("--nota", help="Add \"None of the above\".")] = False,
-    method: MethodOpt = "auto",
-    top_k: TopKOpt = 20,
-    bootstrap: BootOpt = 1000,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 8,
     api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
@@ -146,11 +100,9 @@ def run(
 ) -> None:
     """Ask a model multiple-choice questions live and score its option distribution
     (prompts -> model -> records.jsonl -> metrics.json + report.html; resumable)."""
-    run_live("sets", {"method": method, "top_k": top_k, "seed": seed, "bootstrap": bootstrap,
-                      "alpha": alpha, "idk": idk, "nota": nota},
-             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
-             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path)
+    run_live("sets", given.values, out_dir=out_dir, model=model, data=data, n=n,
+             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
+             no_cache=no_cache, cache_path=cache_path)
 
 
 TABLES["sets"] = sets_table

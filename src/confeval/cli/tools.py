@@ -12,30 +12,18 @@ import typer
 from ..records import write_table
 from ..runs import RunFolder
 from ._common import (
-    ApiKeyOpt,
-    BaseUrlOpt,
     BootOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    DataOpt,
     JsonOpt,
-    MethodOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NOpt,
-    RunOutOpt,
     SeedOpt,
-    TopKOpt,
     UserError,
     err,
     out,
     print_json,
     print_sections,
     progress,
-    run_live,
 )
 
-__all__ = ["cache", "demo", "report", "run", "simulate"]
+__all__ = ["cache", "demo", "report", "simulate"]
 
 
 def simulate(
@@ -119,49 +107,6 @@ def report(
     target = out_file or run.file(RunFolder.REPORT)
     target.write_text(page, encoding="utf-8")
     out.print(f"report: {target}")
-
-
-def run(
-    suite: Annotated[str, typer.Argument(help="Suite to run live: sets, intervals, steps.")],
-    out_dir: RunOutOpt,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    n: NOpt = None,
-    seed: SeedOpt = 0,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
-    method: MethodOpt = "auto",
-    alpha: Annotated[float | None, typer.Option(
-        "--alpha", help="sets, intervals: miscoverage (default 0.1).")] = None,
-    idk: Annotated[bool, typer.Option("--idk", help="sets: add an \"I don't know\" option.")]
-    = False,
-    nota: Annotated[bool, typer.Option("--nota", help="sets: add \"None of the above\".")]
-    = False,
-    top_k: TopKOpt = 20,
-    consistency: Annotated[str | None, typer.Option(
-        "--consistency", help="steps: when a judge's label contradicts its probability: "
-                              "flag, mirror or exclude (default flag).")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        "--max-tokens", min=1, help="steps, intervals: reply length limit (default 1024 for "
-                                    "steps, 160 for intervals).")] = None,
-    no_cache: NoCacheOpt = False,
-    cache_path: CacheOpt = None,
-    bootstrap: BootOpt = 1000,
-) -> None:
-    """Run a suite end to end: prompts -> model -> records.jsonl -> metrics.json + report.html
-    (the same as `confeval SUITE run`; every suite's own options are there)."""
-    options: dict[str, Any] = {"method": method, "top_k": top_k, "seed": seed,
-                               "bootstrap": bootstrap, "alpha": alpha, "idk": idk,
-                               "nota": nota, "consistency": consistency,
-                               "max_tokens": max_tokens}
-    given = {"--idk": idk, "--nota": nota}
-    if suite != "sets" and any(given.values()):
-        raise UserError(f"{', '.join(k for k, v in given.items() if v)}: only for the sets "
-                        "suite")
-    run_live(suite, options, out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
-             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path)
 
 
 def cache(

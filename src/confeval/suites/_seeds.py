@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_SEEDS", "aggregate_tree", "mean_std", "parse_seeds", "pool_by_size"]
+__all__ = ["MAX_SEEDS", "aggregate_tree", "format_seeds", "mean_std", "parse_seed_tuple",
+           "parse_seeds", "pool_by_size"]
 
 MAX_SEEDS = 1000
 """More splits than this is almost certainly a typo (``1-100000``); refused."""
@@ -47,6 +48,27 @@ def parse_seeds(text: str | None, *, option: str = "--seeds") -> list[int] | Non
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"{option} {text!r}: a seed is repeated")
     return seeds
+
+
+def parse_seed_tuple(text: str | None) -> tuple[int, ...] | None:
+    """:func:`parse_seeds` as a tuple (the form options hold)."""
+    seeds = parse_seeds(text)
+    return None if seeds is None else tuple(seeds)
+
+
+def format_seeds(seeds) -> str:
+    """Seeds as the shortest text :func:`parse_seeds` reads back: ``[1, 2, 3, 7]`` ->
+    ``"1-3,7"``."""
+    parts: list[str] = []
+    values = list(seeds)
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        parts.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def mean_std(values: Sequence, ddof: int) -> dict | None:

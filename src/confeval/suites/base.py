@@ -15,9 +15,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..backends import Backend
+from .options import build, option, to_json
 
-__all__ = ["ANSWER_MODES", "READ_METHODS", "Items", "LiveSuite", "SuiteOptions",
+__all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Items", "LiveSuite", "SuiteOptions",
            "answer_mode", "check_answer_mode", "distribution_needs", "read_method"]
+
+MAX_BOOTSTRAP = 100_000
+"""Most bootstrap resamples any command takes: 95% percentile intervals are stable to the
+third decimal long before, and 10^8 would run for hours without saying why."""
 
 READ_METHODS = ("auto", "score", "top_logprobs")
 """How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
@@ -71,14 +76,18 @@ def distribution_needs(backend: Backend, method: str) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class SuiteOptions:
-    """Options of a live run that every suite has. Suites derive their own (frozen, validated
-    in ``__post_init__``, every field a JSON value); each field is a ``--flag`` of the same name
-    with dashes."""
+    """Options every live run has (a suite whose scoring also uses ``seed`` or ``bootstrap``
+    declares them again for both stages). Suites derive their own (frozen, validated in
+    ``__post_init__``, every field a JSON value, declared with
+    :func:`~confeval.suites.options.option`): the one place the command line, ``run.json``
+    and resume checks take them from."""
 
-    method: str = "auto"
-    top_k: int = 20
-    seed: int = 0
-    bootstrap: int = 1000
+    method: str = option("auto", "auto | score | top_logprobs: how a distribution over the "
+                         "allowed answers is read.", stages=("run",))
+    top_k: int = option(20, "top_logprobs to ask for.", stages=("run",), minimum=1)
+    seed: int = option(0, "Seed of every random step.", stages=("run",))
+    bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
+                            stages=("run",), minimum=0)
 
     def __post_init__(self) -> None:
         if self.method not in READ_METHODS:
@@ -88,16 +97,20 @@ class SuiteOptions:
             raise ValueError("--top-k must be at least 1")
         if self.bootstrap < 0:
             raise ValueError("--bootstrap must be 0 or more")
+        if self.bootstrap > MAX_BOOTSTRAP:
+            raise ValueError(f"--bootstrap {self.bootstrap:,}: at most {MAX_BOOTSTRAP:,} "
+                             "resamples")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every field as a JSON value (what ``run.json`` holds under ``options``)."""
+        return to_json(self)
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> SuiteOptions:
-        """The options from ``values``, ignoring keys that are not fields (so the CLI can pass
-        every run option to every suite); missing fields keep their defaults."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names and v is not None})
+    def from_dict(cls, values: Mapping[str, Any], *, suite: str | None = None
+                  ) -> SuiteOptions:
+        """The options from ``values`` (missing fields keep their defaults); a key that is no
+        field is a :class:`ValueError` naming it, never ignored."""
+        return build(cls, values, what=f"the {suite} suite" if suite else cls.__name__)
 
 
 class LiveSuite(abc.ABC):
@@ -111,6 +124,14 @@ class LiveSuite(abc.ABC):
     name: ClassVar[str] = "abstract"
     default_data: ClassVar[str] = ""
     Options: ClassVar[type[SuiteOptions]] = SuiteOptions
+    record_layout: ClassVar[dict[str, Any]] = {}
+    """Scoring options a live run fixes to its records' layout (column names, input kinds):
+    written into ``run.json`` with the rest, so scoring the run folder again reads the
+    records as the run did."""
+
+    def for_records(self, options: SuiteOptions) -> SuiteOptions:
+        """``options`` with :attr:`record_layout` in place (what a live run records)."""
+        return dataclasses.replace(options, **self.record_layout)
 
     @abc.abstractmethod
     def needs(self, backend: Backend, options: SuiteOptions) -> list[str]:

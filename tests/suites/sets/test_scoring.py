@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from confeval.simulate import simulate
-from confeval.suites.sets import SetsConfig, score_sets, score_sets_file
+from confeval.suites.sets import SetsOptions, score_sets, score_sets_file
 
 
 @pytest.fixture
@@ -22,9 +22,10 @@ def mcq_file(tmp_path):
 
 
 def test_a_file_with_exclusions_seeds_and_groups(mcq_file):
-    config = SetsConfig(seeds=(1, 2, 3, 4, 5),
-                        scores=("lac", "aps", "raps", "margin", "aps_randomized"))
-    res = score_sets_file(mcq_file, config, group_col="category")
+    config = SetsOptions(seeds=(1, 2, 3, 4, 5),
+                         scores=("lac", "aps", "raps", "margin", "aps_randomized"),
+                         group_col="category")
+    res = score_sets_file(mcq_file, config)
     assert res["excluded"] == {"unknown_label": 1, "gold_option_missing": 1}
     assert res["n_used"] == 598 and res["n_splits"] == 5 and res["seeds"] == [1, 2, 3, 4, 5]
     assert res["options"] == ["A", "B", "C", "D"]
@@ -34,8 +35,9 @@ def test_a_file_with_exclusions_seeds_and_groups(mcq_file):
     assert set(res["groups"]) == {"easy", "medium", "hard"}
     assert set(res["accuracy"]) == {"mean", "std"}
     # the spread over seeds is the sample std (ddof=1) of the per-split values
-    singles = [score_sets_file(mcq_file, SetsConfig(split_seed=s, scores=("lac",)),
-                               group_col="category") for s in range(1, 6)]
+    singles = [score_sets_file(mcq_file, SetsOptions(split_seed=s, scores=("lac",),
+                                                     group_col="category"))
+               for s in range(1, 6)]
     values = [r["scores"]["lac"]["coverage"] for r in singles]
     assert res["scores"]["lac"]["coverage"]["mean"] == pytest.approx(np.mean(values))
     assert res["scores"]["lac"]["coverage"]["std"] == pytest.approx(np.std(values, ddof=1))
@@ -49,7 +51,7 @@ def test_config_validates_itself_once():
                             ({"alpha": 1.0}, "--alpha must be in"),
                             ({"scores": ()}, "--scores is empty")):
         with pytest.raises(ValueError, match=message):
-            SetsConfig(**kwargs)
+            SetsOptions(**kwargs)
 
 
 def test_alpha_sets_the_coverage_target():

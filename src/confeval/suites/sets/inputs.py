@@ -30,11 +30,11 @@ from ...conformal import to_probabilities
 from ...records import RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
 from ..base import Items
+from .options import INPUT_KINDS
 
 __all__ = ["INPUT_KINDS", "SetsInputs", "load_mc_items", "read_sets_records"]
 
 LETTERS = string.ascii_uppercase
-INPUT_KINDS = ("logits", "logprobs", "probs")
 PROBS_SUM_TOLERANCE = 0.01
 """``--input probs``: a row whose probabilities sum further than this from 1 is excluded
 (``probs_do_not_sum_to_1``) rather than silently renormalised; closer ones are renormalised

@@ -12,35 +12,20 @@ probability), ``mass_outside`` (probability mass the model put outside the optio
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
-from ..._validation import index_in
 from ...backends import Backend
-from ...evaluate import evaluate_confidence
+from ...evaluate import score_confidence_records
+from ...records import RUN_RECORDS, RecordSet
 from .._multiple_choice import build_messages, option_distribution
-from ..base import LiveSuite, SuiteOptions, distribution_needs
-from .inputs import LETTERS, load_mc_items
+from ..base import LiveSuite, distribution_needs
+from .inputs import load_mc_items
+from .options import SetsOptions
+from .scoring import score_sets_records
 
 __all__ = ["SUITE", "SetsOptions", "SetsSuite"]
-
-
-@dataclasses.dataclass(frozen=True)
-class SetsOptions(SuiteOptions):
-    """Options of a live sets run: the shared ones (:class:`~confeval.suites.base.SuiteOptions`),
-    ``alpha`` of the conformal sets, and ``idk``/``nota`` extra options offered to the model."""
-
-    alpha: float = 0.1
-    idk: bool = False
-    nota: bool = False
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
 
 
 class SetsSuite(LiveSuite):
@@ -50,6 +35,9 @@ class SetsSuite(LiveSuite):
     name = "sets"
     default_data = "builtin:arith-mc"
     Options = SetsOptions
+    record_layout: ClassVar[dict[str, Any]] = {
+        "label_col": "answer", "logit_cols": "logprob_*", "input": "logprobs",
+        "group_col": None}
 
     def needs(self, backend: Backend, options: SetsOptions) -> list[str]:
         return distribution_needs(backend, options.method)
@@ -78,47 +66,38 @@ class SetsSuite(LiveSuite):
         return record
 
     def score(self, records: list[dict], options: SetsOptions, model_name: str) -> dict:
-        ok = [r for r in records if r.get("status") == "ok"]
-        excluded = {}
-        if len(ok) < len(records):
-            excluded["unparseable"] = len(records) - len(ok)
-        section: dict[str, Any] = {
+        """The run's sections, each computed by the path that scores a record file: the
+        top-option confidence (``confeval score RUN_DIR -c confidence -y correct``) and the
+        conformal sets (``confeval sets score RUN_DIR``)."""
+        options, name = self.for_records(options), model_name
+        confidence: dict[str, Any] = {
             "kind": "confidence", "title": "Multiple choice: top-option probability",
             "description": "Confidence = probability of the chosen option letter, "
                            "renormalised over the options; correct = it is the gold letter.",
             "name_header": "model", "results": {}}
-        name = model_name
-        if len(ok) >= 2:
-            res = evaluate_confidence([r["confidence"] for r in ok], [r["correct"] for r in ok],
-                                      n_resamples=options.bootstrap, seed=options.seed)
-            outside = [r["mass_outside"] for r in ok if r.get("mass_outside") is not None]
-            res["mean_mass_outside"] = float(np.mean(outside)) if outside else None
-            section["results"][name] = {"n_read": len(records), "n_used": len(ok),
-                                        "excluded": excluded, **res}
-        sections = [section]
-        if len(ok) >= 4:
-            sections.append(self._sets_section(ok, name, options))
-        return {"title": f"confeval run sets — {name}", "simulated": False,
-                "n_records": len(records), "excluded": excluded, "sections": sections}
+        sets: dict[str, Any] = {
+            "kind": "sets", "title": "Multiple choice: conformal prediction sets",
+            "description": "Split conformal (50/50 calibration/test) on the recorded option "
+                           "probabilities; exact finite-sample quantile.",
+            "name_header": "model", "results": {}}
+        notes = []
+        for section, score in ((confidence, self._confidence), (sets, score_sets_records)):
+            try:
+                with np.errstate(all="ignore"):
+                    section["results"][name] = score(
+                        RecordSet.from_records(records, source=RUN_RECORDS), options)
+            except ValueError as exc:  # too few usable records for this section
+                notes.append(str(exc))
+        metrics = {"title": f"confeval run sets — {name}", "simulated": False,
+                   "n_records": len(records), "sections": [confidence, sets]}
+        if notes:
+            metrics["warnings"] = notes
+        return metrics
 
     @staticmethod
-    def _sets_section(ok: list[dict], name: str, options: SetsOptions) -> dict:
-        """Conformal sets from the recorded option log-probabilities (exact protocol)."""
-        from .scoring import score_sets
-
-        frame = pd.DataFrame(ok)
-        letters = list(LETTERS[:int(frame["n_options"].max())])
-        logp = frame.reindex(columns=[f"logprob_{L}" for L in letters]).to_numpy(np.float64)
-        probs = np.exp(np.nan_to_num(logp, nan=-np.inf))
-        probs /= probs.sum(axis=1, keepdims=True)
-        labels = index_in(np.array(letters), frame["answer"].astype(str).str.strip().to_numpy())
-        with np.errstate(all="ignore"):
-            result = score_sets(probs, labels, alpha=options.alpha, split_seed=options.seed + 42)
-        result.update(n_used=len(ok), excluded={})
-        return {"kind": "sets", "title": "Multiple choice: conformal prediction sets",
-                "description": "Split conformal (50/50 calibration/test) on the recorded "
-                               "option probabilities; exact finite-sample quantile.",
-                "name_header": "model", "results": {name: result}}
+    def _confidence(rs: RecordSet, options: SetsOptions) -> dict:
+        return score_confidence_records(rs, "confidence", "correct",
+                                        n_resamples=options.bootstrap, seed=options.seed)
 
 
 SUITE = SetsSuite()

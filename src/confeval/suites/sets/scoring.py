@@ -21,27 +21,25 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from ...conformal import SCORES, SmallCalibrationWarning, calibrate_and_predict, set_metrics
+from ...conformal import SmallCalibrationWarning, calibrate_and_predict, set_metrics
 from ...measures import predictive_entropy
 from ...metrics import (
     calibration_error_float32_left_closed,
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ...records import RecordSet
 from .._seeds import mean_std
+from .options import DEFAULT_SCORES, PROTOCOLS, SetsOptions
 
-__all__ = ["DEFAULT_SCORES", "PROTOCOLS", "SetsConfig", "aggregate_seeds", "score_sets",
-           "score_sets_file", "score_split"]
+__all__ = ["aggregate_seeds", "score_sets", "score_sets_file", "score_sets_records",
+           "score_split"]
 
-DEFAULT_SCORES = ("lac", "aps", "raps", "margin")
-PROTOCOLS = ("exact", "vlm-bench")
-PRECISIONS = ("float32", "float64")
 _SEED_KEYS = ("coverage", "set_size", "uacc", "singleton_rate", "singleton_hit_rate",
               "empty_rate")
 
@@ -151,55 +149,35 @@ def score_sets(probs: np.ndarray, labels: np.ndarray, *, alpha: float = 0.1,
     return result
 
 
-@dataclass(frozen=True)
-class SetsConfig:
-    """Every option of the sets suite's scoring, validated once on construction.
+def score_sets_records(rs: RecordSet, options: SetsOptions | None = None) -> dict:
+    """:func:`score_sets` on a record set (see :mod:`.inputs`) — the one path of ``confeval
+    sets score`` on files and run folders and of a live run's sets section — with its row
+    counts (``n_read``, ``n_used``, ``excluded``), its option letters and, where the records
+    have it, the mean probability mass a model put outside the option letters."""
+    from .inputs import read_sets_records
 
-    ``alpha`` miscoverage; ``split_seed`` the seed of the single 50/50 split, or ``seeds`` for
-    several (numbers become ``{mean, std}``); ``scores`` the set scores (``SCORES``);
-    ``protocol`` ``exact`` or ``vlm-bench`` (module docstring); ``input`` what the option
-    columns hold; ``precision`` of the softmax; ``lam``/``k_reg`` the RAPS penalty;
-    ``allow_empty`` keeps empty sets.
-    """
-
-    alpha: float = 0.1
-    split_seed: int = 42
-    seeds: tuple[int, ...] | None = None
-    scores: tuple[str, ...] = DEFAULT_SCORES
-    protocol: str = "exact"
-    input: str = "logits"
-    precision: str = "float32"
-    lam: float = 0.01
-    k_reg: int = 1
-    allow_empty: bool = False
-
-    def __post_init__(self) -> None:
-        from .inputs import INPUT_KINDS
-
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
-        bad = [s for s in self.scores if s not in SCORES]
-        if bad:
-            raise ValueError(f"unknown score(s) {bad}; choose from {', '.join(SCORES)}")
-        if not self.scores:
-            raise ValueError("--scores is empty")
-        if self.protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {self.protocol!r}; choose from "
-                             f"{', '.join(PROTOCOLS)}")
-        if self.input not in INPUT_KINDS:
-            raise ValueError("--input must be logits, logprobs or probs")
-        if self.precision not in PRECISIONS:
-            raise ValueError("--precision must be float32 or float64")
-        if self.seeds is not None:
-            object.__setattr__(self, "seeds", tuple(self.seeds))
-        object.__setattr__(self, "scores", tuple(self.scores))
+    options = options or SetsOptions()
+    data = read_sets_records(rs, label_col=options.label_col, logit_cols=options.logit_cols,
+                             input_kind=options.input, precision=options.precision,
+                             group_col=options.group_col)
+    try:
+        res = score_sets(data.probs, data.labels, alpha=options.alpha,
+                         split_seed=options.split_seed, seeds=options.seeds,
+                         scores=options.scores, protocol=options.protocol, groups=data.groups,
+                         lam=options.lam, k_reg=options.k_reg, allow_empty=options.allow_empty)
+    except ValueError as exc:
+        raise ValueError(f"{rs.source}: {exc} (excluded: {rs.excluded or 'none'})") from None
+    out = {**rs.summary(), "options": data.letters, **res}
+    if "mass_outside" in rs.frame.columns:
+        outside = rs.numeric(["mass_outside"], what="mass_outside", allow_missing=True)[:, 0]
+        used = outside[rs.mask]
+        used = used[np.isfinite(used)]
+        out["mean_mass_outside"] = float(used.mean()) if used.size else None
+    return out
 
 
-def score_sets_file(path: str | Path, config: SetsConfig = SetsConfig(), *,
-                    label_col: str = "answer", logit_cols: str = "logit_*",
-                    group_col: str | None = None) -> dict:
-    """:func:`score_sets` on one record file (see :mod:`.inputs`), with the file's row counts
-    (``n_read``, ``n_used``, ``excluded``) and its option letters.
+def score_sets_file(path: str | Path, options: SetsOptions | None = None) -> dict:
+    """:func:`score_sets_records` on one record file or run folder.
 
     Examples
     --------
@@ -207,22 +185,8 @@ def score_sets_file(path: str | Path, config: SetsConfig = SetsConfig(), *,
     >>> from confeval.simulate import simulate
     >>> path = os.path.join(tempfile.mkdtemp(), "mcq.csv")
     >>> simulate("mcq", 400, seed=1).to_csv(path, index=False)
-    >>> res = score_sets_file(path, SetsConfig(alpha=0.1, scores=("lac",)))
+    >>> res = score_sets_file(path, SetsOptions(alpha=0.1, scores=("lac",)))
     >>> res["n_used"], res["scores"]["lac"]["coverage"] >= 0.85
     (400, True)
     """
-    from ...records import RecordSet
-    from .inputs import read_sets_records
-
-    rs = RecordSet.read(Path(path))
-    data = read_sets_records(rs, label_col=label_col, logit_cols=logit_cols,
-                             input_kind=config.input, precision=config.precision,
-                             group_col=group_col)
-    try:
-        res = score_sets(data.probs, data.labels, alpha=config.alpha,
-                         split_seed=config.split_seed, seeds=config.seeds,
-                         scores=config.scores, protocol=config.protocol, groups=data.groups,
-                         lam=config.lam, k_reg=config.k_reg, allow_empty=config.allow_empty)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
-    return {**rs.summary(), "options": data.letters, **res}
+    return score_sets_records(RecordSet.read(Path(path)), options)

@@ -1,0 +1,91 @@
+"""Command-line flags generated from a suite's options class (:mod:`confeval.suites.options`):
+a command declares only what is its own (files, ``--out``, ``--json``); every suite option is
+added from the one declaration, with its help, default and type."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from ..suites.options import field_types, flag_of, option_fields, spec_of
+
+__all__ = ["Given", "with_options"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Given:
+    """The suite options of one command call: every value, and the names set on the command
+    line (a run folder's own options fill in the rest)."""
+
+    values: dict[str, Any]
+    explicit: frozenset[str]
+
+    def on_command_line(self) -> dict[str, Any]:
+        return {k: v for k, v in self.values.items() if k in self.explicit}
+
+
+def _cli_type(field: dataclasses.Field, resolved: Any) -> Any:
+    """The type typer parses: text for options with a ``parse``; ``X | None`` kept."""
+    if spec_of(field).parse is not None:
+        return str | None if field.default is None else str
+    return resolved
+
+
+def _parameter(field: dataclasses.Field, resolved: Any) -> inspect.Parameter:
+    spec = spec_of(field)
+    decls = [spec.flag or flag_of(field)]
+    if spec.short:
+        decls.append(spec.short)
+    kwargs: dict[str, Any] = {"help": spec.help, "show_default": True}
+    if spec.minimum is not None:
+        kwargs["min"] = spec.minimum
+    default = field.default
+    if spec.show is not None and default is not None:
+        default = spec.show(default)
+    elif isinstance(default, tuple):
+        default = ",".join(map(str, default))
+    annotation = Annotated[_cli_type(field, resolved), typer.Option(*decls, **kwargs)]
+    return inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=annotation)
+
+
+def with_options(options_cls: type, stage: str) -> Callable[[Callable], Callable]:
+    """Decorate a command ``fn(given: Given, **own)``: the returned function has ``fn``'s own
+    parameters plus one ``--flag`` per option field of ``stage``, and hands ``fn`` those
+    values gathered in a :class:`Given`."""
+    fields = option_fields(options_cls, stage)
+    resolved = field_types(options_cls)
+    names = [f.name for f in fields]
+
+    def decorate(fn: Callable) -> Callable:
+        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values()
+               if p.name != "given"]
+        clash = {p.name for p in own} & set(names)
+        if clash:
+            raise TypeError(f"{fn.__name__}: {sorted(clash)} are suite options already")
+
+        @functools.wraps(fn)
+        def command(ctx: typer.Context, **kwargs: Any) -> Any:
+            values = {n: kwargs.pop(n) for n in names}
+            # by name: click's enum, or the copy typer bundles
+            explicit = frozenset(n for n in names if getattr(
+                ctx.get_parameter_source(n), "name", "DEFAULT") != "DEFAULT")
+            return fn(Given(values, explicit), **kwargs)
+
+        ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      annotation=typer.Context)
+        params = [ctx_param,
+                  *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+                    if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD else p for p in own),
+                  *(_parameter(f, resolved[f.name]) for f in fields)]
+        command.__signature__ = inspect.Signature(params)
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        del command.__wrapped__  # typer must read this signature, not fn's
+        return command
+
+    return decorate

@@ -1,0 +1,135 @@
+"""A suite's options, declared once.
+
+Each suite has one frozen dataclass deriving from :class:`~confeval.suites.base.SuiteOptions`
+whose fields are every option of its scoring *and* of its live run. A field is declared with
+:func:`option`: its default, its help text, the stages it belongs to (``score``, ``run`` or
+both), and for list-like values how a command-line text becomes the value (``parse``) and back
+(``show``). From that one declaration
+
+* the command line builds the ``--flags`` of ``confeval <suite> score`` and
+  ``confeval <suite> run`` (:mod:`confeval.cli._options`);
+* :func:`build` makes the options from a mapping (a ``run.json``, Python callers), refusing a
+  key that is no field in one line naming it — never ignoring it;
+* :func:`to_json` writes every field into ``run.json``, which resume checks and
+  ``confeval rerun`` read back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..runs import RunFolder
+
+__all__ = ["STAGES", "OptionSpec", "build", "flag_of", "option", "option_fields",
+           "options_for_input", "run_folder_options", "spec_of", "to_json"]
+
+STAGES = ("score", "run")
+"""``score``: scoring records (files or run folders); ``run``: a live run (which also scores,
+so scoring options belong to both)."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """How one option field appears on the command line."""
+
+    help: str
+    stages: tuple[str, ...] = STAGES
+    flag: str | None = None
+    short: str | None = None
+    parse: Callable[[str], Any] | None = None
+    show: Callable[[Any], str] | None = None
+    minimum: float | None = None
+
+
+def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
+           flag: str | None = None, short: str | None = None,
+           parse: Callable[[str], Any] | None = None, show: Callable[[Any], str] | None = None,
+           minimum: float | None = None) -> Any:
+    """A dataclass field of a suite's options with its command-line description.
+
+    ``flag`` defaults to ``--name-with-dashes`` (``"--a/--b"`` for a boolean pair); ``parse``
+    turns the command line's text into the value and ``show`` a value into that text (list
+    options such as ``--scores lac,aps`` or ``--seeds 1-10``)."""
+    bad = set(stages) - set(STAGES)
+    if bad or not stages:
+        raise ValueError(f"stages must be among {STAGES}, got {stages}")
+    return dataclasses.field(default=default, metadata={"confeval": OptionSpec(
+        help, tuple(stages), flag, short, parse, show, minimum)})
+
+
+def spec_of(field: dataclasses.Field) -> OptionSpec:
+    """The command-line description of ``field`` (a plain field: both stages, no help)."""
+    return field.metadata.get("confeval") or OptionSpec("")
+
+
+def flag_of(field: dataclasses.Field) -> str:
+    """The ``--flag`` of ``field`` (the first of a ``--a/--b`` pair)."""
+    spec = spec_of(field)
+    return (spec.flag or "--" + field.name.replace("_", "-")).split("/")[0]
+
+
+def option_fields(cls: type, stage: str | None = None) -> list[dataclasses.Field]:
+    """The fields of an options class, in declaration order; only ``stage``'s when given."""
+    return [f for f in dataclasses.fields(cls)
+            if stage is None or stage in spec_of(f).stages]
+
+
+def field_types(cls: type) -> dict[str, Any]:
+    """Each field's resolved type (the classes use postponed annotations)."""
+    return typing.get_type_hints(cls)
+
+
+def build(cls: type, values: Mapping[str, Any], *, what: str = "options") -> Any:
+    """``cls(**values)`` where a value given as command-line text is parsed by its field's
+    ``parse``; a key that is no field of ``cls`` is a :class:`ValueError` naming its flag
+    (``what`` says whose options they are)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in values if k not in fields]
+    if unknown:
+        names = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        raise ValueError(f"{names}: not an option of {what}")
+    kwargs = {}
+    for name, value in values.items():
+        parse = spec_of(fields[name]).parse
+        kwargs[name] = parse(value) if parse is not None and isinstance(value, str) else value
+    return cls(**kwargs)
+
+
+def to_json(options: Any) -> dict[str, Any]:
+    """Every field as a JSON value (tuples become lists)."""
+    def plain(value):
+        if isinstance(value, (tuple, list)):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        return value
+    return {f.name: plain(getattr(options, f.name)) for f in dataclasses.fields(options)}
+
+
+def run_folder_options(path: str | Path, suite: str) -> dict[str, Any] | None:
+    """The options a run folder of ``suite`` was made with (its ``run.json``), or None when
+    ``path`` is no such folder (a file, or another suite's run)."""
+    path = Path(path)
+    if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
+        return None
+    config = RunFolder(path, create=False).read_run().get("config") or {}
+    if config.get("suite") != suite or not isinstance(config.get("options"), dict):
+        return None
+    return dict(config["options"])
+
+
+def options_for_input(cls: type, path: str | Path, values: Mapping[str, Any],
+                      explicit: frozenset[str] | set[str], *, suite: str) -> Any:
+    """The options to score ``path`` with: ``values`` for a record file; for a run folder of
+    ``suite``, the options it was made with, overridden only by those in ``explicit`` (set on
+    the command line) — so scoring a run folder again gives the run's own numbers."""
+    own = run_folder_options(path, suite)
+    if own is None:
+        return build(cls, values, what=f"the {suite} suite")
+    return build(cls, {**own, **{k: values[k] for k in explicit}},
+                 what=f"the {suite} suite (run.json of {path})")
