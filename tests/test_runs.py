@@ -32,3 +32,16 @@ def test_missing_run_folder_is_clear(tmp_path):
         RunFolder(tmp_path / "nothing", create=False)
     with pytest.raises(FileNotFoundError, match="no metrics.json"):
         RunFolder(tmp_path).read_metrics()
+
+
+def test_a_start_that_failed_before_its_first_record_does_not_lock_the_folder(tmp_path):
+    from confeval.runs import RunFolder, RunMismatchError, check_config
+
+    run = RunFolder(tmp_path / "r")
+    check_config(run, {"command": "run", "options": {"similarity": "embedding"}})
+    # no record was written (the encoder was missing): the corrected command may start
+    check_config(run, {"command": "run", "options": {"similarity": "jaccard"}})
+    assert run.read_run()["config"]["options"]["similarity"] == "jaccard"
+    run.append_records([{"item_id": "a"}])
+    with pytest.raises(RunMismatchError, match="--similarity 'jaccard'"):
+        check_config(run, {"command": "run", "options": {"similarity": "embedding"}})

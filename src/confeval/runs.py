@@ -31,8 +31,9 @@ import numpy as np
 
 from .records import RUN_RECORDS, record_file
 
-__all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "check_config", "dumps",
-           "file_sha256", "load_run_records", "to_jsonable", "versions"]
+__all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "check_config",
+           "check_output_folder", "dumps", "file_sha256", "load_run_records", "to_jsonable",
+           "versions"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -178,6 +179,39 @@ class RunMismatchError(ValueError):
     """The run folder holds a run made with different arguments."""
 
 
+def check_output_folder(out: str | Path | None, command: str, *, force: bool = False,
+                        suite: str | None = None) -> None:
+    """Refuse (:class:`RunMismatchError`) to write into a folder that holds anything
+    ``command`` did not write — another command's or another suite's run folder, a
+    ``records.jsonl`` without a ``run.json``, any other file — unless ``force``. A folder of
+    the same command (and suite) passes: a scoring command rewrites it, a live run resumes
+    it. Called before anything expensive (a model load) happens."""
+    if out is None:
+        return
+    path = Path(out)
+    if not str(out).strip():
+        raise RunMismatchError("--out is empty: name a folder")
+    if force or not path.exists():
+        return
+    if not path.is_dir():
+        raise RunMismatchError(f"--out {path}: exists and is not a folder")
+    names = sorted(p.name for p in path.iterdir() if p.name != RunFolder.LOCK)
+    if not names:
+        return
+    if RunFolder.RUN not in names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise RunMismatchError(f"--out {path} holds files confeval did not write ({shown}); "
+                               "use another folder, or --force to write into it")
+    config = RunFolder(path, create=False).read_run().get("config") or {}
+    previous = config.get("command")
+    if previous == command and (suite is None or config.get("suite") == suite):
+        return
+    what = f"`confeval {previous or '?'}`" + (f" ({config['suite']})"
+                                                if config.get("suite") else "")
+    raise RunMismatchError(f"--out {path} holds the results of {what}; use another folder, "
+                           "or --force to overwrite it")
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -246,6 +280,9 @@ def check_config(run: RunFolder, config: Mapping[str, Any]) -> None:
         return
     old = _read_json_object(path).get("config")
     found = _first_difference(old, json.loads(dumps(config)))
+    if found and not run.file(RunFolder.RECORDS).is_file():
+        run.write_run(config)  # a start that failed before its first record holds nothing
+        return
     if found:
         keys, was, now = found
         name = keys[-1] if keys else "config"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -369,7 +370,7 @@ def test_scoring_out_never_overwrites_another_commands_folder(tmp_path, capsys):
     other.mkdir()
     (other / "notes.txt").write_text("mine")
     code, _, err = run([*_argv("score", path), "--out", other], capsys)
-    assert code == 2 and "not empty" in err
+    assert code == 2 and "holds files confeval did not write (notes.txt)" in err
     mine = tmp_path / "mine"
     for _ in range(2):  # the same command's folder is rewritten
         code, _, _ = run([*_argv("score", path), "--out", mine], capsys)
@@ -430,3 +431,41 @@ def test_join_misses_and_conflicting_keys_are_reported(tmp_path, capsys):
     assert code == 0 and res["excluded"] == {"missing_group": 10}
     assert res["notes"] == {f"join {side_path}:sid": {"rows_without_match": 10,
                                                       "conflicting_duplicate_keys": 1}}
+
+
+def _foreign(folder):
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("\\documentclass{article}")
+    (folder / "records.jsonl").write_text('{"item_id": "q1"}\n')  # someone else's
+    return folder
+
+
+def test_demo_and_live_runs_refuse_a_folder_they_did_not_write(tmp_path, capsys):
+    folder = _foreign(tmp_path / "mine")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for argv in (["demo", "--no-live", "--n", "60", "--out", folder],
+                 # refused before the model is loaded: a missing model folder is not reached
+                 ["sets", "run", "--model", "hf:/nonexistent/model", "--out", folder],
+                 ["measures", "run", "--model", "hf:/nonexistent/model", "--out", folder]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "holds files confeval did not write" in err, err
+        assert "thesis.tex" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_the_demo_reruns_into_its_own_folder_and_force_overrides(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert run(["demo", "--no-live", "--n", "60", "--bootstrap", "0", "--out", out],
+               capsys)[0] == 0
+    assert run(["demo", "--no-live", "--n", "60", "--bootstrap", "0", "--out", out],
+               capsys)[0] == 0
+    code, _, err = run(["sets", "score", out / "metrics.json", "--out", out], capsys)
+    assert code == 2 and "holds the results of `confeval demo`" in err
+
+
+def test_a_bootstrap_of_a_hundred_million_is_refused_at_once(tmp_path, capsys):
+    started = time.perf_counter()
+    code, _, err = run(["measures", "score", tmp_path / "x.csv", "--measure-cols", "a",
+                        "--correct-col", "b", "--bootstrap", "100000000"], capsys)
+    assert code == 2 and "--bootstrap" in err and "100000" in err and err.count("\n") == 1
+    assert time.perf_counter() - started < 5

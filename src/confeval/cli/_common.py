@@ -28,7 +28,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..records import RecordSet
-from ..runs import RunFolder, dumps, file_sha256
+from ..runs import RunFolder, check_output_folder, dumps, file_sha256
+from ..suites.base import MAX_BOOTSTRAP
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -144,24 +145,8 @@ def metric_table(results: dict, columns: Sequence[tuple[str, str]], title: str) 
 
 def check_out(out_dir: Path | None, command: str, force: bool) -> None:
     """Refuse to overwrite a folder that holds something else than this command's results
-    (another command's run folder, a live run, any other files) unless ``--force``."""
-    if out_dir is None or force or not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise UserError(f"--out {out_dir}: exists and is not a folder")
-    run_json = out_dir / RunFolder.RUN
-    if run_json.is_file():
-        try:
-            previous = RunFolder(out_dir).read_run().get("config", {}).get("command")
-        except (ValueError, AttributeError):
-            previous = None
-        if previous == command:
-            return
-        raise UserError(f"--out {out_dir} holds the results of `confeval {previous or '?'}`; "
-                        "use another folder, or --force to overwrite it")
-    if any(out_dir.iterdir()):
-        raise UserError(f"--out {out_dir} is not empty and is no run folder; use another "
-                        "folder, or --force")
+    (:func:`~confeval.runs.check_output_folder`) unless ``--force``."""
+    check_output_folder(out_dir, command, force=force)
 
 
 def scoring_config(command: str, files: Sequence[Path], options: Mapping[str, dict],
@@ -206,7 +191,7 @@ Files = Annotated[list[Path], typer.Argument(
                             "or run folders.",
     show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-BootOpt = Annotated[int, typer.Option("--bootstrap", min=0,
+BootOpt = Annotated[int, typer.Option("--bootstrap", min=0, max=MAX_BOOTSTRAP,
                                       help="Bootstrap resamples for 95% intervals (0: none).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run folder here "
@@ -258,6 +243,7 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
 
     suite = get_suite(suite_name)
     opts = suite.for_records(suite.Options.from_dict(options, suite=suite_name))
+    check_output_folder(out_dir, command, suite=suite_name)  # before any model is loaded
     backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
                           api_key_env=api_key_env)
     where = {"image_root": str(image_root)} if image_root is not None else {}

@@ -13,9 +13,11 @@ from ..records import write_table
 from ..runs import RunFolder
 from ._common import (
     BootOpt,
+    ForceOpt,
     JsonOpt,
     SeedOpt,
     UserError,
+    check_out,
     err,
     out,
     print_json,
@@ -68,11 +70,13 @@ def demo(
                                                                 "extra).")] = True,
     live_items: Annotated[int, typer.Option("--live-items", min=10,
                                             help="Questions for the live run.")] = 120,
+    force: ForceOpt = False,
 ) -> None:
     """Run every available evaluation on simulated judges (and, with the local extra, live on
     the embedded model); write a run folder and report.html."""
     from ..demo import LIVE_PLAN, live_model_available, run_demo
 
+    check_out(out_dir, "demo", force)
     started = time.perf_counter()
     runs_live = live and live_model_available() is None
     live_steps = live_items + 1 + sum(n or 0 for _, _, n, *_ in LIVE_PLAN)
