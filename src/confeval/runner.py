@@ -121,7 +121,7 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
     describes the run: command, model, data, n); resuming a folder made with anything different
     raises :class:`~confeval.runs.RunMismatchError` naming the first difference.
     """
-    options = suite.for_records(options if options is not None else suite.Options())
+    options = suite.for_records(options if options is not None else suite.default_options())
     require(backend, suite.needs(backend, options), f"the {suite.name} suite needs it")
     ids = [str(it["item_id"]) for it in items]
     if len(set(ids)) != len(ids):

@@ -26,7 +26,10 @@ def test_score_json_shape_report_and_run_json(tmp_path, capsys):
     html = (tmp_path / "run" / "report.html").read_text()
     assert "Ranking-scoring gap by group" in html and "Coverage (adjusted) by ground-truth" in html
     config = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
-    assert config["methods"] == ["naive", "lac"] and config["config"]["base"] == "linear"
+    (given,) = config["inputs"]
+    assert given["path"] == str(path) and len(given["sha256"]) == 64
+    assert given["options"]["methods"] == ["naive", "lac"] and given["options"]["base"] == "linear"
+    assert given["options"]["logprob_cols"] == "score_lp*" and given["options"]["seeds"] == [1, 2]
 
 
 def test_errors_are_one_line_exit_2(tmp_path, capsys):

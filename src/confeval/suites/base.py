@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..backends import Backend
-from .options import build, option, to_json
+from .options import build, option, run_defaults, to_json
 
 __all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Items", "LiveSuite", "SuiteOptions",
            "answer_mode", "check_answer_mode", "distribution_needs", "read_method"]
@@ -128,6 +128,11 @@ class LiveSuite(abc.ABC):
     """Scoring options a live run fixes to its records' layout (column names, input kinds):
     written into ``run.json`` with the rest, so scoring the run folder again reads the
     records as the run did."""
+
+    def default_options(self) -> SuiteOptions:
+        """The options of a live run nobody set: the fields' defaults, with the lighter
+        ``run_default`` where a field has one (as ``confeval SUITE run`` shows them)."""
+        return build(self.Options, run_defaults(self.Options), what=f"the {self.name} suite")
 
     def for_records(self, options: SuiteOptions) -> SuiteOptions:
         """``options`` with :attr:`record_layout` in place (what a live run records)."""

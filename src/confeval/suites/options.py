@@ -26,7 +26,7 @@ from typing import Any
 from ..runs import RunFolder
 
 __all__ = ["STAGES", "OptionSpec", "build", "flag_of", "option", "option_fields",
-           "options_for_input", "run_folder_options", "spec_of", "to_json"]
+           "options_for_input", "run_defaults", "run_folder_options", "spec_of", "to_json"]
 
 STAGES = ("score", "run")
 """``score``: scoring records (files or run folders); ``run``: a live run (which also scores,
@@ -44,22 +44,27 @@ class OptionSpec:
     parse: Callable[[str], Any] | None = None
     show: Callable[[Any], str] | None = None
     minimum: float | None = None
+    multiple: bool = False
+    run_default: Any = None
 
 
 def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
            flag: str | None = None, short: str | None = None,
            parse: Callable[[str], Any] | None = None, show: Callable[[Any], str] | None = None,
-           minimum: float | None = None) -> Any:
+           minimum: float | None = None, multiple: bool = False,
+           run_default: Any = None) -> Any:
     """A dataclass field of a suite's options with its command-line description.
 
     ``flag`` defaults to ``--name-with-dashes`` (``"--a/--b"`` for a boolean pair); ``parse``
     turns the command line's text into the value and ``show`` a value into that text (list
-    options such as ``--scores lac,aps`` or ``--seeds 1-10``)."""
+    options such as ``--scores lac,aps`` or ``--seeds 1-10``); ``multiple`` makes a flag that
+    may be repeated (a tuple of texts); ``run_default`` is the default of ``SUITE run`` where
+    a live run wants a lighter one than scoring (``--seeds 1-5`` against ``1-10``)."""
     bad = set(stages) - set(STAGES)
     if bad or not stages:
         raise ValueError(f"stages must be among {STAGES}, got {stages}")
     return dataclasses.field(default=default, metadata={"confeval": OptionSpec(
-        help, tuple(stages), flag, short, parse, show, minimum)})
+        help, tuple(stages), flag, short, parse, show, minimum, multiple, run_default)})
 
 
 def spec_of(field: dataclasses.Field) -> OptionSpec:
@@ -95,9 +100,19 @@ def build(cls: type, values: Mapping[str, Any], *, what: str = "options") -> Any
         raise ValueError(f"{names}: not an option of {what}")
     kwargs = {}
     for name, value in values.items():
-        parse = spec_of(fields[name]).parse
-        kwargs[name] = parse(value) if parse is not None and isinstance(value, str) else value
+        spec = spec_of(fields[name])
+        if spec.multiple:
+            value = tuple(value or ())
+        elif spec.parse is not None and isinstance(value, str):
+            value = spec.parse(value)
+        kwargs[name] = value
     return cls(**kwargs)
+
+
+def run_defaults(cls: type) -> dict[str, Any]:
+    """The ``run_default`` of each field that has one (a live run's lighter defaults)."""
+    return {f.name: spec_of(f).run_default for f in dataclasses.fields(cls)
+            if spec_of(f).run_default is not None}
 
 
 def to_json(options: Any) -> dict[str, Any]:

@@ -77,7 +77,8 @@ def test_top_logprobs_path_counts_unparseable(tmp_path, items):
     n_bad = len(records) - len(ok)
     assert n_bad > 0
     section = result.metrics["sections"][0]["results"]["judge"]
-    assert section["excluded"] == {"unparseable": n_bad}
+    # read as a record file reads them: an unparseable reply has no rating log-prob
+    assert section["excluded"] == {"missing_logprobs": n_bad}
 
 
 def test_options_choose_methods_seeds_and_alpha(tmp_path, items):

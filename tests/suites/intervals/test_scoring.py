@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from confeval.simulate import simulate
-from confeval.suites.intervals import IntervalsConfig, score_intervals_file
+from confeval.suites.intervals import IntervalsOptions, score_intervals_file
 
 
 def test_a_file_with_exclusions_and_floors(tmp_path):
@@ -16,9 +16,9 @@ def test_a_file_with_exclusions_and_floors(tmp_path):
     df.loc[1, "gt_score"] = 9              # not a rating -> excluded
     path = tmp_path / "judge.csv"
     df.to_csv(path, index=False)
-    res = score_intervals_file(path, IntervalsConfig(methods="naive,cqr,lac", seeds="1-3",
-                                                     base="hgb"),
-                               logprob_cols="score_lp*", pred_col="parsed_score")
+    res = score_intervals_file(path, IntervalsOptions(methods="naive,cqr,lac", seeds="1-3",
+                                                      base="hgb", logprob_cols="score_lp*",
+                                                      pred_col="parsed_score"))
     assert res["excluded"] == {"unknown_gt_score": 1} and res["floored_values"] == 1
     assert set(res["methods"]) == {"naive", "cqr", "lac"}
     assert set(res["methods"]["naive"]) == {"coverage_raw", "width_raw", "coverage_adj",
@@ -32,12 +32,12 @@ def test_a_file_with_exclusions_and_floors(tmp_path):
 
 def test_config_validates_itself():
     with pytest.raises(ValueError, match=r"unknown method\(s\) \['r2d2'\]"):
-        IntervalsConfig(methods="naive,r2d2")
+        IntervalsOptions(methods="naive,r2d2")
     with pytest.raises(ValueError, match="--seeds '10-1'"):
-        IntervalsConfig(seeds="10-1")
+        IntervalsOptions(seeds="10-1")
     with pytest.raises(ValueError, match="--base must be one of"):
-        IntervalsConfig(base="xgb")
-    assert IntervalsConfig(seeds="1-3,7").seeds == (1, 2, 3, 7)
+        IntervalsOptions(base="xgb")
+    assert IntervalsOptions(seeds="1-3,7").seeds == (1, 2, 3, 7)
 
 
 def test_join_group_map_and_mondrian(tmp_path):
@@ -48,15 +48,15 @@ def test_join_group_map_and_mondrian(tmp_path):
     side = tmp_path / "tasks.csv"
     tasks = np.where(np.arange(800) % 2 == 0, "coco", "ChartQA")
     pd.DataFrame({"sample_id": np.arange(800), "orig_dataset": tasks}).to_csv(side, index=False)
-    config = IntervalsConfig(methods="naive,lac", base="linear", seeds="1-2", mondrian=True)
-    res = score_intervals_file(path, config, logprob_cols="score_lp*",
-                               join=[f"{side}:sample_id"], group_col="orig_dataset",
-                               group_map="paper-difficulty")
+    config = IntervalsOptions(methods="naive,lac", base="linear", seeds="1-2", mondrian=True,
+                              logprob_cols="score_lp*", join=(f"{side}:sample_id",),
+                              group_col="orig_dataset", group_map="paper-difficulty")
+    res = score_intervals_file(path, config)
     assert res["mondrian"] is True
     assert set(res["methods"]["naive"]["groups"]) == {"easy", "medium"}
     assert set(res["methods"]["lac"]["groups"]["easy"]) == {"coverage", "set_size"}
     with pytest.raises(ValueError, match="--mondrian needs --group-col"):
-        score_intervals_file(path, config, logprob_cols="score_lp*")
+        IntervalsOptions(mondrian=True)
 
 
 def test_levels_and_rsg(tmp_path):
@@ -64,10 +64,10 @@ def test_levels_and_rsg(tmp_path):
     df["task"] = np.where(np.arange(900) % 3 == 0, "charts", "photos")
     path = tmp_path / "judge.csv"
     df.to_csv(path, index=False)
-    res = score_intervals_file(path, IntervalsConfig(methods="naive,lac", base="linear",
-                                                     seeds="1-2"),
-                               logprob_cols="score_lp*", pred_col="parsed_score",
-                               group_col="task")
+    res = score_intervals_file(path, IntervalsOptions(methods="naive,lac", base="linear",
+                                                      seeds="1-2", logprob_cols="score_lp*",
+                                                      pred_col="parsed_score",
+                                                      group_col="task"))
     levels = res["methods"]["naive"]["levels"]
     assert set(levels) <= {"1", "2", "3", "4", "5"} and "coverage_adj" in levels["3"]
     rsg = res["rsg"]["naive"]["charts"]
@@ -85,11 +85,11 @@ def test_paper_protocol_separately_and_fused_judges(tmp_path):
     other["sample_id"] = np.arange(600)
     side = tmp_path / "judge2.csv"
     other.to_csv(side, index=False)
-    config = IntervalsConfig(methods="boosted_lcp,lac", seeds="1-2", separately=True,
-                             paper_protocol=True)
-    res = score_intervals_file(path, config, logprob_cols="score_lp*,j2_score_lp*",
-                               join=[f"{side}:sample_id:j2_"], pred_col="parsed_score",
-                               group_col="task")
+    config = IntervalsOptions(methods="boosted_lcp,lac", seeds="1-2", separately=True,
+                              paper_protocol=True, logprob_cols="score_lp*,j2_score_lp*",
+                              join=(f"{side}:sample_id:j2_",), pred_col="parsed_score",
+                              group_col="task")
+    res = score_intervals_file(path, config)
     assert res["n_judges"] == 2
     assert set(res["separately"]) == {"charts", "photos"}
     part = res["separately"]["charts"]["methods"]["boosted_lcp"]
@@ -106,17 +106,17 @@ def test_paper_protocol_separately_and_fused_judges(tmp_path):
               if b.get("share")]
     assert sum(shares) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="same number of rating columns"):
-        score_intervals_file(path, IntervalsConfig(methods="lac"),
-                             logprob_cols="score_lp*,sample_id")
+        score_intervals_file(path, IntervalsOptions(methods="lac",
+                                                    logprob_cols="score_lp*,sample_id"))
 
 
 def test_seed_sweep_and_calibration_share(tmp_path):
     path = tmp_path / "judge.csv"
     simulate("scores", 500, "compressing", seed=12).to_csv(path, index=False)
-    res = score_intervals_file(path, IntervalsConfig(methods="naive,lac", base="linear",
-                                                     seeds="1-4", seed_sweep="2,4",
-                                                     cal_fraction=0.3),
-                               logprob_cols="score_lp*")
+    res = score_intervals_file(path, IntervalsOptions(methods="naive,lac", base="linear",
+                                                      seeds="1-4", seed_sweep="2,4",
+                                                      cal_fraction=0.3,
+                                                      logprob_cols="score_lp*"))
     assert res["cal_fraction"] == 0.3
     assert set(res["seed_sweep"]) == {"2", "4"}
     assert res["seed_sweep"]["4"]["naive"]["width_raw"] == res["methods"]["naive"]["width_raw"]
@@ -126,5 +126,5 @@ def test_seed_sweep_and_calibration_share(tmp_path):
     assert cov == pytest.approx(round(cov), abs=1e-6) or (cov * 2) == pytest.approx(
         round(cov * 2), abs=1e-6)
     with pytest.raises(ValueError, match="seed_sweep values must be between 1 and the 2"):
-        score_intervals_file(path, IntervalsConfig(methods="lac", seeds="1-2", seed_sweep="5"),
-                             logprob_cols="score_lp*")
+        score_intervals_file(path, IntervalsOptions(methods="lac", seeds="1-2",
+                                                    seed_sweep="5", logprob_cols="score_lp*"))

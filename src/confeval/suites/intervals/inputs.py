@@ -114,6 +114,9 @@ def read_intervals_records(rs: RecordSet, *, logprob_cols: str = "s2_lp*",
     cols, k = judge_columns(rs, logprob_cols)
     levels = np.arange(min_score, min_score + k, dtype=float)
     lp = rs.numeric(cols, what="logprob", hi=0.0, allow_missing=True)
+    # a row without a single rating log-prob (an unparseable reply) is no judge output: the
+    # floor would turn it into a flat distribution
+    rs.exclude(np.isnan(lp).all(axis=1) & rs.mask, "missing_logprobs")
     truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score")
     group_text = None
     if group_col:

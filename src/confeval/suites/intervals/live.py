@@ -16,35 +16,30 @@ How the rating distribution is read (``--method``):
 
 Records hold ``score_lp1..score_lp5``, ``parsed_score``, ``gt_score``, ``stage`` (where the
 rating was found), ``flags``, ``status`` and ``reason``: the input format of
-``confeval intervals score --logprob-cols 'score_lp*' --pred-col parsed_score``.
+``confeval intervals score --logprob-cols 'score_lp*' --pred-col parsed_score``, which a run
+folder gets from its ``run.json`` (``confeval intervals score RUN_DIR``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...parse import DEFAULT_FLOOR, extract_score
+from ...records import RUN_RECORDS, RecordSet
 from .._multiple_choice import valid_logprobs
-from .._seeds import parse_seeds
-from ..base import (
-    LiveSuite,
-    SuiteOptions,
-    check_answer_mode,
-    distribution_needs,
-    read_method,
-)
+from .._seeds import format_seeds
+from ..base import LiveSuite, distribution_needs, read_method
 from .inputs import load_judge_items
+from .options import IntervalsOptions
+from .scoring import score_intervals_records
 
-__all__ = ["SUITE", "IntervalsOptions", "IntervalsSuite", "build_judge_messages"]
+__all__ = ["SUITE", "IntervalsSuite", "build_judge_messages"]
 
 LEVELS = (1, 2, 3, 4, 5)
-LIVE_METHODS = ("naive", "lvd", "ordinal_aps", "lac", "aps")
-"""Cheap enough for a few hundred live items; ``confeval intervals score`` runs them all."""
 
 _INSTRUCTIONS = (
     "You are grading how good an answer is. Read the question, the answer"
@@ -68,46 +63,12 @@ def build_judge_messages(item: Mapping[str, Any], *, direct: bool) -> list[dict]
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _as_level(value: Any) -> float | None:
-    """A human grade as one of the levels, or None (missing, text, off the scale)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if v in LEVELS else None
-
-
 _METHOD_OF = {"scored": "score", "generated": "top_logprobs"}
 
 
 def _method(options) -> str:
     """The read method an ``--answer`` mode stands for (``--method`` when ``auto``)."""
     return _METHOD_OF.get(options.answer, options.method)
-
-
-@dataclasses.dataclass(frozen=True)
-class IntervalsOptions(SuiteOptions):
-    """Options of a live intervals run: the shared ones, ``alpha``, the interval and rating-set
-    ``methods`` scored (comma list), the scoring ``seeds``, the judge's reply length
-    ``max_tokens`` (generated mode) and the ``answer`` mode: ``scored`` (the exact score of each
-    rating after the rubric), ``generated`` (a reply whose rating token's top log-probabilities
-    give the distribution), or ``auto`` (``--method`` decides, scored where the backend can)."""
-
-    alpha: float = 0.1
-    methods: str = ",".join(LIVE_METHODS)
-    seeds: str = "1-5"
-    max_tokens: int = 160
-    answer: str = "auto"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        from .scoring import IntervalsConfig
-
-        check_answer_mode(self.answer)
-
-        IntervalsConfig(methods=self.methods, seeds=self.seeds, alpha=self.alpha)  # validates
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
 
 
 class IntervalsSuite(LiveSuite):
@@ -117,6 +78,10 @@ class IntervalsSuite(LiveSuite):
     name = "intervals"
     default_data = "builtin:arith-judge"
     Options = IntervalsOptions
+    record_layout: ClassVar[dict[str, Any]] = {
+        "logprob_cols": "score_lp*", "label_col": "gt_score", "pred_col": "parsed_score",
+        "min_score": 1, "group_col": None, "group_map": None, "join": (), "mondrian": False,
+        "separately": False}
 
     def needs(self, backend: Backend, options: IntervalsOptions) -> list[str]:
         return distribution_needs(backend, _method(options))
@@ -168,33 +133,23 @@ class IntervalsSuite(LiveSuite):
         return record
 
     def score(self, records: list[dict], options: IntervalsOptions, model_name: str) -> dict:
-        from .scoring import score_intervals
-
-        name = model_name
-        parsed_ok = [r for r in records if r.get("status") == "ok"]
-        ok = [r for r in parsed_ok if _as_level(r.get("gt_score")) is not None]
-        excluded = {k: v for k, v in (("unparseable", len(records) - len(parsed_ok)),
-                                      ("unknown_gt_score", len(parsed_ok) - len(ok))) if v}
+        """The run's section, computed by the path that scores a record file (``confeval
+        intervals score RUN_DIR``): records -> read_intervals_records -> score_intervals."""
+        options = self.for_records(options)
         section: dict[str, Any] = {
             "kind": "intervals", "title": "Judge scores: conformal intervals",
             "description": "The judge's five rating-token log-probabilities as features; "
-                           f"50/50 calibration/test splits, seeds {options.seeds}.",
+                           "50/50 calibration/test splits, seeds "
+                           f"{format_seeds(options.seeds)}.",
             "results": {}}
-        if len(ok) >= 20:
-            X = np.array([[r[f"score_lp{k}"] for k in LEVELS] for r in ok])
-            y = np.array([_as_level(r["gt_score"]) for r in ok])
-            parsed = np.array([float(r["parsed_score"]) for r in ok])
-            res = score_intervals(X, y, parsed=parsed, levels=LEVELS, alpha=options.alpha,
-                                  seeds=parse_seeds(options.seeds),
-                                  methods=[m.strip() for m in options.methods.split(",")],
-                                  base="linear")
-            stages: dict[str, int] = {}
-            for r in records:
-                stages[str(r.get("stage"))] = stages.get(str(r.get("stage")), 0) + 1
-            section["results"][name] = {"n_read": len(records), "n_used": len(ok),
-                                        "excluded": excluded, "stages": stages, **res}
-        return {"title": f"confeval run intervals — {name}", "simulated": False,
-                "n_records": len(records), "excluded": excluded, "sections": [section]}
+        metrics = {"title": f"confeval run intervals — {model_name}", "simulated": False,
+                   "n_records": len(records), "sections": [section]}
+        try:
+            section["results"][model_name] = score_intervals_records(
+                RecordSet.from_records(records, source=RUN_RECORDS), options)
+        except ValueError as exc:  # too few usable records
+            metrics["warnings"] = [str(exc)]
+        return metrics
 
 
 SUITE = IntervalsSuite()

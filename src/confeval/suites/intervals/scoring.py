@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,15 +37,13 @@ from ...conformal import (
 )
 from ...evaluate import evaluate_agreement
 from ...metrics import overconfidence_rate
-from .._seeds import aggregate_tree, mean_std, parse_seeds, pool_by_size
+from ...records import RecordSet
+from .._seeds import aggregate_tree, mean_std, pool_by_size
 from .inputs import PAPER_DIFFICULTY, read_intervals_records
+from .options import DEFAULT_METHODS, IntervalsOptions
 
-__all__ = ["DEFAULT_METHODS", "MIN_GROUP_ITEMS", "PAPER_DIFFICULTY", "PAPER_PROTOCOL",
-           "IntervalsConfig", "score_intervals", "score_intervals_file", "score_separately"]
-
-DEFAULT_METHODS = ("naive", "cqr", "asym_cqr", "chr", "lvd", "boosted_cqr", "boosted_lcp", "r2ccp",
-                   "ordinal_aps", "lac", "aps", "raps_randomized")
-"""The paper's nine interval methods, then our label-set methods."""
+__all__ = ["MIN_GROUP_ITEMS", "PAPER_DIFFICULTY", "PAPER_PROTOCOL", "score_intervals",
+           "score_intervals_file", "score_intervals_records", "score_separately"]
 
 PAPER_PROTOCOL = {
     # How the VLM-judge paper ran these methods (its CHR never calibrates; CHR and the
@@ -349,88 +346,39 @@ def score_separately(features: np.ndarray, truth: np.ndarray, groups: np.ndarray
     return out
 
 
-@dataclass(frozen=True)
-class IntervalsConfig:
-    """Every option of the intervals suite's scoring, validated once on construction (see
-    :func:`score_intervals` for their meaning). ``seeds`` and ``seed_sweep`` accept the
-    command line's text (``"1-10"``, ``"5,10"``) or sequences of ints."""
-
-    methods: tuple[str, ...] = DEFAULT_METHODS
-    seeds: tuple[int, ...] = tuple(range(1, 11))
-    alpha: float = 0.1
-    base: str | None = None
-    paper_protocol: bool = False
-    cal_fraction: float = 0.5
-    seed_sweep: tuple[int, ...] | None = None
-    mondrian: bool = False
-    separately: bool = False
-
-    def __post_init__(self) -> None:
-        from ...conformal import BASE_MODELS
-
-        seeds = self.seeds
-        if isinstance(seeds, str):
-            seeds = parse_seeds(seeds) or [1]
-        sweep = self.seed_sweep
-        if isinstance(sweep, str):
-            sweep = parse_seeds(sweep, option="--seed-sweep")
-        methods = self.methods
-        if isinstance(methods, str):
-            methods = DEFAULT_METHODS if methods == "all" else tuple(
-                m.strip() for m in methods.split(",") if m.strip())
-        object.__setattr__(self, "seeds", tuple(seeds))
-        object.__setattr__(self, "seed_sweep", None if sweep is None else tuple(sweep))
-        object.__setattr__(self, "methods", tuple(methods))
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
-        if not 0 < self.cal_fraction < 1:
-            raise ValueError("cal_fraction must be in (0, 1)")
-        unknown = [m for m in self.methods if m not in INTERVAL_METHODS and m not in SCORES]
-        if unknown:
-            raise ValueError(f"unknown method(s) {unknown}; interval methods: "
-                             f"{', '.join(INTERVAL_METHODS)}; label-set methods: "
-                             f"{', '.join(SCORES)}")
-        if self.base is not None and self.base not in BASE_MODELS:
-            raise ValueError(f"--base must be one of {', '.join(BASE_MODELS)}, got "
-                             f"{self.base!r}")
-
-    def score_options(self) -> dict:
-        """Keyword options of :func:`score_intervals`."""
-        return {"alpha": self.alpha, "seeds": list(self.seeds), "methods": list(self.methods),
-                "base": self.base, "mondrian": self.mondrian,
-                "method_options": PAPER_PROTOCOL if self.paper_protocol else None,
-                "cal_fraction": self.cal_fraction,
-                "seed_sweep": None if self.seed_sweep is None else list(self.seed_sweep)}
+def _score_kwargs(options: IntervalsOptions) -> dict:
+    """Keyword options of :func:`score_intervals` from the suite's options."""
+    return {"alpha": options.alpha, "seeds": list(options.seeds),
+            "methods": list(options.methods), "base": options.base,
+            "mondrian": options.mondrian,
+            "method_options": PAPER_PROTOCOL if options.paper_protocol else None,
+            "cal_fraction": options.cal_fraction,
+            "seed_sweep": None if options.seed_sweep is None else list(options.seed_sweep)}
 
 
-def score_intervals_file(path: str | Path, config: IntervalsConfig = IntervalsConfig(), *,
-                         logprob_cols: str = "s2_lp*", label_col: str = "gt_score",
-                         pred_col: str | None = None, min_score: int = 1,
-                         floor: float | None = None, group_col: str | None = None,
-                         group_map: str | None = None, join: Sequence[str] = ()) -> dict:
-    """:func:`score_intervals` (and :func:`score_separately` with ``config.separately``) on one
-    record file, read as :func:`~confeval.suites.intervals.inputs.read_intervals_records`
-    documents, with the file's row counts."""
-    from ...parse import DEFAULT_FLOOR
-    from ...records import RecordSet
-
-    if config.mondrian and not group_col:
-        raise ValueError("--mondrian needs --group-col")
-    if config.separately and not group_col:
-        raise ValueError("--separately needs --group-col")
+def score_intervals_records(rs: RecordSet, options: IntervalsOptions | None = None) -> dict:
+    """:func:`score_intervals` (and :func:`score_separately` with ``options.separately``) on
+    a record set, read as :func:`~confeval.suites.intervals.inputs.read_intervals_records`
+    documents — the one path of ``confeval intervals score`` on files and run folders and of
+    a live run — with its row counts."""
+    options = options or IntervalsOptions()
     data = read_intervals_records(
-        RecordSet.read(Path(path)), logprob_cols=logprob_cols, label_col=label_col,
-        pred_col=pred_col, min_score=min_score,
-        floor=DEFAULT_FLOOR if floor is None else floor, group_col=group_col,
-        group_map=group_map, join=tuple(join))
-    options = {**config.score_options(), "levels": data.levels}
+        rs, logprob_cols=options.logprob_cols, label_col=options.label_col,
+        pred_col=options.pred_col, min_score=options.min_score, floor=options.floor,
+        group_col=options.group_col, group_map=options.group_map, join=options.join)
+    kwargs = {**_score_kwargs(options), "levels": data.levels}
     try:
         res = score_intervals(data.features, data.truth, parsed=data.parsed,
-                              groups=data.groups, **options)
-        if config.separately:
+                              groups=data.groups, **kwargs)
+        if options.separately:
             res.update(score_separately(data.features, data.truth, data.groups,
-                                        parsed=data.parsed, **{**options, "mondrian": False}))
+                                        parsed=data.parsed, **{**kwargs, "mondrian": False}))
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ValueError(f"{rs.source}: {exc} (excluded: {rs.excluded or 'none'})") from None
     return {**data.records.summary(), "floored_values": data.floored_values,
             "n_judges": data.n_judges, **res}
+
+
+def score_intervals_file(path: str | Path, options: IntervalsOptions | None = None) -> dict:
+    """:func:`score_intervals_records` on one record file or run folder."""
+    return score_intervals_records(RecordSet.read(Path(path)), options)
