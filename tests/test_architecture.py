@@ -19,7 +19,7 @@ LAYERS = [
     {"evaluate", "backends", "perturb", "simulate"},
     {"report"},
     {"suites"},
-    {"runner", "demo"},
+    {"runner", "demo", "rerun"},
     {"cli"},
 ]
 """Top-level parts of ``confeval`` from the bottom up: a part may import its own layer's and

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ..suites import SUITES
 from ..suites.intervals import IntervalsOptions, score_intervals_file
 from ..suites.options import options_for_input, to_json
 from ._common import (
@@ -81,8 +82,7 @@ def score(
             step(f"scored {path.name}")
     emit(results, as_json, intervals_table)
     write_run(out_dir, scoring_config("intervals score", files, used),
-              {"kind": "intervals", "title": "Conformal intervals for judge scores",
-               "results": results})
+              SUITES["intervals"].section(results))
 
 
 @app.command("run")

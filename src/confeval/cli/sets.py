@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ..suites import SUITES
 from ..suites.options import options_for_input, to_json
 from ..suites.sets import SetsOptions, score_sets_file
 from ._common import (
@@ -81,7 +82,7 @@ def score(
             step(f"scored {path.name}")
     emit(results, as_json, sets_table)
     write_run(out_dir, scoring_config("sets score", files, used),
-              {"kind": "sets", "title": "Conformal prediction sets", "results": results})
+              SUITES["sets"].section(results))
 
 
 @app.command("run")

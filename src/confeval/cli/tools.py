@@ -25,7 +25,7 @@ from ._common import (
     progress,
 )
 
-__all__ = ["cache", "demo", "report", "simulate"]
+__all__ = ["cache", "demo", "report", "rerun", "simulate"]
 
 
 def simulate(
@@ -111,6 +111,32 @@ def report(
     target = out_file or run.file(RunFolder.REPORT)
     target.write_text(page, encoding="utf-8")
     out.print(f"report: {target}")
+
+
+def rerun(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (of a scoring command's --out, "
+                                                 "or of a live run).")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Write the repeated run here (run.json, records, metrics.json, "
+                      "report.html).")] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Repeat a run folder from its run.json alone (every input checked by SHA-256; a live run
+    rescored from its records, no model call) and compare with its metrics.json."""
+    from ..rerun import differences
+    from ..rerun import rerun as repeat
+
+    metrics = repeat(run_dir, out_dir, force=force)
+    old = RunFolder(run_dir, create=False).read_metrics()
+    diffs = differences(old, metrics)
+    if out_dir is not None:
+        out.print(f"run folder written: {out_dir}")
+    if diffs:
+        for line in diffs[:10]:
+            out.print(line, markup=False)
+        out.print(f"{len(diffs)} difference(s) from {run_dir / RunFolder.METRICS}")
+        raise typer.Exit(1)
+    out.print(f"metrics identical to {run_dir / RunFolder.METRICS}")
 
 
 def cache(
