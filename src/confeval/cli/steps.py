@@ -10,8 +10,10 @@ import typer
 from rich.table import Table
 
 from ..records import RecordSet, write_table
+from ..suites import SUITES
+from ..suites.options import options_for_input, to_json
 from ..suites.steps import (
-    StepsConfig,
+    StepsOptions,
     parse_step_replies,
     score_generator_consistency,
     score_steps_file,
@@ -20,7 +22,6 @@ from ._common import (
     TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
-    BootOpt,
     CacheOpt,
     ConcurrencyOpt,
     DataOpt,
@@ -28,14 +29,11 @@ from ._common import (
     ForceOpt,
     ImageRootOpt,
     JsonOpt,
-    MethodOpt,
     ModelOpt,
     NoCacheOpt,
     NOpt,
     OutOpt,
     RunOutOpt,
-    SeedOpt,
-    TopKOpt,
     check_out,
     emit,
     err,
@@ -43,9 +41,11 @@ from ._common import (
     out,
     print_json,
     run_live,
+    scoring_config,
     simple_table,
     write_run,
 )
+from ._options import Given, with_options
 
 __all__ = ["app", "consistency", "parse", "perturb", "run", "score", "steps_table"]
 
@@ -53,47 +53,27 @@ app = group("Confidence of process judges (ConfProBench: CRS, CSS, CCS).")
 
 
 @app.command("score")
+@with_options(StepsOptions, "score")
 def score(
+    given: Given,
     files: Files,
-    p_col: Annotated[str, typer.Option("--p-col", help="Judge's P(step correct).")]
-    = "p_correct",
-    label_col: Annotated[str, typer.Option("--label-col", help="1 correct, 0 incorrect.")]
-    = "label",
-    group_col: Annotated[list[str] | None, typer.Option(
-        "--group-col", help="Break every metric down by this column (repeatable), e.g. "
-                            "difficulty, subject, modality.")] = None,
-    epsilon: Annotated[float, typer.Option("--epsilon", help="CRS: minor-change threshold.")]
-    = 0.01,
-    delta: Annotated[float, typer.Option("--delta", help="CRS: significant-change "
-                                                         "threshold.")] = 0.2,
-    crs_scale: Annotated[float, typer.Option("--crs-scale")] = 5.0,
-    crs_weights: Annotated[str, typer.Option("--crs-weights", help="w1,w2,w3.")]
-    = "0.4,0.4,0.2",
-    n_bins: Annotated[int, typer.Option("--n-bins", min=1, help="CCS: ECE bins.")] = 10,
-    ccs_scale: Annotated[float, typer.Option("--ccs-scale")] = 5.0,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Item resamples for the "
-                                                                      "95% intervals (0: "
-                                                                      "none).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
-    (calibration), macro F1 and their average from step records."""
+    (calibration), macro F1 and their average from step records or `steps run` folders (a
+    run folder is scored with its own options unless overridden)."""
     check_out(out_dir, "steps score", force)
-    config = StepsConfig(epsilon=epsilon, delta=delta, crs_scale=crs_scale,
-                         weights=crs_weights, n_bins=n_bins, ccs_scale=ccs_scale)
-    results = {str(path): score_steps_file(path, config, p_col=p_col, label_col=label_col,
-                                           group_cols=group_col or (), n_resamples=bootstrap,
-                                           seed=seed)
-               for path in files}
+    results, used = {}, {}
+    for path in files:
+        options = options_for_input(StepsOptions, path, given.values, given.explicit,
+                                    suite="steps")
+        results[str(path)] = score_steps_file(path, options)
+        used[str(path)] = to_json(options)
     emit(results, as_json, steps_table)
-    write_run(out_dir, {"command": "steps score", "files": [str(f) for f in files],
-                        "config": config, "group_col": group_col, "bootstrap": bootstrap,
-                        "seed": seed},
-              {"kind": "steps", "title": "Process-judge step confidence (ConfProBench)",
-               "results": results})
+    write_run(out_dir, scoring_config("steps score", files, used),
+              SUITES["steps"].section(results))
 
 
 @app.command("parse")
@@ -215,25 +195,14 @@ def perturb(
 
 
 @app.command("run")
+@with_options(StepsOptions, "run")
 def run(
+    given: Given,
     out_dir: RunOutOpt,
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
     image_root: ImageRootOpt = None,
-    seed: SeedOpt = 0,
-    consistency: Annotated[str, typer.Option(
-        "--consistency", help="When a judge's label contradicts its probability: flag, "
-                              "mirror or exclude.")] = "flag",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1,
-                                            help="Reply length limit.")] = 1024,
-    output: Annotated[str, typer.Option("--output", help="Reply format asked for: list or "
-                                                         "json.")] = "list",
-    answer: Annotated[str, typer.Option("--answer", help="scored (P(Yes) per step), generated "
-                                                         "(parsed reply) or auto.")] = "auto",
-    method: MethodOpt = "auto",
-    top_k: TopKOpt = 20,
-    bootstrap: BootOpt = 1000,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 8,
     api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
@@ -242,12 +211,9 @@ def run(
 ) -> None:
     """Ask a process judge to verify every step live (original and perturbed chains) and
     score CRS, CSS and CCS (resumable, cached)."""
-    run_live("steps", {"method": method, "top_k": top_k, "seed": seed, "bootstrap": bootstrap,
-                       "consistency": consistency, "max_tokens": max_tokens,
-                       "output": output, "answer": answer},
-             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
-             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path, image_root=image_root)
+    run_live("steps", given.values, out_dir=out_dir, model=model, data=data, n=n,
+             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
+             no_cache=no_cache, cache_path=cache_path, image_root=image_root)
 
 
 def steps_table(results: dict) -> Table:

@@ -61,7 +61,8 @@ SUITES: dict[str, SuiteEntry] = {
     "sets": SuiteEntry("sets", "SetsOptions", "score_sets_file", "Conformal prediction sets"),
     "intervals": SuiteEntry("intervals", "IntervalsOptions", "score_intervals_file",
                             "Conformal intervals for judge scores"),
-    "steps": SuiteEntry("steps"),
+    "steps": SuiteEntry("steps", "StepsOptions", "score_steps_file",
+                        "Process-judge step confidence (ConfProBench)"),
     "measures": SuiteEntry("measures"),
     "diagnose": SuiteEntry("diagnose"),
 }

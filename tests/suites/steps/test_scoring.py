@@ -8,7 +8,8 @@ import pytest
 from confeval.metrics import confidence_robustness
 from confeval.simulate import simulate
 from confeval.suites.steps import score_generator_consistency, score_steps_file
-from confeval.suites.steps.scoring import StepsConfig, _core, score_steps
+from confeval.suites.steps import StepsOptions
+from confeval.suites.steps.scoring import _core, score_steps
 
 
 def _records():
@@ -87,7 +88,7 @@ def test_batched_item_bootstrap_equals_reweighting_each_resample():
     reps = {"crs": [], "css": [], "ccs": []}
     for _ in range(40):
         counts = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
-        core = _core(orig, pairs, StepsConfig(), names.size,
+        core = _core(orig, pairs, StepsOptions(), names.size,
                      counts[orig._item.to_numpy()].astype(float),
                      counts[pairs._item.to_numpy()].astype(float))
         for k in reps:
@@ -105,7 +106,7 @@ def test_a_file_counts_invalid_rows_and_gives_the_contract(tmp_path):
     df.loc[2, "p_correct"] = None
     path = tmp_path / "steps.csv"
     df.to_csv(path, index=False)
-    res = score_steps_file(path, StepsConfig(), group_cols=["difficulty"], n_resamples=100)
+    res = score_steps_file(path, StepsOptions(group_cols=("difficulty",), bootstrap=100))
     assert res["invalid_rows"] == 3
     assert res["excluded"] == {"non_numeric_p_correct": 1, "p_correct_out_of_range": 1,
                                "missing_p_correct": 1}
@@ -130,13 +131,13 @@ def test_a_file_counts_invalid_rows_and_gives_the_contract(tmp_path):
     assert res["by_perturbation"]["lexical"]["crs"] == pytest.approx(ref["crs"])
     assert res["unpaired_rows"] == sum(df.iloc[3:].variant != "original") - res["pairs"]
     with pytest.raises(ValueError, match="--crs-weights '1,2': give three numbers"):
-        StepsConfig(weights="1,2")
-    assert StepsConfig(weights="0.5, 0.3,0.2").weights == (0.5, 0.3, 0.2)
+        StepsOptions(weights="1,2")
+    assert StepsOptions(weights="0.5, 0.3,0.2").weights == (0.5, 0.3, 0.2)
 
 
 def test_options_reach_the_metrics():
     df = simulate("steps", 50, seed=5)
-    cfg = StepsConfig(epsilon=0.05, delta=0.1, crs_scale=2, weights=(0.5, 0.3, 0.2))
+    cfg = StepsOptions(epsilon=0.05, delta=0.1, crs_scale=2, weights=(0.5, 0.3, 0.2))
     res = score_steps(df, config=cfg, n_resamples=0)
     orig = df[df.variant == "original"]
     joined = df[df.variant != "original"].merge(orig[["item_id", "step", "p_correct"]],

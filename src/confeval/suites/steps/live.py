@@ -17,21 +17,21 @@ continuation exactly. Records say which mode produced them (``answer``).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ...backends import Backend, GenerateParams
 from ...images import image_url
-from ...parse.steps import CONSISTENCY_POLICIES
 from ...taxonomy import error_types
 from .._multiple_choice import valid_logprobs
-from ..base import LiveSuite, SuiteOptions, answer_mode, check_answer_mode
+from ..base import LiveSuite, answer_mode
 from .inputs import load_step_items, verdict_records
+from .options import StepsOptions
+from .scoring import score_step_rows, step_rows
 
-__all__ = ["SUITE", "StepsOptions", "StepsSuite", "build_step_judge_messages",
+__all__ = ["SUITE", "StepsSuite", "build_step_judge_messages",
            "build_step_question"]
 
 _TYPE_NAMES = [t.name for t in error_types("confprobench").values()]
@@ -97,29 +97,6 @@ def build_step_question(problem: str, final_answer: str, steps: Sequence[str], k
     return [{"role": "system", "content": _STEP_SYSTEM}, {"role": "user", "content": content}]
 
 
-@dataclasses.dataclass(frozen=True)
-class StepsOptions(SuiteOptions):
-    """Options of a live steps run: the shared ones, what to do when a judge's label
-    contradicts its probability (``consistency``), the reply length limit ``max_tokens``, the
-    reply ``output`` format asked for (``list`` or ``json``) and the ``answer`` mode."""
-
-    consistency: str = "flag"
-    max_tokens: int = 1024
-    output: str = "list"
-    answer: str = "auto"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_answer_mode(self.answer)
-        if self.consistency not in CONSISTENCY_POLICIES:
-            raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}, "
-                             f"got {self.consistency!r}")
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
-        if self.output not in _FORMATS:
-            raise ValueError(f"--output must be one of {', '.join(_FORMATS)}")
-
-
 class StepsSuite(LiveSuite):
     """Ask a process judge to verify every step of each chain (original and perturbed) and
     record its P(correct) per step; score CRS, CSS and CCS."""
@@ -127,6 +104,8 @@ class StepsSuite(LiveSuite):
     name = "steps"
     default_data = "builtin:arith-steps"
     Options = StepsOptions
+    record_layout: ClassVar[dict[str, Any]] = {"p_col": "p_correct", "label_col": "label",
+                                               "group_cols": ()}
 
     def needs(self, backend: Backend, options: StepsOptions) -> list[str]:
         return ["score"] if answer_mode(backend, options.answer) == "scored" else ["generate"]
@@ -191,26 +170,18 @@ class StepsSuite(LiveSuite):
                 "reason": None if ok == len(steps) else f"{len(steps) - ok} step(s) unread"}
 
     def score(self, records: list[dict], options: StepsOptions, model_name: str) -> dict:
-        import pandas as pd
-
-        from .scoring import score_steps
-
-        name = model_name
-        rows = [s for r in records for s in r.get("steps", [])]
-        frame = pd.DataFrame(rows)
+        """The run's section, computed by the path that scores a run folder (``confeval
+        steps score RUN_DIR``): the records' step rows -> step_frame -> score_steps."""
+        options = self.for_records(options)
         section: dict[str, Any] = {"kind": "steps", "title": "Process judge: step confidence",
                                    "results": {}}
-        if len(frame):
-            ok = frame[frame.status == "ok"].copy()
-            excluded = {"unparseable_step": int(len(frame) - len(ok))} if len(ok) < len(
-                frame) else {}
-            if len(ok) and (ok.variant == "original").any():
-                res = score_steps(ok, n_resamples=options.bootstrap, seed=options.seed)
-                section["results"][name] = {"n_read": len(frame), "n_used": len(ok),
-                                            "excluded": excluded,
-                                            "invalid_rows": int(len(frame) - len(ok)), **res}
-        return {"title": f"confeval run steps — {name}", "simulated": False,
-                "n_records": len(records), "sections": [section]}
+        metrics = {"title": f"confeval run steps — {model_name}", "simulated": False,
+                   "n_records": len(records), "sections": [section]}
+        try:
+            section["results"][model_name] = score_step_rows(step_rows(records), options)
+        except ValueError as exc:  # no usable step
+            metrics["warnings"] = [str(exc)]
+        return metrics
 
 
 SUITE = StepsSuite()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,39 +32,13 @@ from ...metrics.steps import (
     step_confidence,
 )
 from ...records import RecordSet
+from ...runs import RunFolder, load_run_records
 from .inputs import ORIGINAL, step_frame
+from .options import StepsOptions
 
-__all__ = ["StepsConfig", "generator_consistency", "score_generator_consistency", "score_steps",
-           "score_steps_file"]
+__all__ = ["generator_consistency", "score_generator_consistency", "score_step_rows",
+           "score_steps", "score_steps_file", "step_rows"]
 
-
-
-@dataclass(frozen=True)
-class StepsConfig:
-    """The paper's parameters (Appendix C), all configurable."""
-
-    epsilon: float = 0.01
-    delta: float = 0.2
-    crs_scale: float = 5.0
-    weights: tuple[float, float, float] = (0.4, 0.4, 0.2)
-    n_bins: int = 10
-    ccs_scale: float = 5.0
-
-    def __post_init__(self) -> None:
-        weights = self.weights
-        if isinstance(weights, str):
-            try:
-                weights = tuple(float(w) for w in weights.split(","))
-            except ValueError:
-                weights = ()
-        if len(weights) != 3:
-            raise ValueError(f"--crs-weights {self.weights!r}: give three numbers, e.g. "
-                             "0.4,0.4,0.2")
-        object.__setattr__(self, "weights", tuple(float(w) for w in weights))
-        if self.n_bins < 1:
-            raise ValueError("--n-bins must be at least 1")
-        if not 0 <= self.epsilon <= self.delta:
-            raise ValueError(f"need 0 <= epsilon <= delta, got {self.epsilon} and {self.delta}")
 
 
 def _pairs(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -82,7 +55,7 @@ def _pairs(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return pairs, int(len(perturbed) - len(pairs))
 
 
-def _core(orig: pd.DataFrame, pairs: pd.DataFrame, cfg: StepsConfig, n_types: int,
+def _core(orig: pd.DataFrame, pairs: pd.DataFrame, cfg: StepsOptions, n_types: int,
           w_orig: np.ndarray | None = None, w_pairs: np.ndarray | None = None) -> dict:
     """Every headline metric on (optionally weighted) original rows and pairs."""
     p, y = orig.p_correct.to_numpy(), orig.label.to_numpy()
@@ -226,7 +199,7 @@ def _bootstrap(orig, pairs, cfg, n_types, n_resamples, seed, level) -> dict:
     return out
 
 
-def score_steps(records: pd.DataFrame, *, config: StepsConfig = StepsConfig(),
+def score_steps(records: pd.DataFrame, *, config: StepsOptions | None = None,
                 group_cols: Sequence[str] = (), n_resamples: int = 1000, seed: int = 0,
                 confidence_level: float = 0.95) -> dict:
     """All metrics of the steps suite from validated records (module docstring).
@@ -237,6 +210,7 @@ def score_steps(records: pd.DataFrame, *, config: StepsConfig = StepsConfig(),
     metrics, ``delta_p``, ``by_perturbation``, ``by_group`` ({column: {value: metrics}}),
     ``unpaired_rows`` and, with ``n_resamples`` > 0, ``ci`` (item bootstrap, percentile).
     """
+    config = config or StepsOptions()
     frame = records.copy()
     frame["variant"] = frame["variant"].astype(str)
     frame["pred"], frame["c"] = step_confidence(frame.p_correct.to_numpy())
@@ -306,41 +280,43 @@ def generator_consistency(first: dict, second: dict,
     return out
 
 
-def score_steps_file(path: str | Path, config: StepsConfig = StepsConfig(), *,
-                     p_col: str = "p_correct", label_col: str = "label",
-                     group_cols: Sequence[str] = (), n_resamples: int = 1000,
-                     seed: int = 0) -> dict:
-    """:func:`score_steps` on one step record file (see :mod:`.inputs`) or a ``steps run``
-    folder (its records' steps), with its row counts (``n_read``, ``n_used``, ``excluded``,
-    ``invalid_rows``). Two runs of one judge on the same items — scored and generated answers,
-    say — are compared in one report by scoring both folders in one command."""
-    rs = _run_steps(Path(path)) if Path(path).is_dir() else RecordSet.read(Path(path))
-    frame = step_frame(rs, p_col, label_col, group_cols)
+def step_rows(records: Sequence[dict], source: str = RunFolder.RECORDS) -> RecordSet:
+    """The step rows of live run records (each record's ``steps``, with its answer mode)."""
+    rows = [{**step, "answer": r.get("answer", "generated")}
+            for r in records for step in r.get("steps") or []]
+    if not rows:
+        raise ValueError(f"{source}: no step records (not a `steps run` folder?)")
+    return RecordSet.from_records(rows, source)
+
+
+def score_step_rows(rs: RecordSet, options: StepsOptions | None = None) -> dict:
+    """:func:`score_steps` on step rows (see :mod:`.inputs`) — the one path of ``confeval
+    steps score`` on files and run folders and of a live run — with the rows' counts
+    (``n_read``, ``n_used``, ``excluded``, ``invalid_rows``)."""
+    options = options or StepsOptions()
+    frame = step_frame(rs, options.p_col, options.label_col, options.group_cols)
     if not len(frame):
-        raise ValueError(f"{path}: no usable step rows (excluded: {rs.excluded or 'none'})")
+        raise ValueError(f"{rs.source}: no usable step rows (excluded: "
+                         f"{rs.excluded or 'none'})")
     try:
-        res = score_steps(frame, config=config, group_cols=group_cols,
-                          n_resamples=n_resamples, seed=seed)
+        res = score_steps(frame, config=options, group_cols=options.group_cols,
+                          n_resamples=options.bootstrap, seed=options.seed)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ValueError(f"{rs.source}: {exc}") from None
     summary = rs.summary()
     return {**summary, "invalid_rows": int(summary["n_read"] - summary["n_used"]), **res}
 
 
-def _run_steps(folder: Path) -> RecordSet:
-    """The step rows of a live run folder (each record's ``steps``, with its answer mode)."""
-    import pandas as pd
-
-    from ...runs import RunFolder, load_run_records
-
-    records = load_run_records(folder / RunFolder.RECORDS)
-    rows = [{**step, "answer": r.get("answer", "generated")}
-            for r in records for step in r.get("steps") or []]
-    if not rows:
-        raise ValueError(f"{folder}: no step records (not a `steps run` folder?)")
-    frame = pd.DataFrame(rows)
-    frame["_row"] = range(1, len(frame) + 1)
-    return RecordSet.from_frame(frame, str(folder))
+def score_steps_file(path: str | Path, options: StepsOptions | None = None) -> dict:
+    """:func:`score_step_rows` on one step record file or a ``steps run`` folder (its
+    records' steps). Two runs of one judge on the same items — scored and generated answers,
+    say — are compared in one report by scoring both folders in one command."""
+    path = Path(path)
+    if path.is_dir():
+        rs = step_rows(load_run_records(path / RunFolder.RECORDS), str(path))
+    else:
+        rs = RecordSet.read(path)
+    return score_step_rows(rs, options)
 
 
 def score_generator_consistency(pairs: Sequence[str]) -> dict:
