@@ -7,8 +7,7 @@ import pytest
 
 from confeval.metrics import confidence_robustness
 from confeval.simulate import simulate
-from confeval.suites.steps import score_generator_consistency, score_steps_file
-from confeval.suites.steps import StepsOptions
+from confeval.suites.steps import StepsOptions, score_generator_consistency, score_steps_file
 from confeval.suites.steps.scoring import _core, score_steps
 
 
