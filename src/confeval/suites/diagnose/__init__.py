@@ -3,16 +3,16 @@
 inputs in :mod:`.inputs`, scoring in :mod:`.scoring`."""
 
 from .inputs import DiagnosisInputs, load_mmerror_items, normalise_type, read_diagnosis_records
+from .options import PROTOCOL_TYPES, DiagnoseOptions
 from .scoring import (
-    PROTOCOL_TYPES,
-    DiagnoseConfig,
     epd_drop,
     epd_drop_files,
     proportion_ci,
     score_diagnosis,
     score_diagnosis_file,
+    score_diagnosis_records,
 )
 
-__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "DiagnosisInputs", "epd_drop", "epd_drop_files",
+__all__ = ["PROTOCOL_TYPES", "DiagnoseOptions", "DiagnosisInputs", "epd_drop", "epd_drop_files",
            "load_mmerror_items", "normalise_type", "proportion_ci", "read_diagnosis_records",
-           "score_diagnosis", "score_diagnosis_file"]
+           "score_diagnosis", "score_diagnosis_file", "score_diagnosis_records"]

@@ -27,33 +27,26 @@ The prompts are ours; the generation parameters sent are recorded with every cal
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ...backends import Backend, GenerateParams
-from ...evaluate import evaluate_confidence
+from ...evaluate import score_confidence_records
 from ...images import ImageError, check_image, image_url
 from ...parse.answers import check_answer, is_strict_key
 from ...parse.diagnosis import parse_diagnosis
-from ...records import RecordSet
+from ...records import RUN_RECORDS, RecordSet
 from ...tasks import load_builtin
 from .._multiple_choice import option_distribution
-from ..base import (
-    Items,
-    LiveSuite,
-    SuiteOptions,
-    answer_mode,
-    check_answer_mode,
-    read_method,
-)
+from ..base import Items, LiveSuite, answer_mode, read_method
 from .inputs import load_mmerror_items, normalise_type
-from .scoring import PROTOCOL_TYPES, ablation_summary, presence_rates, score_diagnosis
+from .options import PROTOCOL_TYPES, DiagnoseOptions
+from .scoring import score_diagnosis_records
 
 __all__ = ["ABLATION_CONDITIONS", "SUITE", "DiagnoseOptions", "DiagnoseSuite",
            "answer_prompt", "build_prompt"]
@@ -69,33 +62,6 @@ _DEFINITIONS = {
     "no_error": "No error: every step is correct.",
 }
 _SYSTEM = "You check worked solutions and classify the mistakes in them."
-
-
-@dataclasses.dataclass(frozen=True)
-class DiagnoseOptions(SuiteOptions):
-    """Options of a live diagnose run: the ``protocol``, the ``answer`` mode, ``permute``
-    (seeded option orders), ``max_tokens`` of a generated reply, and ``ablation``: also ask
-    the question itself under the paper's four input conditions (items with an answer key).
-    ``answer_judge`` (a model spec) judges the ablation answers whose key is free text (numbers
-    and option letters are always checked strictly); it may not be the model under test
-    unless ``self_judge``."""
-
-    protocol: str = "etc"
-    answer: str = "auto"
-    permute: bool = False
-    max_tokens: int = 256
-    ablation: bool = False
-    answer_judge: str = ""
-    self_judge: bool = False
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.protocol not in PROTOCOL_TYPES:
-            raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
-                             f"got {self.protocol!r}")
-        check_answer_mode(self.answer)
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
 
 
 def _letters(types: tuple[str, ...], item_id: str, permute: bool, seed: int) -> dict[str, str]:
@@ -204,6 +170,9 @@ class DiagnoseSuite(LiveSuite):
     """MMErroR live: ETC, two-stage EPD or single-prompt EPD (module docstring)."""
 
     name = "diagnose"
+    record_layout: ClassVar[dict[str, Any]] = {
+        "gold_col": "gold_type", "pred_col": "pred_type", "reply_col": None,
+        "domain_col": "domain", "subdomain_col": "subdomain", "id_col": "item_id"}
     default_data = "builtin:arith-diagnose"
     Options = DiagnoseOptions
 
@@ -357,122 +326,47 @@ class DiagnoseSuite(LiveSuite):
         return {**out, "status": "ok", "reason": None, "pred_type": got.value}
 
     def score(self, records: list[dict], options: DiagnoseOptions, model_name: str) -> dict:
-        counted = [r for r in records if r.get("status") != "excluded"]
-        excluded: dict[str, int] = {}
-        for r in records:
-            if r.get("status") == "excluded":
-                excluded[r["reason"]] = excluded.get(r["reason"], 0) + 1
-        sections = []
-        section: dict[str, Any] = {"kind": "diagnose", "title": "Error diagnosis (MMErroR)",
-                                   "results": {}}
-        if counted:
-            failures: dict[str, int] = {}
-            for r in counted:
-                if r.get("status") != "ok":
-                    failures[r.get("reason") or "unparseable"] = \
-                        failures.get(r.get("reason") or "unparseable", 0) + 1
-            gold = [r["gold_type"] for r in counted]
-            pred = [r.get("pred_type") for r in counted]
-            result = score_diagnosis(
-                gold, pred, protocol=options.protocol,
-                domains=[str(r.get("domain")) for r in counted],
-                subdomains=[str(r.get("subdomain")) for r in counted], failures=failures,
-                n_simulations=1000, seed=options.seed)
-            result.update(excluded=excluded, answer=sorted({r.get("answer") for r in counted
-                                                            if r.get("answer")}))
-            if options.protocol != "etc":
-                result["presence"] = presence_rates(np.array(gold, dtype=object),
-                                                    np.array(pred, dtype=object))
-                result["presence"].update(_presence_auroc(counted))
-            result.update(_letters_and_probabilities(counted, options.protocol))
-            if options.ablation:
-                result["ablation"] = ablation_summary(counted, bootstrap=options.bootstrap,
-                                                      seed=options.seed)
-            section["results"][model_name] = result
-        sections.append(section)
-        scored = [r for r in counted if r.get("confidence") is not None]
-        if len(scored) >= 2:
-            conf = evaluate_confidence([r["confidence"] for r in scored],
-                                       [r["correct"] for r in scored],
-                                       n_resamples=options.bootstrap, seed=options.seed)
+        """The run's sections, each computed by the path that scores a record file: the
+        diagnosis (``confeval diagnose score RUN_DIR``, its conformal sets over the types shown
+        as a sets section of their own) and the confidence of the diagnosis (``confeval score
+        RUN_DIR -c confidence -y correct``)."""
+        options = self.for_records(options)
+        diagnosis: dict[str, Any] = {"kind": "diagnose", "title": "Error diagnosis (MMErroR)",
+                                     "results": {}}
+        sections = [diagnosis]
+        metrics = {"title": f"confeval run diagnose — {model_name}", "simulated": False,
+                   "n_records": len(records), "sections": sections}
+        notes = []
+        try:
+            result = score_diagnosis_records(RecordSet.from_records(records, RUN_RECORDS),
+                                             options)
+            diagnosis["results"][model_name] = result
+        except ValueError as exc:
+            notes.append(str(exc))
+            result = {}
+        try:
+            with np.errstate(all="ignore"):
+                confidence = score_confidence_records(
+                    RecordSet.from_records(records, RUN_RECORDS), "confidence", "correct",
+                    n_resamples=options.bootstrap, seed=options.seed)
             sections.append({"kind": "confidence", "title": "Confidence of the diagnosis",
                              "description": "Confidence = the model's probability of the type "
                                             "it chose; correct = it is the gold type.",
-                             "name_header": "model",
-                             "results": {model_name: {"n_used": len(scored), **conf}}})
-        sets = self._sets_sections(scored, options, model_name)
-        sections.extend(sets)
-        return {"title": f"confeval run diagnose — {model_name}", "simulated": False,
-                "n_records": len(records), "excluded": excluded, "sections": sections}
-
-    @staticmethod
-    def _sets_sections(scored: list[dict], options: DiagnoseOptions, model_name: str
-                       ) -> list[dict]:
-        """Conformal sets over the types from the recorded probabilities (the sets suite's
-        exact protocol, alpha 0.1): marginal, and Mondrian by gold type and by domain."""
-        from ..sets.scoring import score_sets
-
-        if len(scored) < 8:
-            return []
-        types = list(PROTOCOL_TYPES[options.protocol])
-        probs = np.array([[r["probs"].get(t, 0.0) for t in types] for r in scored])
-        labels = np.array([types.index(r["gold_type"]) for r in scored])
-        results = {}
-        for name, groups in (("marginal", None),
-                             ("Mondrian by gold type", np.array([r["gold_type"]
-                                                                 for r in scored])),
-                             ("Mondrian by domain", np.array([str(r.get("domain"))
-                                                              for r in scored]))):
-            try:
-                with np.errstate(all="ignore"):
-                    results[f"{model_name} ({name})"] = {
-                        **score_sets(probs, labels, alpha=0.1, split_seed=options.seed + 42,
-                                     groups=groups), "n_used": len(scored)}
-            except ValueError as exc:
-                results[f"{model_name} ({name})"] = {"error": str(exc)}
-        return [{"kind": "sets", "title": "Conformal sets over the error types",
-                 "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
-                                "holds every type the model cannot rule out at alpha 0.1.",
-                 "name_header": "model", "results": results}]
-
-
-def _presence_auroc(records: list[dict]) -> dict:
-    """AUROC of P(error present) for telling erroneous from error-free chains (both needed)."""
-    from ... import metrics as M
-
-    rows = [r for r in records if r.get("p_error_present") is not None]
-    erroneous = np.array([r["gold_type"] != "no_error" for r in rows], dtype=float)
-    if erroneous.size < 2 or erroneous.min() == erroneous.max():
-        return {}
-    return {"auroc_p_error_present": M.auroc([r["p_error_present"] for r in rows], erroneous)}
-
-
-def _letters_and_probabilities(records: list[dict], protocol: str) -> dict:
-    """How often each offered letter and each type was chosen (under ``--permute`` a letter
-    preference shows as an even letter rate with an uneven type rate, or the reverse), and the
-    class-wise ECE and multi-class Brier score of the type probabilities when recorded."""
-    from ... import metrics as M
-
-    picked = [r for r in records if r.get("pred_type") and r.get("letters")]
-    out: dict[str, Any] = {}
-    if picked:
-        letters: dict[str, int] = {}
-        types: dict[str, int] = {}
-        for r in picked:
-            by_type = {t: k for k, t in r["letters"].items()}
-            letter = by_type.get(r["pred_type"], "E" if r["pred_type"] == "no_error" else "?")
-            letters[letter] = letters.get(letter, 0) + 1
-            types[r["pred_type"]] = types.get(r["pred_type"], 0) + 1
-        out["letter_pick_rate"] = {k: v / len(picked) for k, v in sorted(letters.items())}
-        out["type_pick_rate"] = {k: v / len(picked) for k, v in sorted(types.items())}
-    with_probs = [r for r in records if r.get("probs")]
-    if len(with_probs) >= 2:
-        order = list(PROTOCOL_TYPES[protocol])
-        probs = np.array([[r["probs"].get(t, 0.0) for t in order] for r in with_probs])
-        labels = np.array([order.index(r["gold_type"]) for r in with_probs])
-        out["classwise_ece"] = M.classwise_calibration_error(probs, labels)
-        out["multiclass_brier"] = M.multiclass_brier_score(probs, labels)
-    return out
+                             "name_header": "model", "results": {model_name: confidence}})
+        except (ValueError, KeyError) as exc:  # no distribution was read (generated answers)
+            notes.append(str(exc))
+        if result.get("conformal_sets"):
+            sections.append({
+                "kind": "sets", "title": "Conformal sets over the error types",
+                "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
+                               "holds every type the model cannot rule out at alpha "
+                               f"{options.alpha:g}.",
+                "name_header": "model",
+                "results": {f"{model_name} ({name})": value
+                            for name, value in result["conformal_sets"].items()}})
+        if notes:
+            metrics["warnings"] = notes
+        return metrics
 
 
 SUITE = DiagnoseSuite()

@@ -24,22 +24,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
 from ... import metrics as M
+from ...records import RecordSet
 from ...taxonomy import MMERROR_LETTER_ORDER
+from .options import PROTOCOL_TYPES, DiagnoseOptions
 
-__all__ = ["PROTOCOL_TYPES", "DiagnoseConfig", "ablation_summary", "epd_drop", "epd_drop_files",
-           "presence_rates", "proportion_ci", "score_diagnosis", "score_diagnosis_file"]
+__all__ = ["ablation_summary", "epd_drop", "epd_drop_files", "presence_rates", "proportion_ci",
+           "score_diagnosis", "score_diagnosis_file", "score_diagnosis_records"]
 
-PROTOCOL_TYPES = {"etc": MMERROR_LETTER_ORDER[:4], "epd5": MMERROR_LETTER_ORDER,
-                  "epd": MMERROR_LETTER_ORDER}
-"""The answers each protocol offers: ETC the four error types; EPD (two-stage ``epd`` or
-single-prompt ``epd5``) also "no error"."""
 
 UNPARSEABLE = "unparseable"
 
@@ -246,48 +243,25 @@ def presence_rates(gold: np.ndarray, pred: np.ndarray) -> dict:
     return out
 
 
-@dataclass(frozen=True)
-class DiagnoseConfig:
-    """Scoring options, validated once: the ``protocol`` the replies answered, record columns
-    (gold type, predicted type or raw reply, domain, subdomain, item id), the random-guesser
-    simulations, the bootstrap resamples of the EPD drop and the ``seed`` of both."""
-
-    protocol: str = "etc"
-    gold_col: str = "gold_type"
-    pred_col: str | None = "pred_type"
-    reply_col: str | None = None
-    domain_col: str | None = "domain"
-    subdomain_col: str | None = "subdomain"
-    id_col: str = "item_id"
-    n_simulations: int = 1000
-    bootstrap: int = 1000
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.protocol not in PROTOCOL_TYPES:
-            raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
-                             f"got {self.protocol!r}")
-        if self.n_simulations < 0 or self.bootstrap < 0:
-            raise ValueError("--simulations and --bootstrap must be 0 or more")
+def _read_records(path: str | Path) -> RecordSet:
+    """A record file, a run folder's records or the authors' ``latest.json``."""
+    path = Path(path)
+    if path.suffix.lower() == ".json" and path.is_file():
+        return _authors_results(path)
+    return RecordSet.read(path)
 
 
-def _read(path: str | Path, config: DiagnoseConfig):
-    from ...records import RecordSet
+def _inputs(rs: RecordSet, options: DiagnoseOptions):
     from .inputs import read_diagnosis_records
 
-    path = Path(path)
-    if path.is_dir():
-        path = path / "records.jsonl"
-    rs = _authors_results(path) if path.suffix.lower() == ".json" else RecordSet.read(path)
-    protocol = "etc" if config.protocol == "epd" and config.reply_col else config.protocol
-    gold_col = _fallback(rs, config.gold_col, "gold_type", ("gt_label", "label"))
-    pred_col = _fallback(rs, config.pred_col, "pred_type", ("pred_label",))
-    data = read_diagnosis_records(
-        rs, gold_col=gold_col, pred_col=pred_col, reply_col=config.reply_col,
-        protocol="epd5" if protocol == "epd" else protocol, domain_col=config.domain_col,
-        subdomain_col=config.subdomain_col,
-        id_col=config.id_col if config.id_col in rs.frame else None)
-    return rs, data
+    protocol = "etc" if options.protocol == "epd" and options.reply_col else options.protocol
+    gold_col = _fallback(rs, options.gold_col, "gold_type", ("gt_label", "label"))
+    pred_col = _fallback(rs, options.pred_col, "pred_type", ("pred_label",))
+    return read_diagnosis_records(
+        rs, gold_col=gold_col, pred_col=pred_col, reply_col=options.reply_col,
+        protocol="epd5" if protocol == "epd" else protocol, domain_col=options.domain_col,
+        subdomain_col=options.subdomain_col,
+        id_col=options.id_col if options.id_col in rs.frame else None)
 
 
 def _fallback(rs, column: str | None, default: str, others: tuple[str, ...]) -> str | None:
@@ -322,27 +296,134 @@ def _authors_results(path: Path):
     return RecordSet.from_frame(frame, str(path))
 
 
-def score_diagnosis_file(path: str | Path, config: DiagnoseConfig = DiagnoseConfig(), *,
-                         human: Mapping | None = None) -> dict:
-    """:func:`score_diagnosis` on one record file, run folder or the authors' ``latest.json``,
-    with its row counts; ``human`` an optional human row ``{domain or "total": accuracy}``."""
-    rs, data = _read(path, config)
+def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = None, *,
+                            human: Mapping | None = None) -> dict:
+    """:func:`score_diagnosis` on a record set — the one path of ``confeval diagnose score``
+    on files, run folders and the authors' ``latest.json``, and of a live run — with its row
+    counts; ``human`` an optional human row ``{domain or "total": accuracy}``.
+
+    Records of a live run carry more, and whatever a record set has is scored: a ``status``
+    of ``excluded`` leaves the row out under its ``reason``; a failed row's ``reason`` names
+    its failure; ``answer`` (the answer modes), ``p_error_present`` (AUROC of telling
+    erroneous from error-free chains) and presence rates on EPD protocols, ``letters`` and
+    ``probs`` (letter and type pick rates, class-wise ECE, multi-class Brier, conformal sets
+    over the types at ``options.alpha``: marginal, Mondrian by gold type and by domain) and
+    ``answers`` (the ablation)."""
+    options = options or DiagnoseOptions()
+    if "status" in rs.frame and "reason" in rs.frame:
+        status = rs.frame["status"].astype(str).to_numpy()
+        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
+            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
+                       .to_numpy(), reason)
+    data = _inputs(rs, options)
     try:
-        res = score_diagnosis(data.gold, data.pred, protocol=config.protocol,
+        res = score_diagnosis(data.gold, data.pred, protocol=options.protocol,
                               domains=data.domains, subdomains=data.subdomains,
-                              failures=data.failures, n_simulations=config.n_simulations,
-                              seed=config.seed, human=human)
+                              failures=data.failures, n_simulations=options.n_simulations,
+                              seed=options.seed, human=human)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
-    if "p_error_present" in rs.frame and config.protocol != "etc":
-        p = np.asarray(_numeric(rs.frame["p_error_present"]))[rs.mask]
-        erroneous = (data.gold != "no_error").astype(float)
-        ok = np.isfinite(p)
-        if ok.any() and 0 < erroneous[ok].mean() < 1:
-            res["auroc_p_error_present"] = M.auroc(p[ok], erroneous[ok])
+        raise ValueError(f"{rs.source}: {exc} (excluded: {rs.excluded or 'none'})") from None
+    rows = _plain_rows(rs)
+    if "answer" in rs.frame:
+        res["answer"] = sorted({str(r["answer"]) for r in rows if r.get("answer")})
+    if options.protocol != "etc":
+        res["presence"] = presence_rates(data.gold, data.pred)
+        if "p_error_present" in rs.frame:
+            auroc = _presence_auroc(rs, data.gold)
+            res.update(auroc)
+            res["presence"].update(auroc)
+    res.update(_letters_and_probabilities(rows, options.protocol))
+    sets = _type_sets(rows, options)
+    if sets:
+        res["conformal_sets"] = sets
+    if "answers" in rs.frame:
+        res["ablation"] = ablation_summary(rows, bootstrap=options.bootstrap, seed=options.seed)
     summary = rs.summary()
     return {"n_read": summary["n_read"], "n_used": summary["n_used"],
             "excluded": summary["excluded"], **res}
+
+
+def score_diagnosis_file(path: str | Path, options: DiagnoseOptions | None = None, *,
+                         human: Mapping | None = None) -> dict:
+    """:func:`score_diagnosis_records` on one record file, run folder or the authors'
+    ``latest.json``."""
+    return score_diagnosis_records(_read_records(path), options, human=human)
+
+
+def _plain_rows(rs: RecordSet) -> list[dict]:
+    """The usable rows as records (missing cells as None, lists and dicts as they are)."""
+    frame = rs.frame.loc[rs.mask]
+    return [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
+            for row in frame.to_dict(orient="records")]
+
+
+def _presence_auroc(rs: RecordSet, gold: np.ndarray) -> dict:
+    """AUROC of P(error present) for telling erroneous from error-free chains (both
+    needed)."""
+    p = np.asarray(_numeric(rs.frame["p_error_present"]))[rs.mask]
+    erroneous = (gold != "no_error").astype(float)
+    ok = np.isfinite(p)
+    if not ok.any() or not 0 < erroneous[ok].mean() < 1:
+        return {}
+    return {"auroc_p_error_present": M.auroc(p[ok], erroneous[ok])}
+
+
+def _letters_and_probabilities(rows: list[dict], protocol: str) -> dict:
+    """How often each offered letter and each type was chosen (under ``--permute`` a letter
+    preference shows as an even letter rate with an uneven type rate, or the reverse), and the
+    class-wise ECE and multi-class Brier score of the type probabilities when recorded."""
+    picked = [r for r in rows if r.get("pred_type") and isinstance(r.get("letters"), dict)]
+    out: dict = {}
+    if picked:
+        letters: dict[str, int] = {}
+        types: dict[str, int] = {}
+        for r in picked:
+            by_type = {t: k for k, t in r["letters"].items()}
+            letter = by_type.get(r["pred_type"], "E" if r["pred_type"] == "no_error" else "?")
+            letters[letter] = letters.get(letter, 0) + 1
+            types[r["pred_type"]] = types.get(r["pred_type"], 0) + 1
+        out["letter_pick_rate"] = {k: v / len(picked) for k, v in sorted(letters.items())}
+        out["type_pick_rate"] = {k: v / len(picked) for k, v in sorted(types.items())}
+    probs, labels, _ = _type_probabilities(rows, protocol)
+    if probs is not None and len(labels) >= 2:
+        out["classwise_ece"] = M.classwise_calibration_error(probs, labels)
+        out["multiclass_brier"] = M.multiclass_brier_score(probs, labels)
+    return out
+
+
+def _type_probabilities(rows: list[dict], protocol: str):
+    """The recorded probabilities over the protocol's types, the gold indices and the rows
+    they come from (rows with a confidence: a distribution was read)."""
+    with_probs = [r for r in rows if isinstance(r.get("probs"), dict)
+                  and r.get("confidence") is not None]
+    if not with_probs:
+        return None, np.array([], dtype=int), []
+    order = list(PROTOCOL_TYPES[protocol])
+    probs = np.array([[float(r["probs"].get(t, 0.0)) for t in order] for r in with_probs])
+    labels = np.array([order.index(r["gold_type"]) for r in with_probs])
+    return probs, labels, with_probs
+
+
+def _type_sets(rows: list[dict], options: DiagnoseOptions) -> dict:
+    """Conformal sets over the types from the recorded probabilities (the sets suite's exact
+    protocol at ``options.alpha``): marginal, and Mondrian by gold type and by domain."""
+    from ..sets.scoring import score_sets
+
+    probs, labels, used = _type_probabilities(rows, options.protocol)
+    if probs is None or len(used) < 8:
+        return {}
+    results = {}
+    for name, groups in (("marginal", None),
+                         ("Mondrian by gold type", np.array([r["gold_type"] for r in used])),
+                         ("Mondrian by domain", np.array([str(r.get("domain")) for r in used]))):
+        try:
+            with np.errstate(all="ignore"):
+                results[name] = {**score_sets(probs, labels, alpha=options.alpha,
+                                              split_seed=options.seed + 42, groups=groups),
+                                 "n_used": len(used)}
+        except ValueError as exc:
+            results[name] = {"error": str(exc)}
+    return results
 
 
 def _numeric(values) -> np.ndarray:
@@ -353,12 +434,13 @@ def _numeric(values) -> np.ndarray:
 
 
 def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
-                   config: DiagnoseConfig = DiagnoseConfig()) -> dict:
+                   config: DiagnoseOptions | None = None) -> dict:
     """:func:`epd_drop` between an ETC and an EPD record file (items joined on ``id_col``)."""
     from dataclasses import replace
 
-    _, etc = _read(etc_path, replace(config, protocol="etc"))
-    _, epd = _read(epd_path, replace(config, protocol="epd5"))
+    config = config or DiagnoseOptions()
+    etc = _inputs(_read_records(etc_path), replace(config, protocol="etc"))
+    epd = _inputs(_read_records(epd_path), replace(config, protocol="epd5"))
     if etc.ids is None or epd.ids is None:
         raise ValueError(f"pairing ETC and EPD runs needs an item id column ({config.id_col!r})")
     return epd_drop(etc.ids, etc.gold, etc.pred, epd.ids, epd.gold, epd.pred,
