@@ -146,7 +146,7 @@ def _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, bootstrap: int) -
     metrics = json.loads((run_dir / "metrics.json").read_text())
     sets = [s for s in metrics["sections"] if s["kind"] == "sets"]
     if sets:  # the sets section shows the diagnosis result's own conformal sets
-        (model,) = [s for s in metrics["sections"] if s["kind"] == "diagnose"][0]["results"]
+        (model,) = next(s for s in metrics["sections"] if s["kind"] == "diagnose")["results"]
         assert sets[0]["results"] == {f"{model} ({k})": v
                                       for k, v in mine["conformal_sets"].items()}
     if any(s["kind"] == "confidence" for s in metrics["sections"]):
@@ -178,6 +178,6 @@ def test_diagnose_run_on_the_embedded_model_equals_diagnose_score_of_its_folder(
                  "--bootstrap", "20", "--simulations", "40", "--out", str(run_dir)]) == 0
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert {"diagnose", "confidence", "sets"} <= {s["kind"] for s in metrics["sections"]}
-    assert "alpha 0.2" in [s for s in metrics["sections"] if s["kind"] == "sets"][0][
+    assert "alpha 0.2" in next(s for s in metrics["sections"] if s["kind"] == "sets")[
         "description"]
     _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 20)

@@ -9,6 +9,12 @@ from confeval.parse.diagnosis import default_letters, parse_diagnosis
 
 # (reply, protocol, expected value or None, rule or failure reason)
 CORPUS = [
+    # a marker, the letter and a reason on one line: models write this constantly
+    ("Answer: (B) since step 3 is wrong", "etc", "re", "marker"),
+    ("The answer is B because the total is off", "etc", "re", "marker"),
+    ("Final answer: [C] as the constraint was dropped", "etc", "qce", "marker"),
+    ("The answer is D, given that a dozen is 12", "etc", "kde", "marker"),
+    ("Answer: A careful look at step 2 shows the slip", "etc", None, "no_answer"),
     ("B", "etc", "re", "whole"),
     ("b", "etc", "re", "whole"),                      # a lone lower-case letter is an answer
     ("a", "etc", "vpe", "whole"),

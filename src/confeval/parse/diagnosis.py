@@ -16,8 +16,10 @@ Rules, in order; the first that gives an answer wins and is recorded (``rule``):
    letter with a type name (``B) Reasoning Error``, ``B. B_Reasoning_Error``; a name that
    contradicts its letter is ``letter_name_conflict``); or a type name alone.
 2. ``marker`` — the *last* explicit answer marker (``final answer``, ``answer``, ``the answer
-   is``, ``output``, ``option``, ``choice``, ``\\boxed{}``) followed by an option (a letter
-   followed by punctuation or the end of the line, never by a word) or a name. Earlier markers
+   is``, ``output``, ``option``, ``choice``, ``\\boxed{}``) followed by an option (a letter in
+   brackets whatever follows, ``Answer: (B) since step 3 is wrong``; a bare letter followed by
+   punctuation, the end of the line or a reason — ``because``, ``since``, ``as``, ``due``,
+   ``given`` —, never by another word) or a name. Earlier markers
    with another answer flag ``revised_answer``.
 3. ``last_line`` — the last non-empty line is an option as in rule 1.
 4. ``leading_letter`` — the reply starts with an upper-case option letter and ``.``/``)``/``:``
@@ -110,7 +112,12 @@ _LETTER_WHOLE = re.compile(_WRAP + _BOXED + r"([A-Za-z])" + _UNWRAP)
 _LETTER_PREFIX = re.compile(_WRAP + r"([A-Z])[\s*_`)\].:\-–]+")
 _MARKER = re.compile(r"(?i)\b(?:final\s+answer|the\s+answer\s+is|answer|output|option|choice"
                      r"|\\boxed)\s*(?:is\s*)?[:\-–=]?\s*")
-_MARKER_LETTER = re.compile(r"[*_`~$(\[{\s]*([A-Za-z])[)\]}*_`~$]*(?=\s*(?:$|[.,;:!?\-–\n]))")
+# After a marker, a letter is an answer when bracketed ("(B) since step 3 is wrong": the
+# brackets close it whatever follows), when punctuation or the line's end follows, or when a
+# reason does ("B because the total is off"); never when another word does ("A careful look").
+_MARKER_LETTER = re.compile(
+    r"[*_`~$\s]*(?:[(\[{][*_`~$]*([A-Za-z])[*_`~$]*[)\]}]"
+    r"|([A-Za-z])[)\]}*_`~$]*(?=\s*(?:$|[.,;:!?\-–\n])|\s+(?:because|since|as|due|given)\b))")
 _TAIL = 120
 _LEADING = re.compile(r"[*_`~(\s]*([A-Z])[*_`~]*\s*[.):]\s*\S")
 
@@ -188,7 +195,7 @@ class _Reader:
             got = None
             lm = _MARKER_LETTER.match(tail)
             if lm:
-                got = self.letter(lm.group(1), "marker")
+                got = self.letter(lm.group(1) or lm.group(2), "marker")
             else:
                 got = self.option(tail, "marker")
                 if got is None and not self.presence:
