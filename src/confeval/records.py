@@ -106,6 +106,9 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[Problem]]:
             except json.JSONDecodeError as exc:
                 problems.append(Problem(number, "unparseable_line", f"invalid JSON: {exc.msg}"))
                 continue
+            except RecursionError:  # a line nested thousands deep: that line, not the file
+                problems.append(Problem(number, "unparseable_line", "JSON nested too deeply"))
+                continue
             if not isinstance(obj, dict):
                 problems.append(Problem(number, "unparseable_line",
                                         f"expected a JSON object, got {type(obj).__name__}"))

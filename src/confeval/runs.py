@@ -254,9 +254,20 @@ def load_run_records(path: Path) -> list[dict]:
         data = data[: data.rfind(b"\n") + 1]
         path.write_bytes(data)
     records = []
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            records.append(json.loads(line))
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise ValueError(f"{path}, line {number}: not a record this run wrote ({why}); "
+                             "move the file away or use another --out") from None
+        if not isinstance(record, dict) or "item_id" not in record:
+            raise ValueError(f"{path}, line {number}: not a record this run wrote (a JSON "
+                             "object with an item_id); move the file away or use another "
+                             "--out")
+        records.append(record)
     return records
 
 

@@ -286,19 +286,21 @@ def test_an_unusable_cache_is_one_line_naming_it(tmp_path, capsys, kind):
 
 def test_credentials_in_a_base_url_never_reach_the_cache_or_run_folder(tmp_path, capsys,
                                                                       monkeypatch):
-    """The server here refuses the query string (HTTP 404): the failures' messages, the run
-    folder and the cache are checked for the secrets all the same."""
+    """A query string in --base-url goes with every request (not glued before the path), and
+    neither it nor the URL's credentials reach the output, the run folder or the cache."""
     from confeval.backends.stub_server import StubServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     with StubServer() as server:
         url = server.base_url.replace("http://", "http://alice:hunter2@") + "?api-key=s3cret"
         capsys.readouterr()
-        main(["sets", "run", "--model", "openai:stub", "--base-url", url, "--n", "5",
-              "--bootstrap", "0", "--cache", str(tmp_path / "c.sqlite"), "--out",
-              str(tmp_path / "r")])
+        code = main(["sets", "run", "--model", "openai:stub", "--base-url", url, "--n", "5",
+                     "--bootstrap", "0", "--cache", str(tmp_path / "c.sqlite"), "--out",
+                     str(tmp_path / "r")])
         out, err = capsys.readouterr()
-    assert "hunter2" not in out + err and "s3cret" not in out + err and "***@" in err
+    assert code == 0, err
+    assert server.queries and set(server.queries) == {"api-key=s3cret"}
+    assert "hunter2" not in out + err and "s3cret" not in out + err
     for f in [*(tmp_path / "r").iterdir(), tmp_path / "c.sqlite"]:
         text = f.read_bytes().decode(errors="ignore")
         assert "hunter2" not in text and "s3cret" not in text, f
@@ -469,3 +471,31 @@ def test_a_bootstrap_of_a_hundred_million_is_refused_at_once(tmp_path, capsys):
                         "--correct-col", "b", "--bootstrap", "100000000"], capsys)
     assert code == 2 and "--bootstrap" in err and "100000" in err and err.count("\n") == 1
     assert time.perf_counter() - started < 5
+
+
+def test_a_line_nested_a_hundred_thousand_deep_is_one_counted_line(tmp_path, capsys):
+    path = tmp_path / "conf.jsonl"
+    good = [json.dumps({"confidence": c, "correct": int(c > 0.5)}) for c in (0.2, 0.7, 0.9)]
+    path.write_text("\n".join([good[0], "[" * 100_000 + "]" * 100_000, *good[1:]]) + "\n")
+    code, out, err = run(["score", path, "-c", "confidence", "-y", "correct", "--bootstrap",
+                          "0", "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(out)["results"][str(path)]
+    assert res["n_used"] == 3 and res["excluded"] == {"unparseable_line": 1}
+
+
+@pytest.mark.parametrize("line", ["garbage{", '{"no_item_id": 1}', "[" * 50_000])
+def test_a_foreign_line_in_a_run_folders_records_is_named_with_its_file_and_line(
+        tmp_path, capsys, monkeypatch, line):
+    from confeval.backends.stub_server import StubServer
+
+    monkeypatch.setenv("CONFEVAL_CACHE", str(tmp_path / "cache.sqlite"))
+    run_dir = tmp_path / "r"
+    with StubServer() as server:
+        argv = ["sets", "run", "--model", "openai:stub", "--base-url", server.base_url,
+                "--n", "4", "--bootstrap", "0", "--out", run_dir]
+        assert run(argv, capsys)[0] == 0
+        with open(run_dir / "records.jsonl", "a") as fh:
+            fh.write(line + "\n")
+        code, _, err = run(argv, capsys)
+    assert code == 2 and "records.jsonl, line 5: not a record this run wrote" in err

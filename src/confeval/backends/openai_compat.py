@@ -36,6 +36,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .base import (
     Backend,
@@ -50,6 +51,20 @@ from .base import (
 )
 
 __all__ = ["OpenAIBackend"]
+
+
+def _split_query(url: str | None) -> dict:
+    """The client's ``base_url`` and ``default_query``: a query string in ``--base-url``
+    (``.../v1?api-key=K``, as Azure-style gateways want) goes with every request instead of
+    being glued before the path (``/v1/?api-key=Kchat/completions``)."""
+    if url is None:
+        return {"base_url": None}
+    parts = urlsplit(url)
+    if not parts.query:
+        return {"base_url": url}
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return {"base_url": base, "default_query": dict(parse_qsl(parts.query,
+                                                              keep_blank_values=True))}
 
 
 class OpenAIBackend(Backend):
@@ -76,8 +91,8 @@ class OpenAIBackend(Backend):
                                "(or pass --base-url for a local server)")
         # Local servers accept any key; the client insists on a non-empty one.
         self._key = key or "not-needed"
-        self._client_args = [dict(base_url=u, api_key=self._key, max_retries=max_retries,
-                                  timeout=timeout) for u in urls]
+        self._client_args = [dict(**_split_query(u), api_key=self._key,
+                                  max_retries=max_retries, timeout=timeout) for u in urls]
         self._clients: list = []
         self._loop = None  # clients and semaphores belong to one event loop
         self._urls = [u or "https://api.openai.com/v1" for u in urls]

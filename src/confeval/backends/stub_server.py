@@ -111,6 +111,7 @@ class StubServer:
         self.max_in_flight = 0
         self.bodies: list[dict] = []
         self.received: list[bytes] = []  # every request body as bytes, to grep for leaks
+        self.queries: list[str] = []  # the query string of every request (may be empty)
         self.auth_headers: list[str] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -167,10 +168,11 @@ class StubServer:
                     self.end_headers()
                     self.wfile.write(payload)
                     return
-                path = self.path.rstrip("/")
-                if "?" in path:  # no endpoint of ours takes a query string
-                    self.send_error(404)
-                elif path.endswith("/chat/completions"):
+                path, _, query = self.path.partition("?")
+                path = path.rstrip("/")
+                with stub._lock:
+                    stub.queries.append(query)
+                if path.endswith("/chat/completions"):
                     self._complete(body)
                 elif path.endswith("/completions"):
                     self._complete_legacy(body)
