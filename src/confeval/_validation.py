@@ -7,6 +7,8 @@ unusable rows are excluded and counted by reason instead of raising.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -120,3 +122,18 @@ def index_in(labels: np.ndarray, values: np.ndarray) -> np.ndarray:
     pos = np.clip(np.searchsorted(sorted_labels, values), 0, labels.size - 1)
     found = sorted_labels[pos] == values
     return np.where(found, order[pos], -1).astype(np.int64)
+
+
+def missing_model_folder(path: str | Path) -> str | None:
+    """Why ``path`` names no local model folder — it looks like a path (absolute, ``./``,
+    ``~``, a backslash, or two slashes; a hub repo id has one) and no such folder exists — or
+    ``None``. Nothing is downloaded here, so a path that is not there is said to be so, rather
+    than reported as a repository the hub does not know."""
+    text = str(path)
+    looks_like_a_path = (Path(text).is_absolute() or text.startswith((".", "~"))
+                         or "\\" in text or text.count("/") >= 2)
+    folder = Path(text).expanduser()
+    if looks_like_a_path and not folder.is_dir():
+        return f"no such folder: {text}" if not folder.exists() else \
+            f"{text}: a file, not a model folder"
+    return None

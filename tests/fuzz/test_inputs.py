@@ -499,3 +499,15 @@ def test_a_foreign_line_in_a_run_folders_records_is_named_with_its_file_and_line
             fh.write(line + "\n")
         code, _, err = run(argv, capsys)
     assert code == 2 and "records.jsonl, line 5: not a record this run wrote" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sets", "run", "--model", "hf:/nonexistent/model"], "hf: no such folder: /nonexistent"),
+    (["measures", "run", "--similarity", "jaccard", "--nli", "/nonexistent"],
+     "no such folder: /nonexistent"),
+])
+def test_a_model_path_that_is_not_there_is_said_to_be_missing(tmp_path, capsys, argv,
+                                                             message):
+    pytest.importorskip("torch", reason="the in-process backends need the 'local' extra")
+    code, _, err = run([*argv, "--out", tmp_path / "r"], capsys)
+    assert code == 2 and message in err and "repo" not in err.lower()

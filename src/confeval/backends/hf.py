@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._validation import missing_model_folder
 from .base import (
     Backend,
     BackendError,
@@ -75,6 +76,9 @@ class HFBackend(Backend):
         torch, transformers = _import_torch()
         self._torch = torch
         self.processor = None
+        missing = missing_model_folder(path) if model is None else None
+        if missing:
+            raise BackendError(f"hf: {missing}")
         try:
             config = None if model is not None else transformers.AutoConfig.from_pretrained(
                 str(path), local_files_only=True)

@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import missing_model_folder
+
 __all__ = ["EMBEDDING_PACKAGE", "NLIModel", "NLISimilarity", "SentenceEncoder",
            "SimilarityModelError", "default_embedding_path", "embedding_similarity",
            "nli_similarity"]
@@ -56,6 +58,9 @@ def _torch():
 def _load(path: Path, model_class: str, what: str, device: str):
     """torch, and a tokenizer and model (``transformers.<model_class>``) from a local folder,
     in eval mode on ``device``; nothing is downloaded."""
+    missing = missing_model_folder(path)
+    if missing:
+        raise SimilarityModelError(f"{what}: {missing}")
     torch, transformers = _torch()
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)

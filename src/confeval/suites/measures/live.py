@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ... import measures as MS
+from ..._validation import missing_model_folder
 from ...backends import Backend, GenerateParams, raw_prompt
 from ...parse._tokens import DEFAULT_FLOOR
 from ...parse.option_tokens import extract_from_tokens
@@ -100,6 +101,9 @@ class MeasuresOptions(SuiteOptions):
             raise ValueError("--csl-heads must be 0 (all heads) or more")
         if not 0 < self.head_share < 1:
             raise ValueError("--head-share must be in (0, 1)")
+        missing = missing_model_folder(self.nli) if self.nli else None
+        if missing:  # said before any model is loaded
+            raise ValueError(f"--nli: {missing}")
 
 
 def clean_sample(text: str) -> str:
