@@ -32,7 +32,7 @@ def test_score_contract_report_and_errors(tmp_path, capsys):
                    "rank-calibration diagrams"):
         assert figure in html and html.count("data:image/png;base64,") >= 4
     for argv, message in ((["--measure-cols", "nope"], "nope"),
-                          ([], "give --measure-cols")):
+                          (["--correct-col", "nope"], "nope")):
         assert main(["measures", "score", str(path), *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1

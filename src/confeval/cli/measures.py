@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..suites.measures import MeasuresConfig, score_measures_file
+from ..suites import SUITES
+from ..suites.measures import MeasuresOptions, score_measures_file
+from ..suites.options import options_for_input, to_json
 from ._common import (
     TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
-    BootOpt,
     CacheOpt,
     ConcurrencyOpt,
     DataOpt,
@@ -25,15 +26,16 @@ from ._common import (
     NOpt,
     OutOpt,
     RunOutOpt,
-    SeedOpt,
     check_out,
     emit,
     group,
     progress,
     run_live,
+    scoring_config,
     simple_table,
     write_run,
 )
+from ._options import Given, with_options
 
 __all__ = ["app", "measures_table", "run", "score"]
 
@@ -60,76 +62,39 @@ def measures_table(results: dict) -> Table:
 
 
 @app.command("score")
+@with_options(MeasuresOptions, "score")
 def score(
+    given: Given,
     files: Files,
-    measure_cols: Annotated[str | None, typer.Option(
-        "--measure-cols", help="Confidence columns, higher = more confident (comma list or "
-                               "glob).")] = None,
-    uncertainty_cols: Annotated[str | None, typer.Option(
-        "--uncertainty-cols", help="Columns where higher = less confident (e.g. perplexity); "
-                                   "negated.")] = None,
-    correct_col: Annotated[str, typer.Option("--correct-col", help="1 for the gold option, "
-                                                                   "0 otherwise.")] = "correct",
-    group_col: Annotated[str, typer.Option("--group-col", help="The question id (the unit "
-                                                               "resampled).")]
-    = "question_id",
-    hb_bins: Annotated[int, typer.Option("--hb-bins", help="Histogram-binning bins.")] = 10,
-    calibration_share: Annotated[float, typer.Option(
-        "--calibration-share", help="Share of questions the binning is fitted on.")] = 0.5,
-    ties: Annotated[str, typer.Option("--ties", help="AUARC ties: average (over the orders of "
-                                                     "tied rows) or input-order (row order, "
-                                                     "as UQ-NLG; for reproductions).")]
-    = "average",
-    bootstrap: BootOpt = 1000,
-    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """Score confidence measures of (question, option) rows: AUROC, AUARC, RCE, ECE after
-    histogram binning, question-bootstrap intervals and a ranking."""
+    """Score confidence measures of (question, option) rows — a file, or a `measures run`
+    folder with its own options unless overridden: AUROC, AUARC, RCE, ECE after histogram
+    binning, question-bootstrap intervals and a ranking."""
     check_out(out_dir, "measures score", force)
-    config = MeasuresConfig(hb_bins=hb_bins, calibration_share=calibration_share,
-                            bootstrap=bootstrap, seed=seed, ties=ties)
-    results = {}
+    results, used = {}, {}
     with progress(len(files), "measures", enabled=len(files) > 1) as step:
         for path in files:
-            results[str(path)] = score_measures_file(
-                path, config, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
-                correct_col=correct_col, group_col=group_col)
+            options = options_for_input(MeasuresOptions, path, given.values, given.explicit,
+                                        suite="measures")
+            results[str(path)] = score_measures_file(path, options)
+            used[str(path)] = to_json(options)
             step(f"scored {path.name}")
     emit(results, as_json, measures_table)
-    write_run(out_dir, {"command": "measures score", "files": [str(f) for f in files],
-                        "config": config, "measure_cols": measure_cols,
-                        "uncertainty_cols": uncertainty_cols},
-              {"kind": "measures", "title": "Confidence measures (MCQA-Eval)",
-               "results": results})
+    write_run(out_dir, scoring_config("measures score", files, used),
+              SUITES["measures"].section(results))
 
 
 @app.command("run")
+@with_options(MeasuresOptions, "run")
 def run(
+    given: Given,
     out_dir: RunOutOpt,
     model: ModelOpt = None,
     data: DataOpt = None,
     n: NOpt = None,
-    samples: Annotated[int, typer.Option("--samples", help="Sampled answers per question "
-                                                           "(black-box measures).")] = 20,
-    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature."
-                                               )] = 1.0,
-    sample_tokens: Annotated[int, typer.Option("--sample-tokens", help="Token limit of a "
-                                                                       "sample.")] = 24,
-    similarity: Annotated[str, typer.Option(
-        "--similarity", help="auto (Jaccard, plus embeddings when the encoder is installed), "
-                             "jaccard, or jaccard,embedding.")] = "auto",
-    nli: Annotated[str, typer.Option("--nli", help="A local NLI model folder for Deg/Ecc(E) "
-                                                   "and (C).")] = "",
-    csl_heads: Annotated[int, typer.Option(
-        "--csl-heads", help="0: CSL over all heads; k: also CSL over the top-k heads chosen on "
-                            "--head-share of the questions (left out of every metric).")] = 0,
-    head_share: Annotated[float, typer.Option("--head-share", help="Share of questions that "
-                                                                   "choose CSL heads.")] = 0.3,
-    seed: SeedOpt = 0,
-    bootstrap: BootOpt = 1000,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 8,
     api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
@@ -141,13 +106,9 @@ def run(
     line per (question, option), metrics.json, report.html; resumable)."""
     from ..suites.measures.live import write_option_rows
 
-    run_live("measures", {"seed": seed, "bootstrap": bootstrap, "samples": samples,
-                          "temperature": temperature, "sample_tokens": sample_tokens,
-                          "similarity": similarity, "nli": nli, "csl_heads": csl_heads,
-                          "head_share": head_share},
-             out_dir=out_dir, model=model, data=data, n=n, base_url=base_url,
-             concurrency=concurrency, api_key_env=api_key_env, no_cache=no_cache,
-             cache_path=cache_path, after=write_option_rows)
+    run_live("measures", given.values, out_dir=out_dir, model=model, data=data, n=n,
+             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
+             no_cache=no_cache, cache_path=cache_path, after=write_option_rows)
 
 
 MeasureCols = Annotated[str | None, typer.Option(

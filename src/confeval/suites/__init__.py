@@ -63,7 +63,8 @@ SUITES: dict[str, SuiteEntry] = {
                             "Conformal intervals for judge scores"),
     "steps": SuiteEntry("steps", "StepsOptions", "score_steps_file",
                         "Process-judge step confidence (ConfProBench)"),
-    "measures": SuiteEntry("measures"),
+    "measures": SuiteEntry("measures", "MeasuresOptions", "score_measures_file",
+                           "Confidence measures (MCQA-Eval)"),
     "diagnose": SuiteEntry("diagnose", "DiagnoseOptions", "score_diagnosis_file",
                            "Error diagnosis (MMErroR)"),
 }

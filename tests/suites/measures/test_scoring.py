@@ -7,7 +7,7 @@ from sklearn.metrics import roc_auc_score
 
 from confeval import metrics as M
 from confeval.records import RecordSet
-from confeval.suites.measures import MeasuresConfig, read_measure_records, score_measures
+from confeval.suites.measures import MeasuresOptions, read_measure_records, score_measures
 
 
 def _options(n_questions=120, k=5, seed=0):
@@ -22,7 +22,7 @@ def _options(n_questions=120, k=5, seed=0):
 
 def test_metrics_are_the_pooled_metrics_and_the_ranking_is_by_auroc():
     q, y, values, names = _options()
-    res = score_measures(values, names, y, q, MeasuresConfig(bootstrap=200, seed=3))
+    res = score_measures(values, names, y, q, MeasuresOptions(bootstrap=200, seed=3))
     assert res["n_rows"] == 600 and res["n_questions"] == 120
     assert res["base_rate"] == pytest.approx(0.2)
     for j, name in enumerate(names):
@@ -38,7 +38,7 @@ def test_metrics_are_the_pooled_metrics_and_the_ranking_is_by_auroc():
 
 def test_ece_is_measured_after_binning_fitted_on_other_questions():
     q, y, values, names = _options(seed=1)
-    config = MeasuresConfig(bootstrap=0, seed=7, hb_bins=5)
+    config = MeasuresOptions(bootstrap=0, seed=7, hb_bins=5)
     res = score_measures(values, names, y, q, config)
     # transcription: the same seeded split of questions, binning fitted on one half
     rng = np.random.default_rng(7)
@@ -61,28 +61,32 @@ def test_inputs_negate_uncertainties_and_count_exclusions():
     assert data.values[:, 1].tolist() == [-1.5, -4.0, -1.2]
     assert rs.excluded == {"non_numeric_measure": 1, "non_finite_measure": 1,
                            "missing_question": 1}
-    with pytest.raises(ValueError, match="give --measure-cols"):
-        read_measure_records(RecordSet.from_frame(frame), measure_cols=None)
+    # no columns named: every known measure column the rows have, by its display name
+    auto = read_measure_records(RecordSet.from_frame(frame), measure_cols=None)
+    assert auto.names == ["SL"] and auto.negated == []
+    with pytest.raises(ValueError, match="no measure column"):
+        read_measure_records(RecordSet.from_frame(frame.drop(columns=["sl"])),
+                             measure_cols=None)
     with pytest.raises(ValueError, match="both classes"):
         score_measures(np.zeros((3, 1)), ["x"], np.ones(3), np.arange(3))
     with pytest.raises(ValueError, match="calibration-share"):
-        MeasuresConfig(calibration_share=1.0)
+        MeasuresOptions(calibration_share=1.0)
 
 
 def test_input_order_ties_follow_the_rows_for_auarc_only():
     q = np.repeat(np.arange(40), 2)
     y = np.tile([1.0, 0.0], 40)
     tied = np.zeros(80)                      # a measure that cannot tell anything apart
-    avg = score_measures(tied[:, None], ["flat"], y, q, MeasuresConfig(bootstrap=0))
+    avg = score_measures(tied[:, None], ["flat"], y, q, MeasuresOptions(bootstrap=0))
     order = score_measures(tied[:, None], ["flat"], y, q,
-                           MeasuresConfig(bootstrap=0, ties="input-order"))
+                           MeasuresOptions(bootstrap=0, ties="input-order"))
     assert avg["measures"]["flat"]["auarc"] == pytest.approx(0.5)
     assert order["measures"]["flat"]["auarc"] == pytest.approx(
         M.auarc(tied, y, ties="input-order"))
     assert order["measures"]["flat"]["auarc"] > 0.5   # the gold row comes first in each pair
     assert avg["measures"]["flat"]["auroc"] == order["measures"]["flat"]["auroc"] == 0.5
     with pytest.raises(ValueError, match="--ties"):
-        MeasuresConfig(ties="random")
+        MeasuresOptions(ties="random")
 
 
 def test_curves_roc_equals_sklearn_and_rank_diagram_on_a_hand_case():
@@ -98,7 +102,7 @@ def test_curves_roc_equals_sklearn_and_rank_diagram_on_a_hand_case():
     assert d["confidence_rank"] == pytest.approx([1 / 6, 3 / 6, 5 / 6])
     assert d["correctness_rank"] == pytest.approx([1.5 / 3, 0.5 / 3, 2.5 / 3])
     q = np.repeat(np.arange(3), 2)
-    res = score_measures(conf[:, None], ["m"], correct, q, MeasuresConfig(bootstrap=0))
+    res = score_measures(conf[:, None], ["m"], correct, q, MeasuresOptions(bootstrap=0))
     fpr, tpr, _ = roc_curve(correct, conf)
     assert res["curves"]["m"]["roc"] == {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
     assert set(res["measures"]["m"]) == {"auroc", "auarc", "rce", "ece"}  # the JSON contract

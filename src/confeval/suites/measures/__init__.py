@@ -4,7 +4,9 @@ the measures themselves are in :mod:`confeval.measures`; :mod:`.live` runs MCQA-
 and :mod:`.studies` holds the paper's studies of threshold-based evaluation."""
 
 from .inputs import MeasureInputs, load_mcq_items, option_rows, read_measure_records
-from .scoring import MeasuresConfig, score_measures, score_measures_file
+from .options import MEASURE_NAMES, MeasuresOptions
+from .scoring import score_measure_rows, score_measures, score_measures_file
 
-__all__ = ["MeasureInputs", "MeasuresConfig", "load_mcq_items", "option_rows",
-           "read_measure_records", "score_measures", "score_measures_file"]
+__all__ = ["MEASURE_NAMES", "MeasureInputs", "MeasuresOptions", "load_mcq_items", "option_rows",
+           "read_measure_records", "score_measure_rows", "score_measures",
+           "score_measures_file"]

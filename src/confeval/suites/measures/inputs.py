@@ -20,7 +20,7 @@ and ``missing_question``.
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,9 @@ import numpy as np
 from ...records import RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
 from ..base import Items
+from .options import MEASURE_NAMES
 
-__all__ = ["MeasureInputs", "StudyInputs", "load_mcq_items", "option_rows",
+__all__ = ["MeasureInputs", "StudyInputs", "load_mcq_items", "option_rows", "run_option_rows",
            "read_measure_records", "read_study_records"]
 
 LETTERS = string.ascii_uppercase
@@ -47,17 +48,40 @@ class MeasureInputs:
     questions: np.ndarray
     records: RecordSet
     negated: list[str]  # the uncertainty columns, turned into confidences
+    incomplete: dict[str, int] = field(default_factory=dict)  # measures some rows lack
 
 
 def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
                          uncertainty_cols: str | None = None, correct_col: str = "correct",
                          group_col: str = "question_id") -> MeasureInputs:
-    """Validated measures of the usable rows of ``rs`` (module docstring)."""
-    confident = rs.columns(measure_cols, what="measure column") if measure_cols else []
-    uncertain = rs.columns(uncertainty_cols, what="measure column") if uncertainty_cols else []
+    """Validated measures of the usable rows of ``rs`` (module docstring). Without
+    ``measure_cols`` and ``uncertainty_cols``, every column of
+    :data:`~confeval.suites.measures.options.MEASURE_NAMES` the rows have is a measure, named
+    by its display name; one that some rows lack (P(true) when a server's top-k held neither
+    A nor B) is left out and listed in ``incomplete`` — measures are compared on the same
+    rows, never one on a subset."""
+    incomplete: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    if measure_cols or uncertainty_cols:
+        confident = rs.columns(measure_cols, what="measure column") if measure_cols else []
+        uncertain = rs.columns(uncertainty_cols, what="measure column") \
+            if uncertainty_cols else []
+    else:
+        present = [c for c in MEASURE_NAMES if c in rs.frame.columns]
+        for c in present:
+            missing = int(rs.frame[c].isna().sum())
+            if missing == len(rs.frame):
+                continue  # a measure this run could not give at all (listed as unavailable)
+            if missing:
+                incomplete[MEASURE_NAMES[c]] = missing
+        confident = [c for c in present if c not in incomplete
+                     and MEASURE_NAMES[c] not in incomplete and rs.frame[c].notna().any()]
+        uncertain = []
+        labels = {c: MEASURE_NAMES[c] for c in confident}
     names = [*confident, *uncertain]
     if not names:
-        raise ValueError(f"{rs.source}: give --measure-cols and/or --uncertainty-cols")
+        raise ValueError(f"{rs.source}: no measure column (give --measure-cols and/or "
+                         f"--uncertainty-cols; known columns: {', '.join(MEASURE_NAMES)})")
     if len(set(names)) != len(names):
         raise ValueError(f"{rs.source}: a column is both a measure and an uncertainty")
     values = rs.numeric(names, what="measure")
@@ -65,8 +89,23 @@ def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
     correct = rs.labels(correct_col, allowed=["0", "1"], what="correct")
     questions = rs.groups(group_col, what="question")
     keep = rs.mask
-    return MeasureInputs(values[keep], names, correct[keep].astype(np.float64),
-                         questions[keep], rs, uncertain)
+    return MeasureInputs(values[keep], [labels.get(n, n) for n in names],
+                         correct[keep].astype(np.float64), questions[keep], rs, uncertain,
+                         incomplete)
+
+
+def run_option_rows(records: list[dict]) -> list[dict]:
+    """One row per (question, option) from a live run's per-question records:
+    ``question_id``, the option's measures and ``correct``, and what the question's record
+    says could not be measured (``unavailable``)."""
+    flat = []
+    for r in records:
+        if r.get("status") != "ok":
+            continue
+        for row in r.get("rows") or []:
+            flat.append({"question_id": r["item_id"], **row,
+                         "unavailable": r.get("unavailable") or {}})
+    return flat
 
 
 @dataclass

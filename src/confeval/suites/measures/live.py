@@ -34,33 +34,24 @@ cannot give are listed in ``unavailable`` with the reason, never filled in.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from ... import measures as MS
-from ..._validation import missing_model_folder
 from ...backends import Backend, GenerateParams, raw_prompt
 from ...parse._tokens import DEFAULT_FLOOR
 from ...parse.option_tokens import extract_from_tokens
-from ..base import LiveSuite, SuiteOptions
-from .inputs import load_mcq_items
+from ...records import RUN_RECORDS, RecordSet
+from ..base import LiveSuite
+from .inputs import load_mcq_items, run_option_rows
+from .options import MEASURE_NAMES, MeasuresOptions
+from .scoring import score_measure_rows
 
 __all__ = ["MEASURE_NAMES", "SUITE", "MeasuresOptions", "MeasuresSuite", "flatten_rows",
            "write_option_rows"]
-
-MEASURE_NAMES = {
-    "sl": "SL", "sl_norm": "SL(norm)", "token_sar": "TokenSAR", "csl": "CSL",
-    "csl_next": "CSL-Next", "p_true": "P(true)", "deg_j": "Deg(J)", "ecc_j": "Ecc(J)",
-    "deg_s": "Deg(S)", "ecc_s": "Ecc(S)", "deg_e": "Deg(E)", "ecc_e": "Ecc(E)",
-    "deg_c": "Deg(C)", "ecc_c": "Ecc(C)",
-}
-"""Record column -> the measure's display name (higher = more confident for every column)."""
-
-SIMILARITIES = ("auto", "jaccard", "jaccard,embedding")
 
 GENERATION_PROMPT = ("Answer each question with a short phrase.\n"
                      "Q: 'What colour is the sky on a clear day?'\nA: Blue\n"
@@ -69,41 +60,6 @@ ELICIT_PROMPT = ("Read the question and the proposed answer, then decide whether
                  "right. Reply Y or N.\nQuestion: {question}\nAnswer:")
 ELICIT_SUFFIX = "\n Decision:"
 _CUT = re.compile(r"\n|\bQ:")
-
-
-@dataclasses.dataclass(frozen=True)
-class MeasuresOptions(SuiteOptions):
-    """Options of a live measures run: ``samples`` per question for the black-box measures,
-    their ``temperature`` and token limit ``sample_tokens``; ``similarity`` (``auto`` = Jaccard,
-    plus embeddings when the encoder is installed); ``nli`` (a local NLI model folder, or
-    empty); ``csl_heads`` (0 = CSL over all heads; k > 0 = the top-k heads chosen on a seeded
-    ``head_share`` of the questions, which are then left out of every reported metric)."""
-
-    samples: int = 20
-    temperature: float = 1.0
-    sample_tokens: int = 24
-    similarity: str = "auto"
-    nli: str = ""
-    csl_heads: int = 0
-    head_share: float = 0.3
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.samples < 2:
-            raise ValueError("--samples must be at least 2 (black-box measures compare them)")
-        if not self.temperature > 0:
-            raise ValueError("--temperature must be > 0: the samples must differ")
-        if self.sample_tokens < 1:
-            raise ValueError("--sample-tokens must be at least 1")
-        if self.similarity not in SIMILARITIES:
-            raise ValueError(f"--similarity must be one of {', '.join(SIMILARITIES)}")
-        if self.csl_heads < 0:
-            raise ValueError("--csl-heads must be 0 (all heads) or more")
-        if not 0 < self.head_share < 1:
-            raise ValueError("--head-share must be in (0, 1)")
-        missing = missing_model_folder(self.nli) if self.nli else None
-        if missing:  # said before any model is loaded
-            raise ValueError(f"--nli: {missing}")
 
 
 def clean_sample(text: str) -> str:
@@ -124,6 +80,9 @@ class MeasuresSuite(LiveSuite):
     name = "measures"
     default_data = "builtin:arith-mc"
     Options = MeasuresOptions
+    record_layout: ClassVar[dict[str, Any]] = {
+        "measure_cols": None, "uncertainty_cols": None, "correct_col": "correct",
+        "group_col": "question_id"}
 
     def __init__(self) -> None:
         self._models: dict[str, Any] = {}
@@ -261,64 +220,26 @@ class MeasuresSuite(LiveSuite):
 
     # ------------------------------------------------------------------ scoring
     def score(self, records: list[dict], options: MeasuresOptions, model_name: str) -> dict:
-        from .scoring import MeasuresConfig, score_measures
-
-        flat = flatten_rows(records)
-        ok = [r for r in records if r.get("status") == "ok"]
-        excluded = {"unparseable": len(records) - len(ok)} if len(ok) < len(records) else {}
-        present = [c for c in MEASURE_NAMES if flat and any(row.get(c) is not None
-                                                            for row in flat)]
-        # A measure some rows lack (P(true) when a server's top-k held neither A nor B) is
-        # left out of the ranking, not scored on a subset: the measures must share rows.
-        incomplete = {c: sum(row.get(c) is None for row in flat) for c in present
-                      if any(row.get(c) is None for row in flat)}
-        names = [c for c in present if c not in incomplete]
+        """The run's section, computed by the path that scores a run folder (``confeval
+        measures score RUN_DIR``): the records' (question, option) rows -> the measures ->
+        score_measures."""
+        options = self.for_records(options)
         section: dict[str, Any] = {
             "kind": "measures", "title": "Confidence measures (MCQA-Eval): the gold option first?",
             "description": "Every option injected as the model's answer; each measure's "
                            "AUROC/AUARC of the gold option, pooled over (question, option) rows.",
             "results": {}}
-        if flat and names:
-            questions = np.array([r["question_id"] for r in flat])
-            values = np.array([[r[c] for c in names] for r in flat], dtype=np.float64)
-            labels = [MEASURE_NAMES[c] for c in names]
-            keep, heads = self._select_heads(flat, questions, options)
-            if heads is not None:
-                values = np.c_[values, [np.mean(np.asarray(r["csl_heads"])[heads])
-                                        for r in flat]]
-                labels.append(f"CSL@{heads.size}")
-            correct = np.array([r["correct"] for r in flat], dtype=np.float64)
-            config = MeasuresConfig(bootstrap=options.bootstrap, seed=options.seed)
-            try:
-                result = score_measures(values[keep], labels, correct[keep], questions[keep],
-                                        config)
-                result.update(excluded=excluded, unavailable=_merged_unavailable(ok),
-                              incomplete=incomplete,
-                              head_selection=None if heads is None else {
-                                  "k": options.csl_heads, "heads": heads.tolist(),
-                                  "n_questions_used": int(np.unique(questions[~keep]).size)})
-                section["results"][model_name] = result
-            except ValueError as exc:
-                section["results"][model_name] = {"error": str(exc), "excluded": excluded}
-        return {"title": f"confeval run measures — {model_name}", "simulated": False,
-                "n_records": len(records), "excluded": excluded, "sections": [section]}
-
-    @staticmethod
-    def _select_heads(flat: list[dict], questions: np.ndarray, options: MeasuresOptions):
-        """All rows and no head choice, or (rows of the questions not used to choose heads,
-        the top-k heads chosen on the others)."""
-        keep = np.ones(len(flat), dtype=bool)
-        if not options.csl_heads or not all("csl_heads" in r for r in flat):
-            return keep, None
-        unique = np.unique(questions)
-        rng = np.random.default_rng(options.seed + 1)
-        chosen = rng.choice(unique, size=max(1, round(unique.size * options.head_share)),
-                            replace=False)
-        cal = np.isin(questions, chosen)
-        per_head = np.array([r["csl_heads"] for r in flat])[cal]
-        correct = np.array([r["correct"] for r in flat])[cal]
-        k = min(options.csl_heads, per_head.shape[1])
-        return ~cal, MS.select_heads(per_head, correct, k)
+        metrics = {"title": f"confeval run measures — {model_name}", "simulated": False,
+                   "n_records": len(records), "sections": [section]}
+        rows = flatten_rows(records)
+        try:
+            if not rows:
+                raise ValueError(f"{RUN_RECORDS}: no (question, option) rows")
+            section["results"][model_name] = score_measure_rows(
+                RecordSet.from_records(rows, RUN_RECORDS), options)
+        except ValueError as exc:
+            metrics["warnings"] = [str(exc)]
+        return metrics
 
 
 def _sample_rows(generations, samples: list[str], texts: list[str], gold: int,
@@ -347,28 +268,13 @@ def _sample_rows(generations, samples: list[str], texts: list[str], gold: int,
     return rows
 
 
-def _merged_unavailable(records: list[dict]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for r in records:
-        out.update(r.get("unavailable") or {})
-    return out
-
-
-def flatten_rows(records: list[dict]) -> list[dict]:
-    """One row per (question, option) from per-question records: ``question_id``, the
-    option's measures and ``correct``."""
-    flat = []
-    for r in records:
-        if r.get("status") != "ok":
-            continue
-        for row in r.get("rows") or []:
-            flat.append({"question_id": r["item_id"], **row})
-    return flat
+flatten_rows = run_option_rows
+"""One row per (question, option) of a run's records (:func:`.inputs.run_option_rows`)."""
 
 
 OPTION_ROWS = "options.jsonl"
 SAMPLE_ROWS = "samples.jsonl"
-_BULKY = ("token_ids", "csl_heads", "csl_next_heads", "p_true_token_ids")
+_BULKY = ("token_ids", "csl_heads", "csl_next_heads", "p_true_token_ids", "unavailable")
 
 
 def write_option_rows(run_dir) -> str:

@@ -16,43 +16,16 @@ the expectation over the orders of tied rows; RCE the tie-block rule).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ... import measures as MS
 from ... import metrics as M
 from ...records import RecordSet
+from .options import MeasuresOptions
 
-__all__ = ["MeasuresConfig", "score_measures", "score_measures_file"]
-
-
-@dataclass(frozen=True)
-class MeasuresConfig:
-    """Scoring options, validated once: histogram-binning ``hb_bins`` and the share of
-    questions ``calibration_share`` it is fitted on, ``ece_bins`` of the ECE, ``rce_bins``,
-    ``bootstrap`` resamples of questions and the ``seed`` of the split and the resamples;
-    ``ties="input-order"`` breaks AUARC ties by row order like UQ-NLG (for reproducing such
-    tools only; the default averages over the orders of tied rows)."""
-
-    hb_bins: int = 10
-    calibration_share: float = 0.5
-    ece_bins: int = 15
-    rce_bins: int = 20
-    bootstrap: int = 1000
-    seed: int = 0
-    ties: str = "average"
-
-    def __post_init__(self) -> None:
-        if self.ties not in ("average", "input-order"):
-            raise ValueError(f"--ties must be average or input-order, got {self.ties!r}")
-        for name in ("hb_bins", "ece_bins", "rce_bins"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
-        if not 0 < self.calibration_share < 1:
-            raise ValueError("--calibration-share must be in (0, 1)")
-        if self.bootstrap < 0:
-            raise ValueError("--bootstrap must be 0 or more")
+__all__ = ["measure_rows", "score_measure_rows", "score_measures", "score_measures_file"]
 
 
 def _auarc_with(ties: str):
@@ -65,7 +38,7 @@ def _auarc_with(ties: str):
     return auarc
 
 
-def _calibrated_ece(conf, correct, questions, config: MeasuresConfig) -> float | None:
+def _calibrated_ece(conf, correct, questions, config: MeasuresOptions) -> float | None:
     unique = np.unique(questions)
     rng = np.random.default_rng(config.seed)
     n_cal = max(1, round(unique.size * config.calibration_share))
@@ -115,7 +88,7 @@ def _curves(conf: np.ndarray, correct: np.ndarray, rce_bins: int) -> dict:
 
 
 def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
-                   questions: np.ndarray, config: MeasuresConfig = MeasuresConfig()) -> dict:
+                   questions: np.ndarray, config: MeasuresOptions | None = None) -> dict:
     """Every measure's AUROC, AUARC, RCE, calibrated ECE and question-bootstrap intervals, and
     the ranking (module docstring). ``values`` is (n, k), higher = more confident.
 
@@ -126,10 +99,11 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
     >>> q = np.repeat(np.arange(100), 4); y = (np.arange(400) % 4 == 0).astype(float)
     >>> good, noise = y + rng.normal(0, 0.5, 400), rng.normal(0, 1, 400)
     >>> res = score_measures(np.c_[good, noise], ["good", "noise"], y, q,
-    ...                      MeasuresConfig(bootstrap=50))
+    ...                      MeasuresOptions(bootstrap=50))
     >>> [r["measure"] for r in res["ranking"]]
     ['good', 'noise']
     """
+    config = config or MeasuresOptions()
     values = np.asarray(values, dtype=np.float64)
     correct = np.asarray(correct, dtype=np.float64)
     questions = np.asarray(questions)
@@ -172,20 +146,80 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
             "curves": curves}
 
 
-def score_measures_file(path: str | Path, config: MeasuresConfig = MeasuresConfig(), *,
-                        measure_cols: str | None = None, uncertainty_cols: str | None = None,
-                        correct_col: str = "correct", group_col: str = "question_id") -> dict:
-    """:func:`score_measures` on one record file (:mod:`.inputs`), with its row counts."""
+def _select_heads(rs: RecordSet, questions: np.ndarray, options: MeasuresOptions):
+    """All rows and no head choice, or (rows of the questions not used to choose heads, the
+    top-k heads chosen on the others) when ``options.csl_heads`` and the rows carry per-head
+    CSL values (``csl_heads``)."""
+    keep = np.ones(questions.size, dtype=bool)
+    if not options.csl_heads or "csl_heads" not in rs.frame:
+        return keep, None, None
+    per_head_rows = rs.frame.loc[rs.mask, "csl_heads"].tolist()
+    if not all(isinstance(h, list) and h for h in per_head_rows):
+        return keep, None, None
+    unique = np.unique(questions)
+    rng = np.random.default_rng(options.seed + 1)
+    chosen = rng.choice(unique, size=max(1, round(unique.size * options.head_share)),
+                        replace=False)
+    cal = np.isin(questions, chosen)
+    per_head = np.array(per_head_rows, dtype=np.float64)
+    correct = rs.frame.loc[rs.mask, options.correct_col].to_numpy(np.float64)
+    k = min(options.csl_heads, per_head.shape[1])
+    heads = MS.select_heads(per_head[cal], correct[cal], k)
+    return ~cal, heads, per_head[:, heads].mean(axis=1)
+
+
+def score_measure_rows(rs: RecordSet, options: MeasuresOptions | None = None) -> dict:
+    """:func:`score_measures` on (question, option) rows (:mod:`.inputs`) — the one path of
+    ``confeval measures score`` on files and run folders and of a live run — with the rows'
+    counts, the measures some rows lack (``incomplete``), what could not be measured at all
+    (``unavailable``, from the rows of a run) and the CSL head choice."""
     from .inputs import read_measure_records
 
-    rs = RecordSet.read(Path(path))
-    data = read_measure_records(rs, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
-                                correct_col=correct_col, group_col=group_col)
+    options = options or MeasuresOptions()
+    data = read_measure_records(rs, measure_cols=options.measure_cols,
+                                uncertainty_cols=options.uncertainty_cols,
+                                correct_col=options.correct_col, group_col=options.group_col)
+    keep, heads, csl_k = _select_heads(rs, data.questions, options)
+    values, names = data.values, list(data.names)
+    if heads is not None:
+        values, names = np.c_[values, csl_k], [*names, f"CSL@{heads.size}"]
     try:
-        res = score_measures(data.values, data.names, data.correct, data.questions, config)
+        res = score_measures(values[keep], names, data.correct[keep], data.questions[keep],
+                             options)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc} (excluded: {rs.excluded or 'none'})") from None
+        raise ValueError(f"{rs.source}: {exc} (excluded: {rs.excluded or 'none'})") from None
     summary = rs.summary()
-    return {"n_read": summary["n_read"], "n_used": summary["n_used"],
-            "excluded": summary["excluded"], "flagged": summary["flagged"],
-            "negated": data.negated, **res}
+    out = {"n_read": summary["n_read"], "n_used": summary["n_used"],
+           "excluded": summary["excluded"], "flagged": summary["flagged"],
+           "negated": data.negated, **res}
+    out["incomplete"] = data.incomplete
+    if "unavailable" in rs.frame:
+        merged: dict = {}
+        for value in rs.frame["unavailable"]:
+            merged.update(value if isinstance(value, dict) else {})
+        out["unavailable"] = merged
+    out["head_selection"] = None if heads is None else {
+        "k": options.csl_heads, "heads": heads.tolist(),
+        "n_questions_used": int(np.unique(data.questions[~keep]).size)}
+    return out
+
+
+def measure_rows(path: str | Path) -> RecordSet:
+    """The (question, option) rows of a record file, or of a ``measures run`` folder (its
+    records' rows)."""
+    from ...runs import RunFolder, load_run_records
+    from .inputs import run_option_rows
+
+    path = Path(path)
+    if not path.is_dir():
+        return RecordSet.read(path)
+    rows = run_option_rows(load_run_records(path / RunFolder.RECORDS))
+    if not rows:
+        raise ValueError(f"{path}: no (question, option) rows (not a `measures run` folder, or "
+                         "no question was answered)")
+    return RecordSet.from_records(rows, str(path))
+
+
+def score_measures_file(path: str | Path, options: MeasuresOptions | None = None) -> dict:
+    """:func:`score_measure_rows` on one record file or run folder."""
+    return score_measure_rows(measure_rows(path), options)

@@ -1,0 +1,98 @@
+"""Every option of the measures suite, declared once: its scoring ((question, option) rows of a
+file or a run folder) and its live run (``confeval measures score`` / ``confeval measures run``
+take their flags from here)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..._validation import missing_model_folder
+from ..base import SuiteOptions
+from ..options import option
+
+__all__ = ["MEASURE_NAMES", "MeasuresOptions", "SIMILARITIES", "TIES"]
+
+MEASURE_NAMES = {
+    "sl": "SL", "sl_norm": "SL(norm)", "token_sar": "TokenSAR", "csl": "CSL",
+    "csl_next": "CSL-Next", "p_true": "P(true)", "deg_j": "Deg(J)", "ecc_j": "Ecc(J)",
+    "deg_s": "Deg(S)", "ecc_s": "Ecc(S)", "deg_e": "Deg(E)", "ecc_e": "Ecc(E)",
+    "deg_c": "Deg(C)", "ecc_c": "Ecc(C)",
+}
+"""Record column -> the measure's display name (higher = more confident for every column)."""
+
+SIMILARITIES = ("auto", "jaccard", "jaccard,embedding")
+TIES = ("average", "input-order")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuresOptions(SuiteOptions):
+    """Options of the measures suite.
+
+    Scoring: the measure columns (``measure_cols``, higher = more confident, and
+    ``uncertainty_cols``, negated; neither: every column of :data:`MEASURE_NAMES` the rows
+    have), ``correct_col`` and the question column ``group_col``; histogram-binning
+    ``hb_bins`` fitted on a ``calibration_share`` of the questions, ``ece_bins``, ``rce_bins``,
+    the question ``bootstrap`` and its ``seed``; ``ties="input-order"`` breaks AUARC ties by row
+    order like UQ-NLG (reproductions only); ``csl_heads`` (0 = CSL over all heads; k > 0 = the
+    top-k heads chosen on a seeded ``head_share`` of the questions, which then leave every
+    reported metric). Live: ``samples`` per question for the black-box measures, their
+    ``temperature`` and token limit ``sample_tokens``; ``similarity`` (``auto`` = Jaccard,
+    plus embeddings when the encoder is installed); ``nli`` (a local NLI model folder)."""
+
+    measure_cols: str | None = option(
+        None, "Confidence columns, higher = more confident (comma list or glob; default: "
+        "every known measure column the rows have).", stages=("score",))
+    uncertainty_cols: str | None = option(
+        None, "Columns where higher = less confident (e.g. perplexity); negated.",
+        stages=("score",))
+    correct_col: str = option("correct", "1 for the gold option, 0 otherwise.",
+                              stages=("score",))
+    group_col: str = option("question_id", "The question id (the unit resampled).",
+                            stages=("score",))
+    hb_bins: int = option(10, "Histogram-binning bins.", minimum=1)
+    calibration_share: float = option(0.5, "Share of questions the binning is fitted on.")
+    ece_bins: int = option(15, "ECE bins.", minimum=1)
+    rce_bins: int = option(20, "Rank-calibration bins.", minimum=1)
+    ties: str = option("average", "AUARC ties: average (over the orders of tied rows) or "
+                       "input-order (row order, as UQ-NLG; for reproductions).")
+    seed: int = option(0, "Seed of every random step.")
+    bootstrap: int = option(1000, "Question resamples for 95% intervals (0: none).",
+                            minimum=0)
+    csl_heads: int = option(0, "CSL over the top-k heads chosen on held-out questions (0: all "
+                            "heads).", minimum=0)
+    head_share: float = option(0.3, "Share of questions used to choose CSL heads.")
+    samples: int = option(20, "Sampled answers per question (black-box measures).",
+                          stages=("run",))
+    temperature: float = option(1.0, "Sampling temperature (> 0, finite).", stages=("run",))
+    sample_tokens: int = option(24, "Token limit of a sampled answer.", stages=("run",),
+                                minimum=1)
+    similarity: str = option("auto", "auto (Jaccard, plus embeddings when the encoder is "
+                             "installed), jaccard, or jaccard,embedding.", stages=("run",))
+    nli: str = option("", "A local NLI model folder (entailment/contradiction similarity).",
+                      stages=("run",))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.ties not in TIES:
+            raise ValueError(f"--ties must be average or input-order, got {self.ties!r}")
+        for name in ("hb_bins", "ece_bins", "rce_bins"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+        if not 0 < self.calibration_share < 1:
+            raise ValueError("--calibration-share must be in (0, 1)")
+        if self.samples < 2:
+            raise ValueError("--samples must be at least 2 (black-box measures compare them)")
+        if not 0 < self.temperature < float("inf"):
+            raise ValueError("--temperature must be > 0 and finite: the samples must differ, "
+                             "and an infinite temperature is no distribution")
+        if self.sample_tokens < 1:
+            raise ValueError("--sample-tokens must be at least 1")
+        if self.similarity not in SIMILARITIES:
+            raise ValueError(f"--similarity must be one of {', '.join(SIMILARITIES)}")
+        if self.csl_heads < 0:
+            raise ValueError("--csl-heads must be 0 (all heads) or more")
+        if not 0 < self.head_share < 1:
+            raise ValueError("--head-share must be in (0, 1)")
+        missing = missing_model_folder(self.nli) if self.nli else None
+        if missing:  # said before any model is loaded
+            raise ValueError(f"--nli: {missing}")
