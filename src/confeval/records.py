@@ -156,6 +156,13 @@ def record_file(path: str | Path) -> Path:
     return path
 
 
+_EXACT_FLOATS = {"float_precision": "round_trip"} \
+    if int(pd.__version__.split(".")[0]) < 3 else {}
+"""CSV numbers parsed to the nearest double in every pandas version: pandas 2's default
+parser can be one unit in the last place off (pandas 3 rounds correctly by default and
+deprecates the argument), and a conformal quantile can sit exactly on such a bit."""
+
+
 def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
     """Read one record file (or a run folder's records) into a DataFrame with a ``_row``
     column.
@@ -176,7 +183,7 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
             # only empty cells are missing here; "NA", "null", ... stay text until a column
             # is read as numbers (RecordSet.numeric treats NA_TEXT as missing there)
             frame = pd.read_csv(path, sep=sep, low_memory=False, keep_default_na=False,
-                                na_values=[""], encoding="utf-8-sig")
+                                na_values=[""], encoding="utf-8-sig", **_EXACT_FLOATS)
             frame[ROW_COLUMN] = np.arange(2, len(frame) + 2, dtype=np.int64)
         else:
             frame = pd.read_parquet(path)

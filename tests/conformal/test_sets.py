@@ -146,3 +146,17 @@ def test_randomized_scores_are_seeded():
         b, _ = calibrate_and_predict(probs[:100], labels[:100], probs[100:], "raps_randomized",
                                      0.2, seed=3)
     np.testing.assert_array_equal(a, b)
+
+
+def test_the_whole_label_set_has_aps_score_one_exactly_whatever_the_rounding():
+    """A row's probabilities summing to 1 up to the last bit: with the inclusive tie rule the
+    full set scores exactly 1.0, so a quantile at the full mass (a small Mondrian group) never
+    lets the last bit of a sum decide whether a set holds its last label."""
+    from confeval.conformal import label_scores, prediction_sets
+
+    p = np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4], [1 / 3, 1 / 3, 1 / 3],
+                  [0.6, 0.3, 0.1]])
+    assert np.cumsum(np.sort(p, axis=1)[:, ::-1], axis=1)[:, -1].tolist() != [1.0] * 4
+    scores = label_scores(p, "aps")
+    assert scores.max(axis=1).tolist() == [1.0] * 4
+    assert prediction_sets(scores, 1.0, p).all()

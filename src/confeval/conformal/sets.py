@@ -84,6 +84,11 @@ def _aps_parts(p: np.ndarray, ties: str):
         raise ValueError(f"ties must be 'inclusive' or 'numpy', got {ties!r}")
     sorted_p = np.take_along_axis(p, order, axis=1)
     cum = np.cumsum(sorted_p, axis=1, dtype=p.dtype)
+    if ties == "inclusive":
+        # The whole label set holds mass 1 exactly (x / x == 1 in IEEE arithmetic), whatever
+        # the rounding of the sum: a quantile at the full mass — common in small Mondrian
+        # groups — would otherwise let the last bit of a sum decide a set's last label.
+        cum = cum / cum[:, -1:]
     k = p.shape[1]
     position = np.broadcast_to(np.arange(k), p.shape)
     if ties == "inclusive":
