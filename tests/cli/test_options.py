@@ -1,0 +1,46 @@
+"""Each suite's options are declared once: the flags of ``SUITE score`` and ``SUITE run`` are
+generated from its options class (one flag per field of the stage, each mapping back to its
+field), ``run.json`` holds every field, and a key that is no field is refused by name."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from confeval.cli import app as CLI
+from confeval.suites import SUITES, get_suite
+from confeval.suites.options import build, flag_of, option_fields, spec_of, to_json
+
+
+def _command(suite: str, verb: str):
+    group = next(g.typer_instance for g in CLI.app.registered_groups if g.name == suite)
+    return next(c.callback for c in group.registered_commands if c.name == verb)
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+@pytest.mark.parametrize("verb", ["score", "run"])
+def test_every_flag_of_a_suite_command_is_a_field_and_every_field_a_flag(suite, verb):
+    import inspect
+
+    options = SUITES[suite].options_class()
+    params = inspect.signature(_command(suite, verb)).parameters
+    fields = {f.name for f in option_fields(options, verb)}
+    assert fields <= set(params)
+    own = set(params) - fields - {"ctx"}
+    # what is left is the command's own (inputs, output, model and server settings)
+    assert not own & {f.name for f in dataclasses.fields(options)}
+    for f in option_fields(options, verb):
+        assert spec_of(f).help, f"{suite}.{f.name} has no help text"
+        assert flag_of(f).startswith("--")
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_run_json_holds_every_field_and_unknown_keys_are_refused(suite):
+    live = get_suite(suite)
+    options = live.for_records(live.default_options())
+    written = to_json(options)
+    assert set(written) == {f.name for f in dataclasses.fields(live.Options)}
+    assert build(live.Options, written) == options  # read back whole
+    with pytest.raises(ValueError, match="--epsilon-prime: not an option of"):
+        build(live.Options, {"epsilon_prime": 0.1})
