@@ -8,13 +8,13 @@ import dataclasses
 
 import pytest
 
-from confeval.cli import app as CLI
+from confeval.cli.app import app as APP
 from confeval.suites import SUITES, get_suite
 from confeval.suites.options import build, flag_of, option_fields, spec_of, to_json
 
 
 def _command(suite: str, verb: str):
-    group = next(g.typer_instance for g in CLI.app.registered_groups if g.name == suite)
+    group = next(g.typer_instance for g in APP.registered_groups if g.name == suite)
     return next(c.callback for c in group.registered_commands if c.name == verb)
 
 
