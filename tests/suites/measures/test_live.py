@@ -4,6 +4,7 @@ passes; resumable) and the embedded model end to end."""
 
 import asyncio
 import json
+import math
 
 import numpy as np
 import pytest
@@ -93,7 +94,8 @@ def test_clean_sample_cuts_at_the_next_question():
     assert clean_sample("") == ""
 
 
-@pytest.mark.parametrize("bad", [{"samples": 1}, {"temperature": 0}, {"similarity": "nli"},
+@pytest.mark.parametrize("bad", [{"samples": 1}, {"temperature": 0}, {"temperature": math.inf},
+                                 {"similarity": "nli"},
                                  {"csl_heads": -1}, {"head_share": 1.0}])
 def test_bad_options_are_refused(bad):
     with pytest.raises(ValueError):
