@@ -156,8 +156,7 @@ class OrdinalAPS(IntervalMethod):
 
     def _scores(self, X):
         X = X[:, :round(self.high - self.low) + 1]  # with fused judges, the first one's
-        probs = np.exp(X - X.max(axis=1, keepdims=True))
-        probs /= probs.sum(axis=1, keepdims=True)
+        probs = softmax(X, np.float64)
         step = ordinal_growth(probs)
         order = np.argsort(step, axis=1)
         cum = np.cumsum(np.take_along_axis(probs, order, axis=1), axis=1)
