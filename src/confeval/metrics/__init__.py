@@ -38,7 +38,7 @@ from .calibration import (
     top_label,
     top_label_calibration_error,
 )
-from .classification import accuracy, f1_per_class, macro_f1
+from .classification import accuracy, cohen_kappa, f1_per_class, macro_f1, proportion_ci
 from .selective import (
     RCEOverOrders,
     UndefinedMetricWarning,
@@ -47,6 +47,7 @@ from .selective import (
     aurc,
     auroc,
     prediction_rejection_ratio,
+    rank_calibration_diagram,
     rank_calibration_error,
     rank_calibration_error_orders,
     risk_coverage_curve,
@@ -63,12 +64,13 @@ __all__ = [
     "UndefinedMetricWarning", "accuracy", "accuracy_rejection_curve", "auarc", "auroc", "aurc",
     "bias_by_level", "bin_edges", "bin_indices", "bootstrap_ci", "brier_score",
     "calibration_error_float32_left_closed",
-    "classwise_calibration_error", "confidence_calibration", "confidence_robustness",
+    "classwise_calibration_error", "cohen_kappa", "confidence_calibration", "confidence_robustness",
     "confidence_sensitivity", "confusion_matrix", "exact_accuracy",
     "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
     "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
     "overconfidence_rate", "paired_bootstrap", "pearson", "prediction_rejection_ratio",
-    "RCEOverOrders", "rank_calibration_error", "rank_calibration_error_orders",
+    "proportion_ci", "RCEOverOrders", "rank_calibration_diagram", "rank_calibration_error",
+    "rank_calibration_error_orders",
     "reliability_diagram", "risk_coverage_curve", "spearman",
     "step_confidence",
     "top_label", "top_label_calibration_error", "within_k_accuracy",

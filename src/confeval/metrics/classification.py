@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import index_in, same_length
 
-__all__ = ["accuracy", "f1_per_class", "macro_f1"]
+__all__ = ["accuracy", "cohen_kappa", "f1_per_class", "macro_f1", "proportion_ci"]
 
 
 def _encode(y_true: ArrayLike, y_pred: ArrayLike, labels: ArrayLike | None):
@@ -75,3 +75,38 @@ def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: ArrayLike | None = No
     0.733333
     """
     return float(np.mean(list(f1_per_class(y_true, y_pred, labels).values())))
+
+
+def proportion_ci(k: int, n: int, level: float = 0.95) -> dict[str, float] | None:
+    """Wilson score interval of ``k`` successes in ``n`` trials (``None`` for n = 0), from
+    scipy's ``binomtest``.
+
+    Examples
+    --------
+    >>> {k: round(v, 4) for k, v in proportion_ci(1331, 1997).items()}
+    {'low': 0.6455, 'high': 0.6868}
+    """
+    from scipy import stats
+
+    if n == 0:
+        return None
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return {"low": float(ci.low), "high": float(ci.high)}
+
+
+def cohen_kappa(gold: ArrayLike, predicted: ArrayLike) -> float | None:
+    """Cohen's kappa of two labelings (scikit-learn's, labels compared as text); ``None`` when
+    only one label occurs in both or kappa is undefined.
+
+    Examples
+    --------
+    >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
+    0.5
+    """
+    from sklearn.metrics import cohen_kappa_score
+
+    gold, predicted = np.asarray(gold), np.asarray(predicted)
+    if np.unique(np.concatenate([gold.astype(str), predicted.astype(str)])).size < 2:
+        return None
+    value = cohen_kappa_score(gold.astype(str), predicted.astype(str))
+    return None if np.isnan(value) else float(value)

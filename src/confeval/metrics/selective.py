@@ -40,6 +40,7 @@ __all__ = [
     "aurc",
     "prediction_rejection_ratio",
     "RCEOverOrders",
+    "rank_calibration_diagram",
     "rank_calibration_error",
     "rank_calibration_error_orders",
     "risk_coverage_curve",
@@ -430,3 +431,28 @@ def _rce_inputs(confidence, correctness, n_bins, is_uncertainty):
     if n < 2:
         raise ValueError("rank-calibration error needs at least two samples")
     return (values if is_uncertainty else -values), a
+
+
+def rank_calibration_diagram(conf: ArrayLike, correct: ArrayLike, n_bins: int = 20) -> dict:
+    """Equal-mass bins of the confidence: each bin's relative rank (its centre, 0-1) against
+    the relative rank of its mean correctness among the bins (tied means share their mean
+    rank). A rank-calibrated measure lies on the diagonal (Huang et al., 2024, Fig. 1); the
+    picture of :func:`rank_calibration_error`.
+
+    Examples
+    --------
+    >>> d = rank_calibration_diagram([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], n_bins=2)
+    >>> d["confidence_rank"], d["correctness_rank"]
+    ([0.25, 0.75], [0.25, 0.75])
+    """
+    from scipy.stats import rankdata
+
+    conf, correct = np.asarray(conf, dtype=np.float64), np.asarray(correct, dtype=np.float64)
+    order = np.argsort(conf, kind="stable")
+    bins = np.array_split(order, min(n_bins, conf.size))
+    means = np.array([correct[b].mean() for b in bins])
+    k = len(bins)
+    x = (np.arange(k) + 0.5) / k
+    y = (rankdata(means) - 0.5) / k
+    return {"confidence_rank": x.tolist(), "correctness_rank": y.tolist(),
+            "mean_correctness": means.tolist()}

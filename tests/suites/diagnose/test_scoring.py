@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from confeval.suites.diagnose import epd_drop, proportion_ci, score_diagnosis
+from confeval.metrics import proportion_ci
+from confeval.suites.diagnose import epd_drop, score_diagnosis
 
 DOMAINS = {"ML": 333, "PE": 459, "CM": 159, "BH": 357, "EE": 393, "DA": 296}
 # Gemini-3-Pro-Preview's ETC row: ML 66.37, PE 66.88, CM 69.81, BH 64.43, EE 65.39, DA 69.26

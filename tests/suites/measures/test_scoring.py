@@ -92,7 +92,7 @@ def test_input_order_ties_follow_the_rows_for_auarc_only():
 def test_curves_roc_equals_sklearn_and_rank_diagram_on_a_hand_case():
     from sklearn.metrics import roc_curve
 
-    from confeval.suites.measures.scoring import rank_calibration_diagram
+    from confeval.metrics import rank_calibration_diagram
 
     conf = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     correct = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 1.0])

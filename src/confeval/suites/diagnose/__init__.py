@@ -7,12 +7,11 @@ from .options import PROTOCOL_TYPES, DiagnoseOptions
 from .scoring import (
     epd_drop,
     epd_drop_files,
-    proportion_ci,
     score_diagnosis,
     score_diagnosis_file,
     score_diagnosis_records,
 )
 
 __all__ = ["PROTOCOL_TYPES", "DiagnoseOptions", "DiagnosisInputs", "epd_drop", "epd_drop_files",
-           "load_mmerror_items", "normalise_type", "proportion_ci", "read_diagnosis_records",
+           "load_mmerror_items", "normalise_type", "read_diagnosis_records",
            "score_diagnosis", "score_diagnosis_file", "score_diagnosis_records"]

@@ -27,32 +27,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from ... import metrics as M
 from ...records import RecordSet
 from ...taxonomy import MMERROR_LETTER_ORDER
 from .options import PROTOCOL_TYPES, DiagnoseOptions
 
-__all__ = ["ablation_summary", "epd_drop", "epd_drop_files", "presence_rates", "proportion_ci",
+__all__ = ["ablation_summary", "epd_drop", "epd_drop_files", "presence_rates",
            "score_diagnosis", "score_diagnosis_file", "score_diagnosis_records"]
 
 
 UNPARSEABLE = "unparseable"
-
-
-def proportion_ci(k: int, n: int, level: float = 0.95) -> dict[str, float] | None:
-    """Wilson score interval of k successes in n (``None`` for n = 0).
-
-    Examples
-    --------
-    >>> {k: round(v, 4) for k, v in proportion_ci(1331, 1997).items()}
-    {'low': 0.6455, 'high': 0.6868}
-    """
-    if n == 0:
-        return None
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
-    return {"low": float(ci.low), "high": float(ci.high)}
 
 
 def _cells(correct: np.ndarray, groups: np.ndarray | None) -> dict | None:
@@ -62,7 +47,7 @@ def _cells(correct: np.ndarray, groups: np.ndarray | None) -> dict | None:
     for g in sorted(set(groups.tolist()), key=str):
         sel = groups == g
         k, n = int(correct[sel].sum()), int(sel.sum())
-        out[str(g)] = {"n": n, "correct": k, "accuracy": k / n, "ci": proportion_ci(k, n)}
+        out[str(g)] = {"n": n, "correct": k, "accuracy": k / n, "ci": M.proportion_ci(k, n)}
     return out
 
 
@@ -86,15 +71,6 @@ def _confusion(gold: np.ndarray, labels: np.ndarray, types: Sequence[str]) -> di
     columns = [*types, UNPARSEABLE]
     present = [t for t in types if (gold == t).any()]
     return {g: {p: int(((gold == g) & (labels == p)).sum()) for p in columns} for g in present}
-
-
-def _kappa(gold: np.ndarray, labels: np.ndarray) -> float | None:
-    from sklearn.metrics import cohen_kappa_score
-
-    if np.unique(np.concatenate([gold, labels])).size < 2:
-        return None
-    value = cohen_kappa_score(gold.astype(str), labels.astype(str))
-    return None if np.isnan(value) else float(value)
 
 
 def _random_baseline(gold: np.ndarray, protocol: str, n_simulations: int, seed: int) -> dict:
@@ -160,13 +136,13 @@ def score_diagnosis(gold: Sequence, pred: Sequence, *, protocol: str = "etc",
     by_type, macro_f1 = _by_type(gold, labels, types)
     result = {
         "protocol": protocol, "n": n, "correct": k, "n_parsed": n_parsed,
-        "accuracy_strict": k / n, "ci": proportion_ci(k, n),
+        "accuracy_strict": k / n, "ci": M.proportion_ci(k, n),
         "accuracy_parsed": k / n_parsed if n_parsed else None, "parse_rate": n_parsed / n,
         "failures": dict(failures or {}),
         "by_domain": _cells(correct, None if domains is None else np.asarray(domains)),
         "by_subdomain": _cells(correct, None if subdomains is None else np.asarray(subdomains)),
         "by_type": by_type, "macro_f1": macro_f1,
-        "confusion": _confusion(gold, labels, types), "kappa": _kappa(gold, labels),
+        "confusion": _confusion(gold, labels, types), "kappa": M.cohen_kappa(gold, labels),
         "baselines": {"random": _random_baseline(gold, protocol, n_simulations, seed),
                       "majority": _majority(gold)},
     }
@@ -471,7 +447,7 @@ def ablation_summary(records: Sequence[Mapping], *, bootstrap: int = 1000, seed:
         for condition, a in (r.get("answers") or {}).items():
             by_condition.setdefault(condition, []).append(int(a.get("correct") or 0))
     out: dict = {"conditions": {c: {"n": len(v), "correct": int(sum(v)),
-                                    "accuracy": sum(v) / len(v), "ci": proportion_ci(sum(v),
+                                    "accuracy": sum(v) / len(v), "ci": M.proportion_ci(sum(v),
                                                                                      len(v))}
                                 for c, v in by_condition.items()}}
     pairs = [(int((r.get("answers") or {}).get("question", {}).get("correct") or 0),

@@ -59,22 +59,6 @@ def _thin(x: np.ndarray, y: np.ndarray, points: int = 200) -> tuple[list, list]:
     return x.tolist(), y.tolist()
 
 
-def rank_calibration_diagram(conf: np.ndarray, correct: np.ndarray, n_bins: int = 20) -> dict:
-    """Equal-mass bins of the confidence: each bin's relative rank (its centre, 0-1) against the
-    relative rank of its mean correctness among the bins (tied means share their mean rank).
-    A rank-calibrated measure lies on the diagonal (Huang et al., 2024, Fig. 1)."""
-    from scipy.stats import rankdata
-
-    order = np.argsort(conf, kind="stable")
-    bins = np.array_split(order, min(n_bins, conf.size))
-    means = np.array([correct[b].mean() for b in bins])
-    k = len(bins)
-    x = (np.arange(k) + 0.5) / k
-    y = (rankdata(means) - 0.5) / k
-    return {"confidence_rank": x.tolist(), "correctness_rank": y.tolist(),
-            "mean_correctness": means.tolist()}
-
-
 def _curves(conf: np.ndarray, correct: np.ndarray, rce_bins: int) -> dict:
     """Report data: ROC curve (scikit-learn), risk-coverage curve, rank-calibration diagram."""
     from sklearn.metrics import roc_curve
@@ -84,7 +68,7 @@ def _curves(conf: np.ndarray, correct: np.ndarray, rce_bins: int) -> dict:
     coverage, risk = _thin(*M.risk_coverage_curve(conf, 1.0 - correct))
     return {"roc": {"fpr": fpr, "tpr": tpr},
             "risk_coverage": {"coverage": coverage, "risk": risk},
-            "rank_calibration": rank_calibration_diagram(conf, correct, rce_bins)}
+            "rank_calibration": M.rank_calibration_diagram(conf, correct, rce_bins)}
 
 
 def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
