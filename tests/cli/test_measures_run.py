@@ -57,6 +57,14 @@ def test_study_commands_on_sample_rows(tmp_path, capsys):
     assert main(["measures", "compare", str(options), str(samples), *cols, "--json"]) == 0
     res = next(iter(json.loads(capsys.readouterr().out)["results"].values()))
     assert res["mcqa_eval"]["order"][0] == "good" and -1 <= res["kendall"] <= 1
+    assert res["mcqa_eval"]["not_shared"] == 0 and res["threshold_based"]["n_used"] == 200
+    # two files with no question in common: refused in one line, not a Kendall tau of 1.0
+    other = tmp_path / "other.jsonl"
+    other.write_text(samples.read_text().replace(': "q', ': "other-q'))
+    capsys.readouterr()
+    assert main(["measures", "compare", str(options), str(other), *cols, "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "no question is in both files" in err and err.count("\n") == 1
     assert main(["measures", "noise", str(samples), *cols, "--sigmas", "a,b"]) == 2
     thresholds_html = (tmp_path / "t" / "report.html").read_text()
     noise_html = (tmp_path / "n" / "report.html").read_text()

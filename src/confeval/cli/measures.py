@@ -224,16 +224,22 @@ def compare(
     measures and Kendall's tau between them."""
     from ..records import RecordSet
     from ..suites.measures.inputs import read_measure_records
-    from ..suites.measures.studies import compare_rankings, ranking
+    from ..suites.measures.studies import compare_rankings, ranking, shared_questions
 
     rs = RecordSet.read(options_file)
     mc = read_measure_records(rs, measure_cols=measure_cols, uncertainty_cols=uncertainty_cols,
                               correct_col=correct_col, group_col=group_col)
     data, counts = _study_inputs(samples_file, measure_cols, uncertainty_cols, score_col)
-    mcqa = ranking(mc.values, mc.names, mc.correct)
-    threshold_based = ranking(data.values, data.names, data.score > threshold)
-    result = {"mcqa_eval": {"n_used": int(mc.correct.size), "excluded": rs.excluded, **mcqa},
-              "threshold_based": {**counts, "threshold": threshold, **threshold_based},
+    sample_questions = data.records.groups(group_col, what="question")[data.records.mask]
+    in_mc, in_samples = shared_questions(mc.questions, sample_questions)
+    mcqa = ranking(mc.values[in_mc], mc.names, mc.correct[in_mc])
+    threshold_based = ranking(data.values[in_samples], data.names,
+                              data.score[in_samples] > threshold)
+    result = {"mcqa_eval": {"n_used": int(in_mc.sum()), "excluded": rs.excluded,
+                            "not_shared": int((~in_mc).sum()), **mcqa},
+              "threshold_based": {**counts, "n_used": int(in_samples.sum()),
+                                  "not_shared": int((~in_samples).sum()),
+                                  "threshold": threshold, **threshold_based},
               "kendall": compare_rankings(mcqa["auroc"], threshold_based["auroc"])}
     emit({f"{options_file} vs {samples_file}": result}, as_json, _study_table)
 

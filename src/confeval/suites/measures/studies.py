@@ -51,6 +51,18 @@ def _kendall(a: dict, b: dict) -> float | None:
     return None if np.isnan(tau) else float(tau)
 
 
+def shared_questions(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row masks of the questions both row sets hold: two rankings compared "on the same
+    items" are computed on the same questions only; none in common is a
+    :class:`ValueError` (a Kendall tau of unrelated rows would read as agreement)."""
+    a, b = np.asarray(first).astype(str), np.asarray(second).astype(str)
+    common = np.intersect1d(a, b)
+    if common.size == 0:
+        raise ValueError("no question is in both files: nothing to compare on the same items "
+                         "(check --group-col)")
+    return np.isin(a, common), np.isin(b, common)
+
+
 def compare_rankings(first: dict, second: dict) -> float | None:
     """Kendall's tau-b between two ``{measure: AUROC}`` maps over their common measures.
 
