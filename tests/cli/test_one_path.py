@@ -207,3 +207,16 @@ def test_measures_run_on_the_embedded_model_equals_measures_score_of_its_folder(
     assert mine["head_selection"]["k"] == 2 and "CSL@2" in mine["measures"]
     rescored = _json(["measures", "score", run_dir, "--json"], capsys)["results"]
     assert _without_source(rescored[str(run_dir)]) == _without_source(mine)
+
+
+def test_a_live_run_says_its_exclusions_on_the_terminal(tmp_path, capsys):
+    with StubServer() as server:
+        capsys.readouterr()
+        assert main(["diagnose", "run", "--model", "openai:stub", "--base-url",
+                     server.base_url, "--n", "40", "--bootstrap", "0", "--simulations", "0",
+                     "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    mine = _section(tmp_path / "r", "diagnose")
+    assert mine["excluded"]  # error-free chains in ETC, image items on a text-only answer
+    for reason, count in mine["excluded"].items():
+        assert f"{reason}={count}" in err

@@ -263,6 +263,16 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
                            model_name=model or "local", cache=cache, progress=step)
     elapsed = time.perf_counter() - started
     print_sections(result.metrics["sections"])
+    for section in result.metrics["sections"]:  # what the tables leave out, said once
+        for res in section["results"].values():
+            if isinstance(res, dict) and res.get("excluded"):
+                detail = ", ".join(f"{k}={v}" for k, v in res["excluded"].items())
+                err.print(f"{section['title']}: excluded {sum(res['excluded'].values())} "
+                          f"record(s): {detail}", markup=False)
+            for note in (res.get("warnings") or []) if isinstance(res, dict) else []:
+                err.print(f"warning: {section['title']}: {note}", markup=False)
+    for note in result.metrics.get("warnings") or []:
+        err.print(f"warning: {note}", markup=False)
     if after is not None:
         out.print(after(out_dir))
     out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "
