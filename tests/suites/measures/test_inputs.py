@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from confeval.suites.measures import load_mcq_items, option_rows
+from confeval.suites.measures import load_mc_items, option_rows
 
 CQA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "commonsenseqa" / \
     "dev_rand_split.jsonl"
@@ -17,7 +17,7 @@ CQA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "commonse
 def test_commonsenseqa_flat_layout():
     if not CQA.is_file():
         pytest.skip(f"needs the shared data at {CQA}")
-    items = load_mcq_items(str(CQA))
+    items = load_mc_items(str(CQA))
     assert len(items) == 1221 and items.excluded == {}
     assert Counter(it["answer"] for it in items) == {"A": 239, "B": 255, "C": 241, "D": 251,
                                                      "E": 235}
@@ -34,7 +34,7 @@ def test_nested_layout_generic_jsonl_and_counted_exclusions(tmp_path):
               {"id": "q2", "question": {"stem": "", "choices": []}, "answerKey": "A"}]
     path = tmp_path / "nested.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in nested))
-    items = load_mcq_items(str(path))
+    items = load_mc_items(str(path))
     assert items == [{"item_id": "q1", "question": "Where?", "options": ["here", "there"],
                       "letters": ["A", "B"], "answer": "B"}]
     assert items.excluded == {"missing_question": 1}
@@ -43,8 +43,8 @@ def test_nested_layout_generic_jsonl_and_counted_exclusions(tmp_path):
                {"question": "1+2?", "options": ["3", "4"], "answer": "c"}]
     path = tmp_path / "mcq.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in generic))
-    items = load_mcq_items(str(path))
+    items = load_mc_items(str(path))
     assert [it["answer"] for it in items] == ["B"] and items[0]["item_id"] == "row-1"
     assert items.excluded == {"fewer_than_2_options": 1, "answer_not_an_option": 1}
-    builtin = load_mcq_items("builtin:arith-mc", 5, seed=2)
+    builtin = load_mc_items("builtin:arith-mc", 5, seed=2)
     assert len(builtin) == 5 and all(it["answer"] in it["letters"] for it in builtin)

@@ -3,10 +3,11 @@ a multiple-choice question above the others? ``score_measures`` scores measures 
 the measures themselves are in :mod:`confeval.measures`; :mod:`.live` runs MCQA-Eval on a model
 and :mod:`.studies` holds the paper's studies of threshold-based evaluation."""
 
-from .inputs import MeasureInputs, load_mcq_items, option_rows, read_measure_records
+from .._multiple_choice import load_mc_items
+from .inputs import MeasureInputs, option_rows, read_measure_records
 from .options import MEASURE_NAMES, MeasuresOptions
 from .scoring import score_measure_rows, score_measures, score_measures_file
 
-__all__ = ["MEASURE_NAMES", "MeasureInputs", "MeasuresOptions", "load_mcq_items", "option_rows",
+__all__ = ["load_mc_items", "MEASURE_NAMES", "MeasureInputs", "MeasuresOptions", "option_rows",
            "read_measure_records", "score_measure_rows", "score_measures",
            "score_measures_file"]

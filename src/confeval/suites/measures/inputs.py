@@ -1,12 +1,9 @@
 """Inputs of the measures suite: multiple-choice datasets -> items (for live runs), and records
 of (question, answer option) pairs with the confidence measures a user computed.
 
-Datasets (:func:`load_mcq_items`): ``builtin:arith-mc``; CommonsenseQA in the flat Hugging Face
-layout (``question``, ``choices: {label, text}``, ``answerKey``) or the original nested one
-(``question: {stem, choices: [{label, text}]}``, ``answerKey``); or a generic JSONL/CSV/Parquet
-with ``question``, ``options`` (a list) and ``answer`` (the gold letter). Items that cannot be
-asked are counted in ``items.excluded`` (``missing_question``, ``fewer_than_2_options``,
-``answer_not_an_option``), never sent.
+Datasets: read by the one multiple-choice loader,
+:func:`confeval.suites._multiple_choice.load_mc_items` (``builtin:arith-mc``, CommonsenseQA in
+its Hugging Face and original layouts, generic files; items that cannot be asked are counted).
 
 Measure records (:func:`read_measure_records`):
 one row per (question, option): ``--measure-cols`` (higher = more confident), optionally
@@ -19,22 +16,15 @@ and ``missing_question``.
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ...records import RecordsError, RecordSet, as_list
-from ...tasks import load_builtin
-from ..base import Items
+from ...records import RecordSet
 from .options import MEASURE_NAMES
 
-__all__ = ["MeasureInputs", "StudyInputs", "load_mcq_items", "option_rows", "run_option_rows",
+__all__ = ["MeasureInputs", "StudyInputs", "option_rows", "run_option_rows",
            "read_measure_records", "read_study_records"]
-
-LETTERS = string.ascii_uppercase
 
 
 @dataclass
@@ -135,66 +125,6 @@ def read_study_records(rs: RecordSet, *, measure_cols: str | None,
     score = rs.numeric([score_col], lo=0.0, hi=1.0, what="score")[:, 0]
     keep = rs.mask
     return StudyInputs(values[keep], names, score[keep], rs)
-
-
-def _text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _choices(row: dict) -> tuple[str | None, list[str], list[str]]:
-    """(question, option texts, option labels) of one dataset row, in any supported layout."""
-    question, choices = row.get("question"), row.get("choices")
-    if isinstance(question, dict):                       # original nested CommonsenseQA
-        choices = question.get("choices")
-        question = question.get("stem")
-    if isinstance(choices, dict):                        # flat: {"label": [...], "text": [...]}
-        texts, labels = list(choices.get("text") or []), list(choices.get("label") or [])
-    elif isinstance(choices, list):                      # nested: [{"label", "text"}, ...]
-        texts = [c.get("text") for c in choices if isinstance(c, dict)]
-        labels = [c.get("label") for c in choices if isinstance(c, dict)]
-    else:                                                # generic: "options" list
-        options = row.get("options")
-        try:
-            texts = as_list(options, "options", "row") if options is not None else []
-        except RecordsError:
-            texts = []
-        labels = list(LETTERS[:len(texts)])
-    return _text(question), [str(t) for t in texts], [str(lb).strip() for lb in labels]
-
-
-def load_mcq_items(data: str, n: int | None = None, seed: int = 0) -> Items:
-    """Multiple-choice items ``{item_id, question, options, letters, answer}`` from a dataset
-    (module docstring); ``answer`` is the gold letter."""
-    if data.startswith("builtin:"):
-        items = Items()
-        for it in load_builtin(data.split(":", 1)[1], n or 200, seed):
-            items.append({**it, "letters": list(LETTERS[:len(it["options"])])})
-        return items
-    rs = RecordSet.read(Path(data))
-    items, excluded = Items(), {}
-    for row in rs.frame.to_dict(orient="records"):
-        question, texts, labels = _choices(row)
-        answer = _text(row.get("answerKey", row.get("answer")))
-        reason = None
-        if question is None:
-            reason = "missing_question"
-        elif len(texts) < 2 or len(labels) != len(texts):
-            reason = "fewer_than_2_options"
-        elif answer not in labels:
-            reason = "answer_not_an_option"
-        if reason:
-            excluded[reason] = excluded.get(reason, 0) + 1
-            continue
-        item_id = _text(row.get("id", row.get("item_id"))) or f"row-{row['_row']}"
-        items.append({"item_id": item_id, "question": question, "options": texts,
-                      "letters": labels, "answer": answer})
-    items.excluded = excluded
-    if n:
-        del items[n:]
-    return items
 
 
 def option_rows(items: list[dict]) -> list[dict]:

@@ -1,6 +1,6 @@
 """The measures suite's live path: MCQA-Eval end to end on any model confeval can score.
 
-For each multiple-choice question (:func:`~.inputs.load_mcq_items`):
+For each multiple-choice question (:func:`~.inputs.load_mc_items`):
 
 1. **Samples** — ``samples`` answers are drawn once from the free-form prompt (no option in it),
    at ``temperature``, cut at the first line break (and at a following ``Q:``), for the
@@ -45,8 +45,9 @@ from ...backends import Backend, GenerateParams, raw_prompt
 from ...parse._tokens import DEFAULT_FLOOR
 from ...parse.option_tokens import extract_from_tokens
 from ...records import RUN_RECORDS, RecordSet
+from .._multiple_choice import load_mc_items
 from ..base import LiveSuite
-from .inputs import load_mcq_items, run_option_rows
+from .inputs import run_option_rows
 from .options import MEASURE_NAMES, MeasuresOptions
 from .scoring import score_measure_rows
 
@@ -91,7 +92,7 @@ class MeasuresSuite(LiveSuite):
         return ["generate", "token_scores"]
 
     def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
-        return load_mcq_items(data, n, seed)
+        return load_mc_items(data, n, seed)
 
     # ------------------------------------------------------------------ similarity models
     def _encoder(self, options: MeasuresOptions):

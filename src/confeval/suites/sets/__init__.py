@@ -6,9 +6,10 @@ a record set, ``score_sets_file(path, ...)`` a record file or run folder (the sa
 run scores itself by); ``SUITE`` runs a model live (``confeval sets run``).
 """
 
-from .inputs import SetsInputs, load_mc_items, read_sets_records
+from .._multiple_choice import load_mc_items
+from .inputs import SetsInputs, read_sets_records
 from .options import DEFAULT_SCORES, PROTOCOLS, SetsOptions
 from .scoring import score_sets, score_sets_file, score_sets_records
 
-__all__ = ["DEFAULT_SCORES", "PROTOCOLS", "SetsInputs", "SetsOptions", "load_mc_items",
+__all__ = ["load_mc_items", "DEFAULT_SCORES", "PROTOCOLS", "SetsInputs", "SetsOptions",
            "read_sets_records", "score_sets", "score_sets_file", "score_sets_records"]

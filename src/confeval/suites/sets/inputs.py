@@ -11,30 +11,24 @@ are excluded and counted, never dropped silently: ``non_finite_option_value`` (+
 outside [0, 1]), ``fewer_than_2_options``, ``unknown_label``, ``gold_option_missing`` (see
 :class:`~confeval.records.RecordSet` for the generic reasons).
 
-Datasets (``confeval sets run --data``): ``builtin:arith-mc`` or a JSONL/CSV/Parquet file with
-``item_id`` (optional; row number otherwise), ``question``, ``answer`` (gold letter) and either
-an ``options`` list (JSONL) or one column per option letter ``A``, ``B``, ... (empty cells mean
-fewer options). Other columns (e.g. ``category``) are carried into the records.
+Datasets (``confeval sets run --data``): read by the one multiple-choice loader,
+:func:`confeval.suites._multiple_choice.load_mc_items` (its docstring lists the layouts);
+other columns (e.g. ``category``) are carried into the records.
 """
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..._validation import index_in
 from ...conformal import to_probabilities
-from ...records import RecordsError, RecordSet, as_list
-from ...tasks import load_builtin
-from ..base import Items
+from ...records import RecordSet
 from .options import INPUT_KINDS
 
-__all__ = ["INPUT_KINDS", "SetsInputs", "load_mc_items", "read_sets_records"]
+__all__ = ["INPUT_KINDS", "SetsInputs", "read_sets_records"]
 
-LETTERS = string.ascii_uppercase
 PROBS_SUM_TOLERANCE = 0.01
 """``--input probs``: a row whose probabilities sum further than this from 1 is excluded
 (``probs_do_not_sum_to_1``) rather than silently renormalised; closer ones are renormalised
@@ -90,60 +84,3 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
     groups = None if group_text is None else group_text[keep]
     probs = to_probabilities(values[keep], input_kind, np.dtype(precision))
     return SetsInputs(probs, gold[keep], groups, letters, rs)
-
-
-def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> Items:
-    """Multiple-choice items from ``builtin:arith-mc`` or a file (see module docstring).
-
-    Rows that cannot be asked are left out before any model call and counted in
-    ``items.excluded``: ``missing_question``, ``missing_answer``, ``fewer_than_2_options``
-    (no options, or fewer than two non-empty ones), ``answer_not_an_option`` (the gold answer
-    is not one of the option letters, compared exactly: ``b`` is not ``B``)."""
-    if data.startswith("builtin:"):
-        return Items(load_builtin(data.split(":", 1)[1], n or 200, seed))
-    rs = RecordSet.read(Path(data))
-    frame = rs.frame
-    for col in ("question", "answer"):
-        if col not in frame.columns:
-            raise RecordsError(f"{data}: column {col!r} not found; multiple-choice data needs "
-                               "question, answer and options (a list) or columns A, B, ...")
-    letter_cols = [c for c in LETTERS if c in frame.columns]
-    if "options" not in frame.columns and not letter_cols:
-        raise RecordsError(f"{data}: no options: give an 'options' list or columns A, B, ...")
-    items, excluded = Items(), {}
-
-    def skip(reason: str) -> None:
-        excluded[reason] = excluded.get(reason, 0) + 1
-
-    for row in frame.to_dict(orient="records"):
-        if "options" in frame.columns:
-            opts = row["options"]
-            try:
-                opts = as_list(opts, "options", f"row {row['_row']}") if _present(opts) else []
-            except RecordsError:
-                opts = []
-        else:
-            opts = [row[c] for c in letter_cols]
-        opts = [str(o) for o in opts if _present(o) and str(o).strip()]
-        question, answer = row.get("question"), row.get("answer")
-        if not _present(question) or not str(question).strip():
-            skip("missing_question")
-        elif not _present(answer) or not str(answer).strip():
-            skip("missing_answer")
-        elif len(opts) < 2:
-            skip("fewer_than_2_options")
-        elif str(answer).strip() not in LETTERS[:len(opts)]:
-            skip("answer_not_an_option")
-        else:
-            item = {k2: v for k2, v in row.items() if k2 not in letter_cols and k2 != "_row"}
-            item.update(options=opts, answer=str(answer).strip(),
-                        item_id=str(row.get("item_id", f"row-{row['_row']}")))
-            items.append(item)
-    items.excluded = excluded
-    if n:
-        del items[n:]
-    return items
-
-
-def _present(value) -> bool:
-    return value is not None and not (isinstance(value, float) and np.isnan(value))

@@ -19,9 +19,8 @@ import numpy as np
 from ...backends import Backend
 from ...evaluate import score_confidence_records
 from ...records import RUN_RECORDS, RecordSet
-from .._multiple_choice import build_messages, option_distribution
+from .._multiple_choice import build_messages, load_mc_items, option_distribution
 from ..base import LiveSuite, distribution_needs
-from .inputs import load_mc_items
 from .options import SetsOptions
 from .scoring import score_sets_records
 
@@ -50,7 +49,7 @@ class SetsSuite(LiveSuite):
                                            idk=options.idk, nota=options.nota)
         dist = await option_distribution(backend, messages, letters, method=options.method,
                                          top_k=options.top_k)
-        record = {k: v for k, v in item.items() if k not in ("options",)}
+        record = {k: v for k, v in item.items() if k not in ("options", "letters")}
         record.update(n_options=len(letters), method=dist["method"], status=dist["status"],
                       reason=dist["reason"], text=dist["text"], n_missing=dist["n_missing"],
                       mass_outside=dist["mass_outside"])
