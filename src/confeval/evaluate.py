@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 
 from . import metrics as M
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
-from .metrics.bootstrap import _interval
-from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample, bootstrap_counts
+from .metrics.bootstrap import _interval, resample_counts
+from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
 from .records import RecordSet
 
 __all__ = ["evaluate_agreement", "evaluate_confidence", "score_confidence_records"]
@@ -52,7 +52,9 @@ def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, p
         metrics["auroc"] = sample.auroc
     reps: dict[str, list] = {name: [] for name in metrics}
     done = 0
-    for counts in bootstrap_counts(conf.size, n_resamples, np.random.default_rng(seed))():
+    # the Poisson bootstrap, 8 resamples a block: memory stays O(8n) and progress is fine-grained
+    for counts in resample_counts(conf.size, n_resamples, np.random.default_rng(seed),
+                                  scheme="poisson", block=8):
         weights = sample.sort(counts)
         for name, fn in metrics.items():
             reps[name].append(fn(weights))

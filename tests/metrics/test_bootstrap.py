@@ -7,7 +7,9 @@ from confeval.metrics import (
     brier_score,
     expected_calibration_error,
     paired_bootstrap,
+    percentile_interval,
     rank_calibration_error,
+    resample_counts,
 )
 from confeval.metrics.bootstrap import BATCHED
 
@@ -86,3 +88,36 @@ def test_undefined_resamples_are_counted():
     y = np.array([1.0] * 19 + [0.0])
     res = bootstrap_ci(auroc, np.linspace(0, 1, 20), y, n_resamples=300, seed=0)
     assert 0 < res.n_undefined < 300
+
+
+def test_resample_counts_are_the_bootstrap_draws_as_counts_whatever_the_block():
+    """The multinomial counts are the bincounts of the very rows bootstrap_ci draws (same
+    seed, same stream), and neither scheme depends on the block size."""
+    n, b = 23, 37
+    rows = np.random.default_rng(5).integers(0, n, size=(b, n))
+    want = np.stack([np.bincount(r, minlength=n) for r in rows]).astype(float)
+    for block in (None, 1, 4, 37):
+        got = np.concatenate(list(resample_counts(n, b, np.random.default_rng(5),
+                                                  block=block)))
+        np.testing.assert_array_equal(got, want)
+        poisson = np.concatenate(list(resample_counts(n, b, np.random.default_rng(5),
+                                                      scheme="poisson", block=block)))
+        np.testing.assert_array_equal(poisson, np.random.default_rng(5).poisson(1.0, (b, n)))
+    # resample means from counts equal bootstrap_ci's replicates: same interval
+    x = np.random.default_rng(0).normal(size=n)
+    counts = np.concatenate(list(resample_counts(n, 500, np.random.default_rng(9))))
+    low, high, _ = percentile_interval(counts @ x / n, 0.9)
+    res = bootstrap_ci(np.mean, x, n_resamples=500, seed=9, confidence_level=0.9)
+    assert (low, high) == pytest.approx((res.low, res.high), abs=1e-12)
+    with pytest.raises(ValueError, match="scheme"):
+        next(resample_counts(n, 2, np.random.default_rng(0), scheme="bayesian"))
+
+
+def test_percentile_interval_is_numpys_linear_quantile_and_counts_undefined():
+    reps = np.r_[np.random.default_rng(2).normal(size=999), np.nan, np.nan]
+    low, high, undefined = percentile_interval(reps, 0.5)       # tails 0.25, exact in binary
+    assert (low, high) == (np.quantile(reps[:999], 0.25), np.quantile(reps[:999], 0.75))
+    assert undefined == 2
+    assert np.isnan(percentile_interval(np.full(3, np.nan))[0])
+    with pytest.raises(ValueError, match="confidence_level"):
+        percentile_interval(reps, 1.0)

@@ -6,7 +6,8 @@ import pytest
 
 from confeval import metrics as M
 from confeval.evaluate import evaluate_confidence
-from confeval.metrics.weighted import SortedSample, bootstrap_counts
+from confeval.metrics.bootstrap import resample_counts
+from confeval.metrics.weighted import SortedSample
 
 
 @pytest.mark.parametrize("kind", ["continuous", "likert", "all tied", "graded"])
@@ -17,7 +18,7 @@ def test_weighted_metrics_equal_the_repeated_sample(kind):
             "all tied": np.full(n, 0.7), "graded": rng.random(n)}[kind]
     target = rng.random(n) if kind == "graded" else (rng.random(n) < conf).astype(float)
     sample = SortedSample(conf, target, n_bins=15)
-    counts = next(bootstrap_counts(n, 4, rng)())
+    counts = next(resample_counts(n, 4, rng, scheme="poisson"))
     weights = sample.sort(counts)
     for r in range(4):
         idx = np.repeat(np.arange(n), counts[r].astype(int))
@@ -34,8 +35,8 @@ def test_weighted_metrics_equal_the_repeated_sample(kind):
 
 def test_counts_are_seeded_poisson_and_touch_no_global_rng():
     state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking it is untouched
-    a = np.concatenate(list(bootstrap_counts(1000, 20, np.random.default_rng(3))()))
-    b = np.concatenate(list(bootstrap_counts(1000, 20, np.random.default_rng(3))()))
+    a = np.concatenate(list(resample_counts(1000, 20, np.random.default_rng(3), scheme="poisson")))
+    b = np.concatenate(list(resample_counts(1000, 20, np.random.default_rng(3), scheme="poisson")))
     assert a.shape == (20, 1000) and np.array_equal(a, b)
     assert a.mean() == pytest.approx(1.0, abs=0.02) and a.var() == pytest.approx(1.0, abs=0.05)
     assert (np.random.get_state()[1] == state).all()  # noqa: NPY002

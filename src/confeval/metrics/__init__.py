@@ -22,7 +22,14 @@ from .agreement import (
     spearman,
     within_k_accuracy,
 )
-from .bootstrap import BootstrapDiff, BootstrapResult, bootstrap_ci, paired_bootstrap
+from .bootstrap import (
+    BootstrapDiff,
+    BootstrapResult,
+    bootstrap_ci,
+    paired_bootstrap,
+    percentile_interval,
+    resample_counts,
+)
 from .calibration import (
     HistogramBinning,
     ReliabilityDiagram,
@@ -68,10 +75,11 @@ __all__ = [
     "confidence_sensitivity", "confusion_matrix", "exact_accuracy",
     "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
     "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
-    "overconfidence_rate", "paired_bootstrap", "pearson", "prediction_rejection_ratio",
-    "proportion_ci", "RCEOverOrders", "rank_calibration_diagram", "rank_calibration_error",
+    "overconfidence_rate", "paired_bootstrap", "pearson", "percentile_interval",
+    "prediction_rejection_ratio", "proportion_ci", "RCEOverOrders", "rank_calibration_diagram",
+    "rank_calibration_error",
     "rank_calibration_error_orders",
-    "reliability_diagram", "risk_coverage_curve", "spearman",
+    "reliability_diagram", "resample_counts", "risk_coverage_curve", "spearman",
     "step_confidence",
     "top_label", "top_label_calibration_error", "within_k_accuracy",
 ]

@@ -11,13 +11,18 @@ Why not ``scipy.stats.bootstrap``: it has no cluster resampling and no paired-di
 helper for two metrics on the same rows, and its BCa jackknife is O(n^2) for n in the
 millions; the percentile and basic intervals here are the same definitions.
 
+The package's one resampling engine is here too: :func:`resample_counts` draws resamples as
+count vectors (the multinomial bootstrap, or the Poisson bootstrap for very large samples),
+which the count-weighted metrics (:mod:`confeval.metrics.weighted`, the steps suite's item
+sums) take; :func:`percentile_interval` is the one percentile interval of the package.
+
 Randomness comes only from ``numpy.random.default_rng(seed)``; no global RNG is touched.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -27,7 +32,8 @@ from .calibration import brier_score, expected_calibration_error, uniform_bin_in
 from .classification import accuracy
 from .selective import auroc
 
-__all__ = ["BATCHED", "BootstrapDiff", "BootstrapResult", "bootstrap_ci", "paired_bootstrap"]
+__all__ = ["BATCHED", "RESAMPLING_SCHEMES", "BootstrapDiff", "BootstrapResult", "bootstrap_ci",
+           "paired_bootstrap", "percentile_interval", "resample_counts"]
 
 _MAX_BLOCK_ELEMENTS = 20_000_000  # resamples x rows held in memory at once
 
@@ -120,13 +126,76 @@ def _as_arrays(arrays: Sequence) -> list[np.ndarray]:
     return arrs
 
 
-def _row_blocks(n: int, n_resamples: int, rng: np.random.Generator):
-    block = max(1, min(n_resamples, _MAX_BLOCK_ELEMENTS // max(n, 1)))
+def _row_blocks(n: int, n_resamples: int, rng: np.random.Generator,
+                block: int | None = None) -> Iterator[np.ndarray]:
+    """Row indices of the resamples, (b, n) per block: row r of a block is the n draws with
+    replacement of one resample. The stream is the same whatever the block size (a (b, n)
+    draw is b successive draws of n), so results never depend on memory limits."""
+    block = block or max(1, min(n_resamples, _MAX_BLOCK_ELEMENTS // max(n, 1)))
     done = 0
     while done < n_resamples:
         size = min(block, n_resamples - done)
         yield rng.integers(0, n, size=(size, n))
         done += size
+
+
+RESAMPLING_SCHEMES = ("multinomial", "poisson")
+
+
+def resample_counts(n: int, n_resamples: int, rng: np.random.Generator, *,
+                    scheme: str = "multinomial", block: int | None = None
+                    ) -> Iterator[np.ndarray]:
+    """Bootstrap resamples of ``n`` units as counts, in blocks of shape (b, n), float64:
+    ``counts[r, i]`` is how many times resample r drew unit i.
+
+    ``scheme="multinomial"`` is the ordinary bootstrap (n draws with replacement; the same
+    random stream as :func:`bootstrap_ci`'s row draws). ``scheme="poisson"`` draws each count
+    as an independent Poisson(1) (Hanley and MacGibbon, 2006; Chamandy et al., 2012): for the
+    very large samples it serves it is the multinomial bootstrap up to O(1/sqrt(n)) in the
+    resample size, and it draws in O(n) without an index per draw.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> [c.sum(axis=1).tolist() for c in resample_counts(5, 3, rng, block=2)]
+    [[5.0, 5.0], [5.0]]
+    """
+    if scheme == "poisson":
+        block = block or max(1, min(n_resamples, _MAX_BLOCK_ELEMENTS // max(n, 1)))
+        done = 0
+        while done < n_resamples:
+            size = min(block, n_resamples - done)
+            yield rng.poisson(1.0, size=(size, n)).astype(np.float64)
+            done += size
+    elif scheme == "multinomial":
+        for idx in _row_blocks(n, n_resamples, rng, block):
+            flat = (idx + n * np.arange(idx.shape[0])[:, None]).ravel()
+            yield np.bincount(flat, minlength=idx.size).reshape(idx.shape).astype(np.float64)
+    else:
+        raise ValueError(f"scheme must be one of {RESAMPLING_SCHEMES}, not {scheme!r}")
+
+
+def percentile_interval(replicates: np.ndarray, confidence_level: float = 0.95
+                        ) -> tuple[float, float, int]:
+    """The equal-tailed percentile interval of bootstrap (or simulation) replicates:
+    ``(low, high, n_undefined)``. Undefined replicates (NaN, e.g. AUROC of a one-class
+    resample) are left out and counted; none defined gives NaN bounds. Quantiles are
+    numpy's default (linear interpolation between order statistics).
+
+    Examples
+    --------
+    >>> percentile_interval(np.array([0.0, 1.0, 2.0, 3.0, np.nan]), 0.5)
+    (0.75, 2.25, 1)
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    reps = np.asarray(replicates, dtype=np.float64)
+    good = reps[np.isfinite(reps)]
+    if good.size == 0:
+        return float("nan"), float("nan"), int(reps.size)
+    tail = (1 - confidence_level) / 2
+    low, high = np.quantile(good, [tail, 1 - tail])
+    return float(low), float(high), int(reps.size - good.size)
 
 
 def _cluster_index_sets(clusters: np.ndarray, n_resamples: int, rng: np.random.Generator):
@@ -166,18 +235,16 @@ def _replicates(statistic, batched, arrs, n_resamples, rng, clusters, kwargs) ->
 
 
 def _interval(estimate, reps, confidence_level, method):
-    if not 0 < confidence_level < 1:
-        raise ValueError("confidence_level must be in (0, 1)")
-    good = reps[np.isfinite(reps)]
-    if good.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    tail = (1 - confidence_level) / 2
-    lo, hi = np.quantile(good, [tail, 1 - tail])
+    """(low, high, standard error) by ``method``: ``percentile`` or ``basic`` (the percentile
+    interval reflected about the estimate)."""
+    if method not in ("percentile", "basic"):
+        raise ValueError("method must be 'percentile' or 'basic'")
+    lo, hi, _ = percentile_interval(reps, confidence_level)
     if method == "basic":
         lo, hi = 2 * estimate - hi, 2 * estimate - lo
-    elif method != "percentile":
-        raise ValueError("method must be 'percentile' or 'basic'")
-    return float(lo), float(hi), float(good.std(ddof=1)) if good.size > 1 else 0.0
+    good = reps[np.isfinite(reps)]
+    return lo, hi, float(good.std(ddof=1)) if good.size > 1 else (0.0 if good.size else
+                                                                   float("nan"))
 
 
 def bootstrap_ci(statistic: Callable, *arrays, n_resamples: int = 1000,

@@ -5,38 +5,23 @@ their tie blocks. Metrics take the sorted weights, ``SortedSample.sort(counts)``
 
 Used for large inputs (``evaluate_confidence`` with at least :data:`FAST_BOOTSTRAP_ROWS` rows),
 where re-sorting a million rows a thousand times took minutes: one sort, then O(n) work per
-resample. Each function is exact for given counts: the metric of the sample in which row i is
-repeated ``counts[i]`` times (tested against :func:`numpy.repeat`). Ties follow the package's
+resample. The counts come from the package's one resampling engine,
+:func:`confeval.metrics.bootstrap.resample_counts`. Each function is exact for given counts:
+the metric of the sample in which row i is repeated ``counts[i]`` times (tested against
+:func:`numpy.repeat`). Ties follow the package's
 rule (AUROC: a tied pair counts one half; AUARC: the expectation over orders of a tie block).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import numpy as np
 
 from .calibration import uniform_bin_indices
 
-__all__ = ["FAST_BOOTSTRAP_ROWS", "SortedSample", "bootstrap_counts"]
+__all__ = ["FAST_BOOTSTRAP_ROWS", "SortedSample"]
 
 FAST_BOOTSTRAP_ROWS = 200_000
 """From this many rows on, ``evaluate_confidence`` bootstraps with counts (this module)."""
-
-
-def bootstrap_counts(n: int, n_resamples: int, rng: np.random.Generator, *,
-                     block: int = 8) -> Callable[[], Iterator[np.ndarray]]:
-    """Blocks of (b, n) resample counts, ``block`` resamples at a time: the Poisson bootstrap,
-    each row's count an independent Poisson(1) draw (Hanley and MacGibbon, 2006; Chamandy et
-    al., 2012). For the large samples this path serves, it is the multinomial bootstrap up to
-    O(1/sqrt(n)) in the resample size, and it draws in O(n) without an index per draw."""
-    def blocks():
-        done = 0
-        while done < n_resamples:
-            k = min(block, n_resamples - done)
-            yield rng.poisson(1.0, size=(k, n)).astype(np.float64)
-            done += k
-    return blocks
 
 
 class SortedSample:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ...metrics import macro_f1
+from ...metrics.bootstrap import percentile_interval, resample_counts
 from ...metrics.calibration import uniform_bin_indices
 from ...metrics.steps import (
     THRESHOLD_TOL,
@@ -138,8 +139,7 @@ def _bootstrap(orig, pairs, cfg, n_types, n_resamples, seed, level) -> dict:
     rng = np.random.default_rng(seed)
     n_items = int(max(orig._item.max() if len(orig) else -1,
                       pairs._item.max() if len(pairs) else -1)) + 1
-    counts = np.stack([np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
-                       for _ in range(n_resamples)]).astype(np.float64)
+    counts = np.concatenate(list(resample_counts(n_items, n_resamples, rng)))
     out_reps: dict[str, np.ndarray] = {}
     if len(pairs):
         diff = np.abs(pairs.c_orig.to_numpy() - pairs.c.to_numpy())
@@ -188,14 +188,11 @@ def _bootstrap(orig, pairs, cfg, n_types, n_resamples, seed, level) -> dict:
                                          scale=cfg.ccs_scale)
     if all(k in out_reps for k in ("crs", "css", "ccs")):
         out_reps["avg"] = (out_reps["crs"] + out_reps["css"] + out_reps["ccs"]) / 3
-    alpha = (1 - level) / 2
     out = {}
     for k, arr in out_reps.items():
-        arr = arr[np.isfinite(arr)]
-        if arr.size:
-            out[k] = {"low": float(np.quantile(arr, alpha)),
-                      "high": float(np.quantile(arr, 1 - alpha)),
-                      "n_undefined": int(n_resamples - arr.size)}
+        low, high, n_undefined = percentile_interval(arr, level)
+        if n_undefined < arr.size:
+            out[k] = {"low": low, "high": high, "n_undefined": n_undefined}
     return out
 
 
