@@ -101,3 +101,17 @@ def test_options_validate_themselves_before_any_call(suite_name, bad, message):
     with pytest.raises(ValueError) as caught:
         get_suite(suite_name).Options(**bad)
     assert message in str(caught.value)
+
+
+def test_the_one_live_driver_refuses_an_unknown_option_before_making_a_backend(tmp_path):
+    from confeval.runner import run_live
+
+    def never():
+        raise AssertionError("the backend was made")
+
+    with pytest.raises(ValueError, match="--epsilon: not an option of the sets suite"):
+        run_live("sets", {"epsilon": 0.1}, tmp_path / "R", backend=never)
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="holds files confeval did not write"):
+        run_live("sets", {}, tmp_path / "busy", backend=never)

@@ -8,6 +8,7 @@ fixed seed and are labelled SIMULATED in every output. Writes a complete run fol
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -148,25 +149,19 @@ LIVE_PLAN = (
 def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -> list[dict]:
     """Every live suite on the embedded SmolLM2 over its built-in task (cached)."""
     from .backends import ResponseCache, get_backend
-    from .runner import run_suite
-    from .suites import get_suite
+    from .runner import run_live
 
     step("live: loading the embedded model")
     backend = get_backend("local")
     cache = ResponseCache()
     sections: list[dict] = []
     for name, data, n, extra, what, chance in LIVE_PLAN:
-        suite = get_suite(name)
         n = n or n_items
-        options = suite.Options.from_dict({"bootstrap": n_resamples, "seed": seed, **extra})
-        config = {"command": "demo-live", "suite": name, "model": "local",
-                  "backend": backend.identity(), "data": data, "n": n, "seed": seed,
-                  "options": options.to_dict()}
-        result = run_suite(suite, backend, suite.load_items(data, n, seed), out / f"live-{name}",
-                           config=config, cache=cache, options=options,
-                           model_name=backend.describe(),
-                           progress=lambda _msg=None, name=name: step(f"live: {name} on "
-                                                                      "SmolLM2"))
+        result = run_live(name, {"bootstrap": n_resamples, "seed": seed, **extra},
+                          out / f"live-{name}", backend=backend, data=data, n=n,
+                          cache=cache, command="demo-live", model_name=backend.describe(),
+                          progress_factory=lambda _total, _what, name=name: nullcontext(
+                              lambda _msg=None: step(f"live: {name} on SmolLM2")))
         for k, section in enumerate(result.metrics["sections"]):
             section["simulated"] = False
             section["title"] = f"LIVE ({name}): {section['title']}"

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ._registry import UnknownName
 from .report import publish
+from .runner import record_counts
 from .runs import RunFolder, check_output_folder, dumps, file_sha256, load_run_records
-from .suites import suite_entry
+from .suites import SCORING_COMMANDS, suite_entry
 from .suites.options import build
 
 __all__ = ["differences", "rerun"]
@@ -30,23 +31,33 @@ before any call): taken from the folder's own metrics."""
 
 
 def _scoring_metrics(config: dict) -> dict:
-    suite, _, verb = str(config.get("command", "")).partition(" ")
-    if verb != "score":
-        raise ValueError(f"cannot rerun `confeval {config.get('command')}` folders")
-    entry = suite_entry(suite)
-    options_class = entry.options_class()
-    results = {}
+    command = str(config.get("command", ""))
+    try:
+        cmd = SCORING_COMMANDS[command]
+    except UnknownName:
+        raise ValueError(f"cannot rerun `confeval {command}` folders") from None
+    cls = cmd.options_class()
+    results: dict[str, dict] = {}
     for given in config.get("inputs") or []:
-        path = given["path"]
-        if not Path(path).exists():
-            raise ValueError(f"{path}: the input of this run is gone")
-        if file_sha256(path) != given["sha256"]:
-            raise ValueError(f"{path}: changed since the run (its SHA-256 differs from "
-                             "run.json's)")
-        options = build(options_class, given["options"], what=f"the {suite} suite")
-        results[path] = entry.score(path, options)
-    return {"title": f"confeval {config['command']}", "simulated": False,
-            "sections": [entry.section(results)]}
+        paths = given["path"] if isinstance(given["path"], list) else [given["path"]]
+        hashes = given["sha256"] if isinstance(given["sha256"], list) else [given["sha256"]]
+        for path, sha in [*zip(paths, hashes), *(given.get("option_files") or {}).items()]:
+            _check_unchanged(path, sha)
+        options = build(cls, given["options"], what=f"confeval {command}")
+        results[" vs ".join(paths)] = cmd.score(paths, options)
+    if config.get("extra"):
+        cmd.finish(results, config["extra"],
+                   build(cls, config.get("extra_options") or {}, what=f"confeval {command}"))
+    return {"title": f"confeval {command}", "simulated": False,
+            "sections": [cmd.section(results)]}
+
+
+def _check_unchanged(path: str, sha256: str) -> None:
+    if not Path(path).exists():
+        raise ValueError(f"{path}: the input of this run is gone")
+    if file_sha256(path) != sha256:
+        raise ValueError(f"{path}: changed since the run (its SHA-256 differs from "
+                         "run.json's)")
 
 
 def _live_metrics(run: RunFolder, config: dict) -> dict:
@@ -64,8 +75,8 @@ def _live_metrics(run: RunFolder, config: dict) -> dict:
     for key in _COPIED_FROM_THE_RUN:
         if key in old:
             metrics[key] = old[key]
-    metrics.setdefault("records_by_status",
-                       dict(Counter(str(r.get("status")) for r in first)))
+    for key, value in record_counts(first).items():
+        metrics.setdefault(key, value)
     return metrics
 
 
@@ -74,7 +85,7 @@ def rerun(run_dir: str | Path, out: str | Path | None = None, *, force: bool = F
     written with the report into ``out`` (a new run folder) when given."""
     run = RunFolder(run_dir, create=False)
     config = run.read_run().get("config") or {}
-    if config.get("command") in ("run",) and "suite" in config:
+    if config.get("command") in ("run", "demo-live") and "suite" in config:
         metrics = _live_metrics(run, config)
     else:
         metrics = _scoring_metrics(config)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,15 @@ from .backends import (
     BackendError,
     CachedBackend,
     CapabilityError,
+    ImagesRefused,
     RecordingBackend,
     ResponseCache,
     require,
 )
 from .report import publish
-from .runs import RunFolder, check_config, load_run_records
-from .suites.base import LiveSuite, SuiteOptions
+from .runs import RunFolder, check_config, check_output_folder, load_run_records
+from .suites import get_suite
+from .suites.base import Items, LiveSuite, SuiteOptions
 
 __all__ = ["RunResult", "open_run_folder", "run_suite"]
 
@@ -49,6 +52,7 @@ class RunResult:
     failures: list[tuple[str, str]] = field(default_factory=list)
     metrics: dict | None = None
     model_calls: int = 0
+    extras: str | None = None
 
 
 async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run: RunFolder,
@@ -60,7 +64,12 @@ async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run:
         async with gate:
             recorder = RecordingBackend(backend)
             try:
-                record = await suite.run_item(item, recorder, options)
+                if suite.has_images(item) and "images" not in backend.capabilities:
+                    record = suite.needs_image_record(item, options)
+                else:
+                    record = await suite.run_item(item, recorder, options)
+            except ImagesRefused:  # found out on this item: counted as the later ones are
+                record = suite.needs_image_record(item, options)
             except CapabilityError:
                 raise
             except BackendError as exc:
@@ -98,6 +107,15 @@ def _one_per_item(records: list[dict], ids: Sequence[str]) -> tuple[list[dict], 
         else:
             first[key] = r
     return sorted(first.values(), key=lambda r: order[str(r["item_id"])]), duplicates
+
+
+def record_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
+    """A run's records by status, and the excluded ones by reason (``needs_image``, ...)."""
+    out = {"records_by_status": dict(Counter(str(r.get("status")) for r in records))}
+    left_out = Counter(str(r.get("reason")) for r in records if r.get("status") == "excluded")
+    if left_out:
+        out["excluded_records"] = dict(left_out)
+    return out
 
 
 def open_run_folder(out: str | Path, options: SuiteOptions,
@@ -146,13 +164,53 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
         run.write_records([*records, *(r for r in loaded if id(r) not in kept)])
         metrics = suite.score(records, options, model_name)
         metrics.setdefault("failed_items", len(failures))
-        metrics.setdefault("records_by_status",
-                           dict(Counter(str(r.get("status")) for r in records)))
+        for key, value in record_counts(records).items():
+            metrics.setdefault(key, value)
         if duplicates:
             metrics["duplicate_records_ignored"] = len(duplicates)
         if getattr(items, "excluded", None):
             metrics["excluded_at_load"] = dict(items.excluded)
         publish(run, metrics)
+        extras = suite.write_extras(run.path)
     calls = wrapped.calls if isinstance(wrapped, CachedBackend) else len(todo)
     return RunResult(run.path, len(items), len(todo) - len(failures), len(items) - len(todo),
-                     failures, metrics, calls)
+                     failures, metrics, calls, extras)
+
+
+def run_live(suite_name: str, options: Mapping[str, Any], out: str | Path, *,
+             backend: Backend | Callable[[], Backend], data: str | None = None,
+             n: int | None = None, model: str | None = None, cache: ResponseCache | None = None,
+             image_root: str | Path | None = None, command: str = "run",
+             model_name: str | None = None, text_only: bool = False,
+             progress_factory: Callable[[int, str], Any] | None = None,
+             on_items: Callable[[Items], None] | None = None) -> RunResult:
+    """The one live driver (``confeval <suite> run``, the demo's live sections, Python
+    callers): the suite's options validated from ``options`` (an unknown key refused by name)
+    and the output folder checked — both before ``backend`` is made, when it is a factory (a
+    model load) — then the items loaded, the run folder opened (resumed if it holds the same
+    run), :func:`run_suite`, and the suite's extra outputs.
+
+    ``progress_factory(total, what)`` is a context manager giving the per-item step;
+    ``on_items(items)`` sees the loaded items (e.g. to say which rows were left out);
+    ``model_name`` names the model in the sections (default: ``model``); ``text_only`` (the
+    backend was made without images) is recorded in ``run.json``."""
+    suite = get_suite(suite_name)
+    opts = suite.for_records(suite.Options.from_dict(options, suite=suite_name))
+    check_output_folder(out, command, suite=suite_name)
+    if not isinstance(backend, Backend):
+        backend = backend()
+    where = {"image_root": str(image_root)} if image_root is not None else {}
+    data = data or suite.default_data
+    items = suite.load_items(data, n, opts.seed, **where)
+    if on_items is not None:
+        on_items(items)
+    config = {"command": command, "suite": suite_name, "model": model or "local",
+              "backend": backend.identity(), "data": data, "n": n, **where,
+              **({"text_only": True} if text_only else {})}
+    open_run_folder(out, opts, config)  # a mismatch is refused before any progress bar
+    bar = progress_factory(len(items), f"{suite_name}: {model or 'local'}") \
+        if progress_factory is not None else nullcontext(None)
+    with bar as step:
+        return run_suite(suite, backend, items, out, options=opts, config=config,
+                         model_name=model_name or model or "local", cache=cache,
+                         progress=step)

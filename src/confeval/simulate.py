@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_softmax, logit
 
+from ._registry import Registry
 from .taxonomy import error_types
 
 __all__ = ["BEHAVIOURS", "ERROR_TYPES", "simulate", "simulate_confidence", "simulate_mcq",
@@ -210,8 +211,8 @@ def simulate_mcq(n: int = 2000, behaviour: str = "calibrated", *, seed: int = 0,
     return frame
 
 
-_GENERATORS = {"confidence": simulate_confidence, "scores": simulate_scores,
-               "steps": simulate_steps, "mcq": simulate_mcq}
+_GENERATORS = Registry("kind", {"confidence": simulate_confidence, "scores": simulate_scores,
+                               "steps": simulate_steps, "mcq": simulate_mcq})
 
 
 def simulate(kind: str, n: int, behaviour: str | None = None, *, seed: int = 0,
@@ -221,6 +222,4 @@ def simulate(kind: str, n: int, behaviour: str | None = None, *, seed: int = 0,
     ``behaviour=None`` takes the kind's first behaviour (``calibrated``, or ``typical`` for
     steps).
     """
-    if kind not in _GENERATORS:
-        raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(_GENERATORS)}")
     return _GENERATORS[kind](n, behaviour or BEHAVIOURS[kind][0], seed=seed, **options)

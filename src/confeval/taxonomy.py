@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ._registry import Registry
+
 __all__ = ["MMERROR_AUTHOR_LABELS", "MMERROR_LETTER_ORDER", "TAXONOMIES", "ErrorType", "aliases",
            "error_types", "normalise"]
 
@@ -31,7 +33,7 @@ class ErrorType:
     spellings: tuple[str, ...] = ()
 
 
-TAXONOMIES: dict[str, tuple[ErrorType, ...]] = {
+TAXONOMIES: Registry[tuple[ErrorType, ...]] = Registry("taxonomy", {
     "confprobench": (
         ErrorType("numerical_calculation", "Numerical calculation error",
                   ("numerical calculation", "numerical", "calculation", "nce", "arithmetic")),
@@ -61,7 +63,7 @@ TAXONOMIES: dict[str, tuple[ErrorType, ...]] = {
                    "knowledge deficiency error", "knowledge deficiency")),
         ErrorType("no_error", "No error", ("no error", "none", "no errors")),
     ),
-}
+})
 
 
 MMERROR_LETTER_ORDER = ("vpe", "re", "qce", "kde", "no_error")
@@ -76,8 +78,6 @@ MMERROR_AUTHOR_LABELS = {"vpe": "A_Visual_Perception_Error", "re": "B_Reasoning_
 
 def error_types(taxonomy: str) -> dict[str, ErrorType]:
     """Key -> :class:`ErrorType` of ``taxonomy``, in its documented order."""
-    if taxonomy not in TAXONOMIES:
-        raise ValueError(f"unknown taxonomy {taxonomy!r}; choose from {', '.join(TAXONOMIES)}")
     return {t.key: t for t in TAXONOMIES[taxonomy]}
 
 

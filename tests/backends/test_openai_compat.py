@@ -150,3 +150,79 @@ def test_raw_prompts_use_legacy_completions_and_echo_gives_token_scores():
             aio.run(backend.score_tokens(raw_prompt("It is: ("), ["A"]))
         with pytest.raises(CapabilityError, match="need a raw prompt"):
             aio.run(backend.score_tokens([{"role": "user", "content": "hi"}], ["x"]))
+
+
+@pytest.mark.parametrize("body, content_type, kind", [
+    (b"<!DOCTYPE html><html><body>Sign in</body></html>", "text/html", "HTML"),
+    (b'{"status": "ok"}', "application/json", "text")])
+def test_a_200_that_is_no_api_answer_is_one_clear_error(body, content_type, kind):
+    """A login page or another service answering 200 at --base-url: one BackendError naming
+    the address and what came back, never an AttributeError from deep inside."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Page(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1"
+    try:
+        backend = get_backend("openai:m", base_urls=[url])
+        with pytest.raises(BackendError, match=f"{url}: answered with {kind}, not an "
+                                               "OpenAI-compatible JSON response"):
+            asyncio.run(backend.generate([{"role": "user", "content": "hi"}],
+                                         GenerateParams(max_tokens=3)))
+    finally:
+        server.shutdown()
+
+
+def _image_message():
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4), "blue").save(png, format="PNG")
+    url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+    return [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                         {"type": "text", "text": "Which? A or B"}]}]
+
+
+def test_a_server_refusing_images_is_found_out_once():
+    """The first image request fails (HTTP 500, as llama.cpp's server for a text-only model),
+    one text probe succeeds: the backend is text-only from then on, and later image requests
+    never reach the server."""
+    from confeval.backends import ImagesRefused
+
+    with StubServer(text_only=True) as server:
+        backend = get_backend("openai:m", base_urls=[server.base_url], max_retries=0)
+        assert "images" in backend.capabilities
+        with pytest.raises(ImagesRefused, match="treated as text-only"):
+            asyncio.run(backend.generate(_image_message(), GenerateParams(max_tokens=2)))
+        assert "images" not in backend.capabilities
+        sent = server.requests                        # the image request and the probe
+        assert sent == 2
+        with pytest.raises(ImagesRefused):
+            asyncio.run(backend.generate(_image_message(), GenerateParams(max_tokens=2)))
+        assert server.requests == sent                # never sent again
+        text = asyncio.run(backend.generate([{"role": "user", "content": "A or B?"}],
+                                            GenerateParams(max_tokens=2)))
+        assert text[0].text
+
+
+def test_a_server_that_is_down_is_not_taken_for_text_only():
+    with StubServer(faults=["500", "500"]) as server:
+        backend = get_backend("openai:m", base_urls=[server.base_url], max_retries=0)
+        with pytest.raises(BackendError) as info:
+            asyncio.run(backend.generate(_image_message(), GenerateParams(max_tokens=2)))
+        assert "HTTP 500" in str(info.value) and "images" in backend.capabilities

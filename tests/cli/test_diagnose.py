@@ -81,7 +81,7 @@ def test_score_reads_the_authors_latest_json_and_a_human_row(tmp_path, capsys):
                 "status": "ok" if i < 8 else "error", "domain": "ML"} for i in range(10)]
     latest.write_text(json.dumps({"results": results, "accuracy": 0.5}))
     human = tmp_path / "human.csv"
-    human.write_text("domain,accuracy\nML,0.9107\ntotal,0.8952\n")
+    human.write_text("domain,accuracy\nML,0.9107\ntotal,0.8952\nPE,high\nCS,91\n")
     assert main(["diagnose", "score", str(latest), "--human", str(human), "--json",
                  "--simulations", "0"]) == 0
     res = json.loads(capsys.readouterr().out)["results"][str(latest)]
@@ -89,6 +89,9 @@ def test_score_reads_the_authors_latest_json_and_a_human_row(tmp_path, capsys):
     assert res["n"] == 10 and res["correct"] == 4 and res["parse_rate"] == 0.8
     assert res["accuracy_parsed"] == 0.5
     assert res["baselines"]["human"] == {"ML": 0.9107, "total": 0.8952}
+    # a text and a percentage are counted, never silently dropped
+    assert res["baselines"]["human_rows_excluded"] == {"non_numeric_accuracy": 1,
+                                                       "accuracy_out_of_range": 1}
 
 
 def test_score_reads_p_error_present_for_its_auroc(tmp_path, capsys):
@@ -104,3 +107,31 @@ def test_score_reads_p_error_present_for_its_auroc(tmp_path, capsys):
                  "--simulations", "0"]) == 0
     res = json.loads(capsys.readouterr().out)["results"][str(path)]
     assert res["auroc_p_error_present"] == roc_auc_score([g != "no_error" for g in gold], p)
+
+
+def test_a_text_only_server_costs_one_refused_image_then_counts_needs_image(
+        tmp_path, capsys, monkeypatch):
+    """llama.cpp's server for a text-only model answers HTTP 500 to every image request: one
+    such refusal and one text probe, then every image item is needs_image without a request;
+    with --text-only not even the first is sent."""
+    import confeval.backends as backends
+    from confeval.backends.stub_server import StubServer
+
+    make = backends.get_backend  # no retries of the 500: the test would wait for backoffs
+    monkeypatch.setattr(backends, "get_backend",
+                        lambda spec, **kw: make(spec, **kw, max_retries=0))
+
+    for text_only, image_requests in ((False, 1), (True, 0)):
+        out_dir = tmp_path / f"run-{text_only}"
+        with StubServer(text_only=True) as server:
+            args = ["diagnose", "run", "--model", "openai:m", "--base-url", server.base_url,
+                    "--n", "12", "--answer", "generated", "--concurrency", "1",
+                    "--bootstrap", "0", "--no-cache", "--out", str(out_dir)]
+            code = main(args + (["--text-only"] if text_only else []))
+            assert code == 0, capsys.readouterr().err
+            sent = sum(b'"image_url"' in body for body in server.received)
+        assert sent == image_requests
+        metrics = json.loads((out_dir / "metrics.json").read_text())
+        assert metrics["failed_items"] == 0
+        assert metrics["excluded_records"]["needs_image"] > 0
+        assert "records not asked: " in capsys.readouterr().err

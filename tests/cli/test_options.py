@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from confeval.cli.app import app as APP
-from confeval.suites import SUITES, get_suite
+from confeval.suites import SCORING_COMMANDS, SUITES, get_suite
 from confeval.suites.options import build, flag_of, option_fields, spec_of, to_json
 
 
@@ -44,3 +44,33 @@ def test_run_json_holds_every_field_and_unknown_keys_are_refused(suite):
     assert build(live.Options, written) == options  # read back whole
     with pytest.raises(ValueError, match="--epsilon-prime: not an option of"):
         build(live.Options, {"epsilon_prime": 0.1})
+
+
+def _scoring_callback(command: str):
+    """The function behind ``confeval COMMAND`` (``score``) or ``confeval GROUP VERB``."""
+    group, _, verb = command.rpartition(" ")
+    if not group:
+        return next(c.callback for c in APP.registered_commands
+                    if (c.name or c.callback.__name__) == verb)
+    return _command(group, verb)
+
+
+@pytest.mark.parametrize("command", sorted(SCORING_COMMANDS))
+def test_every_scoring_command_takes_its_flags_from_its_options_class(command):
+    """Generated over the registry: each field of the command's options class is a flag of
+    the command, no flag of the command duplicates a field, and the whole options (defaults
+    of every field) go into run.json and read back."""
+    import inspect
+
+    cls = SCORING_COMMANDS[command].options_class()
+    params = inspect.signature(_scoring_callback(command)).parameters
+    fields = {f.name for f in option_fields(cls, "score")}
+    assert fields and fields <= set(params)
+    assert not (set(params) - fields) & {f.name for f in dataclasses.fields(cls)}
+    required = {f.name: "x" for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING}
+    options = build(cls, required)
+    assert set(to_json(options)) == {f.name for f in dataclasses.fields(cls)}
+    assert build(cls, to_json(options)) == options
+    with pytest.raises(ValueError, match="--epsilon-prime: not an option of"):
+        build(cls, {**required, "epsilon_prime": 0.1})

@@ -16,6 +16,7 @@ from confeval.measures import (
     eigenvalue,
     get_measure,
     jaccard_similarity,
+    option_confidences,
 )
 from confeval.metrics import auarc, auroc
 
@@ -76,7 +77,8 @@ def test_edge_cases_and_errors():
     for bad in (np.ones((2, 3)), np.full((2, 2), 2.0), np.array([[1, np.nan], [np.nan, 1]])):
         with pytest.raises(ValueError):
             degree(bad)
-    assert get_measure("degree") is degree and "eccentricity" in MEASURES
+    assert get_measure("deg_j").function is degree and get_measure("deg_j").label == "Deg(J)"
+    assert MEASURES["ecc_c"].similarity == "contradiction" and len(MEASURES) == 14
     with pytest.raises(ValueError, match="choose from"):
         get_measure("entropy-of-vibes")
 
@@ -154,3 +156,27 @@ def test_algorithm_1_equals_one_matrix_per_option():
     assert got["degree"][0] > got["degree"][2]  # "paris" is central, "berlin" isolated
     with pytest.raises(ValueError, match="cross_w must be"):
         option_confidences(base, cross[:, :2])
+
+
+def test_hostile_matrices_are_refused_in_one_clear_error():
+    """A zero row (D^{-1/2} infinite), an asymmetric matrix (eigh reads one triangle), text in
+    the matrix: a ValueError naming the problem, never NaN or numpy's LinAlgError."""
+    zero_row = np.array([[1.0, 0.0], [0.0, 0.0]])
+    for fn in (degree, eccentricity, eigenvalue):
+        with pytest.raises(ValueError, match=r"diagonal must be positive.*W\[1, 1\] = 0.0"):
+            fn(zero_row)
+    lopsided = np.array([[1.0, 0.9], [0.1, 1.0]])
+    assert degree(lopsided).confidence.tolist() == [0.95, 0.55]  # degree needs no symmetry
+    for fn in (eccentricity, eigenvalue):
+        with pytest.raises(ValueError, match=r"symmetric.*W\[0, 1\] = 0.9 but W\[1, 0\] = 0.1"):
+            fn(lopsided)
+    with pytest.raises(ValueError, match="symmetric"):
+        option_confidences(lopsided, [[0.5, 0.5]])
+    with pytest.raises(ValueError, match="matrix of numbers"):
+        degree([["a", "b"], ["c", "d"]])
+
+
+def test_missing_texts_are_empty_answers_not_words():
+    w = jaccard_similarity([None, float("nan"), "none", "NaN"])
+    assert w.tolist() == [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0],
+                          [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]

@@ -19,6 +19,7 @@ from .base import (
     CapabilityError,
     GenerateParams,
     Generation,
+    ImagesRefused,
     TokenLogprob,
     TokenScores,
     is_raw_prompt,
@@ -29,7 +30,7 @@ from .cache import CachedBackend, CacheError, ResponseCache, call_key, request_k
 from .scripted import RecordingBackend, ReplayBackend, ScriptedBackend
 
 __all__ = ["CAPABILITIES", "Backend", "BackendError", "CacheError", "CachedBackend",
-           "CapabilityError",
+           "CapabilityError", "ImagesRefused",
            "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
            "ScriptedBackend",
            "TokenLogprob", "TokenScores", "call_key", "get_backend", "is_raw_prompt", "raw_prompt",

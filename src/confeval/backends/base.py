@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["CAPABILITIES", "RAW_ROLE", "Backend", "BackendError", "CapabilityError",
-           "GenerateParams", "Generation", "TokenLogprob", "TokenScores", "is_raw_prompt",
-           "raw_prompt", "redact_url", "require"]
+           "GenerateParams", "Generation", "ImagesRefused", "TokenLogprob", "TokenScores",
+           "is_raw_prompt", "raw_prompt", "redact_url", "require"]
 
 CAPABILITIES = ("generate", "logprobs", "score", "token_scores", "attention", "images")
 
@@ -79,6 +79,13 @@ class BackendError(RuntimeError):
 
 class CapabilityError(BackendError):
     """The backend cannot do what the suite needs."""
+
+
+class ImagesRefused(CapabilityError):
+    """A server refused a request because of its images while it answers text (found out
+    once, by a text-only probe after the first failed image request): the backend has lost
+    its ``images`` capability and the item is counted as ``needs_image``, never sent
+    text-only."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +197,8 @@ class Backend(abc.ABC):
         params = params or GenerateParams()
         require(self, ["generate"] + (["logprobs"] if params.logprobs else []),
                 "this call asks for them")
-        if _has_images(messages):
-            require(self, ["images"], "the messages contain images")
+        if _has_images(messages) and "images" not in self.capabilities:
+            raise ImagesRefused(f"{self.describe()} takes no images; the messages contain some")
         if n < 1:
             raise ValueError("n must be at least 1")
         return await self._generate(messages, params, n)
@@ -200,8 +207,8 @@ class Backend(abc.ABC):
                     ) -> list[float]:
         """Total log-probability of each continuation as the assistant's reply to ``messages``."""
         require(self, ["score"], "scoring continuations needs exact log-probabilities")
-        if _has_images(messages):
-            require(self, ["images"], "the messages contain images")
+        if _has_images(messages) and "images" not in self.capabilities:
+            raise ImagesRefused(f"{self.describe()} takes no images; the messages contain some")
         return await self._score(messages, list(continuations))
 
     async def score_tokens(self, messages: Sequence[Message], continuations: Sequence[str], *,
@@ -214,8 +221,8 @@ class Backend(abc.ABC):
         (CSL). The suffix is tokenised on its own and never scored."""
         require(self, ["token_scores"] + (["attention"] if attention else []),
                 "per-token scores of given continuations")
-        if _has_images(messages):
-            require(self, ["images"], "the messages contain images")
+        if _has_images(messages) and "images" not in self.capabilities:
+            raise ImagesRefused(f"{self.describe()} takes no images; the messages contain some")
         return await self._score_tokens(messages, list(continuations), str(suffix),
                                         bool(attention))
 

@@ -155,8 +155,11 @@ class CachedBackend(Backend):
         self.inner = inner
         self.cache = cache
         self.kind = inner.kind
-        self.capabilities = inner.capabilities
         self.calls = 0  # requests that reached the inner backend
+
+    @property
+    def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
+        return self.inner.capabilities
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

@@ -33,6 +33,7 @@ backend for exact scoring of chat replies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -44,8 +45,10 @@ from .base import (
     CapabilityError,
     GenerateParams,
     Generation,
+    ImagesRefused,
     TokenLogprob,
     TokenScores,
+    _has_images,
     is_raw_prompt,
     redact_url,
 )
@@ -101,6 +104,7 @@ class OpenAIBackend(Backend):
         self.concurrency = concurrency
         self._in_flight = [0] * len(urls)
         self._semaphores: list[asyncio.Semaphore] = []
+        self._image_probe: asyncio.Future | None = None
         self.requests_sent = [0] * len(urls)
         caps = {"generate", "logprobs", "token_scores"} | ({"images"} if images else set())
         self.capabilities = frozenset(caps)
@@ -124,6 +128,7 @@ class OpenAIBackend(Backend):
             # unusable there, so open fresh clients for this loop.
             self._clients = [self._openai.AsyncOpenAI(**a) for a in self._client_args]
             self._semaphores = [asyncio.Semaphore(self.concurrency) for _ in self._clients]
+            self._image_probe = None
             self._loop = loop
         return min(range(len(self._clients)), key=lambda i: (self._in_flight[i],
                                                              self.requests_sent[i]))
@@ -139,14 +144,23 @@ class OpenAIBackend(Backend):
             kwargs["extra_body"] = dict(params.extra)
         return kwargs
 
-    async def _call(self, make):
-        """One request through the least busy endpoint: ``make(client)`` returns the call."""
+    async def _call(self, make, *, images: bool = False, limited: bool = True):
+        """One request through the least busy endpoint: ``make(client)`` returns the call,
+        within the endpoint's concurrency unless not ``limited`` (the images probe, which
+        must not wait behind the requests that wait for it). A request with ``images`` that
+        waited while the server was found to refuse them is not sent."""
         i = self._pick()
         self._in_flight[i] += 1
         try:
-            async with self._semaphores[i]:
+            async with self._semaphores[i] if limited else contextlib.nullcontext():
+                if images and await self._images_known_refused():
+                    raise ImagesRefused(f"{self.describe()} takes no images (found out on an "
+                                        "earlier request)")
                 self.requests_sent[i] += 1
-                return await make(self._clients[i])
+                response = await make(self._clients[i])
+            if getattr(response, "choices", None) is None:
+                raise BackendError(self._mask(_not_an_api_answer(self._urls[i], response)))
+            return response
         except self._openai.APIStatusError as exc:
             raise BackendError(self._mask(f"{self._urls[i]}: HTTP {exc.status_code}: "
                                           f"{exc.message}")) from None
@@ -162,7 +176,52 @@ class OpenAIBackend(Backend):
             kwargs["logprobs"] = True
             if params.top_logprobs:
                 kwargs["top_logprobs"] = params.top_logprobs
-        return await self._call(lambda client: client.chat.completions.create(**kwargs))
+        return await self._call(lambda client: client.chat.completions.create(**kwargs),
+                                images=_has_images(messages))
+
+    async def _image_aware(self, messages: Sequence, params: GenerateParams, n: int):
+        """:meth:`_request`, finding out once whether a failure was the server refusing images:
+        after the first failed request with images, one text-only probe; if the server answers
+        it, the images were the problem — the backend drops its ``images`` capability (every
+        later image item is counted ``needs_image`` without a request) and raises
+        :class:`ImagesRefused`; if not, the server is down and the error stands."""
+        try:
+            return await self._request(messages, params, n)
+        except ImagesRefused:
+            raise
+        except BackendError:
+            if not _has_images(messages) or not await self._refuses_images():
+                raise
+            raise ImagesRefused(f"{self.describe()} refused a request with images and "
+                                "answers text: it is treated as text-only from now on "
+                                "(--text-only says so from the start)") from None
+
+    async def _refuses_images(self) -> bool:
+        """Whether the server refuses images: one probe at a time, started at once (before
+        any other request can take the freed slot), its answer shared by every request that
+        waits on it."""
+        if "images" not in self.capabilities:
+            return True
+        if self._image_probe is None:
+            self._image_probe = asyncio.ensure_future(self._probe_text())
+        return await asyncio.shield(self._image_probe)
+
+    async def _images_known_refused(self) -> bool:
+        if "images" not in self.capabilities:
+            return True
+        return self._image_probe is not None and await asyncio.shield(self._image_probe)
+
+    async def _probe_text(self) -> bool:
+        kwargs = {**self._kwargs(GenerateParams(max_tokens=1, temperature=0.0), 1, 1),
+                  "messages": [{"role": "user", "content": "Reply with OK."}]}
+        try:
+            await self._call(lambda client: client.chat.completions.create(**kwargs),
+                             limited=False)
+        except BackendError:
+            self._image_probe = None  # the server is down, not text-only: ask again later
+            return False
+        self.capabilities = self.capabilities - {"images"}
+        return True
 
     async def _request_legacy(self, prompt: str, params: GenerateParams, n: int, *,
                               max_tokens: int, echo: bool = False):
@@ -183,7 +242,7 @@ class OpenAIBackend(Backend):
                                                       n - len(out),
                                                       max_tokens=params.max_tokens)
             else:
-                response = await self._request(messages, params, n - len(out))
+                response = await self._image_aware(messages, params, n - len(out))
             if not response.choices:
                 raise BackendError(f"{self.describe()}: the server returned no choices")
             convert = self._convert_legacy if raw else self._convert
@@ -259,3 +318,13 @@ class OpenAIBackend(Backend):
             for client in self._clients:
                 await client.close()
         self._clients, self._loop = [], None
+
+
+def _not_an_api_answer(url: str, response: Any) -> str:
+    """The error for a 200 answer that is no OpenAI response: a login page, a proxy's HTML,
+    a JSON of another API (the SDK hands those back as text or an object without choices)."""
+    text = response if isinstance(response, str) else repr(response)
+    shown = " ".join(text.split())[:80]
+    kind = "HTML" if shown.lstrip().lower().startswith(("<!doctype", "<html")) else "text"
+    return (f"{url}: answered with {kind}, not an OpenAI-compatible JSON response "
+            f"({shown!r}); is --base-url the API's address (often ending in /v1)?")

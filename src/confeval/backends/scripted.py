@@ -180,8 +180,11 @@ class RecordingBackend(Backend):
         super().__init__(inner.model)
         self.inner = inner
         self.kind = inner.kind
-        self.capabilities = inner.capabilities
         self.calls: list[dict] = []
+
+    @property
+    def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
+        return self.inner.capabilities
 
     def describe(self) -> str:
         return self.inner.describe()

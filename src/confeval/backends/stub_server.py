@@ -13,6 +13,8 @@ It can misbehave on purpose, request by request, to exercise clients:
 ``delay``   seconds every request takes (e.g. 0.2 to measure concurrency).
 ``ignore_n`` answer one choice whatever ``n`` asks for (like some servers do).
 ``no_logprobs`` never return log-probabilities.
+``text_only`` answer HTTP 500 to every request with an image part, as a text-only model's
+            llama.cpp server does.
 
 The default reply is the first option letter found in the last user message ("A" if none),
 with log-probabilities over the letters A-D derived from a hash of the message, so different
@@ -95,7 +97,7 @@ class StubServer:
 
     def __init__(self, *, faults: list[str | None] | None = None, delay: float = 0.0,
                  slow_seconds: float = 5.0, retry_after: str = "1", ignore_n: bool = False,
-                 no_logprobs: bool = False,
+                 no_logprobs: bool = False, text_only: bool = False,
                  reply: Callable[[dict], tuple[str, list[tuple[str, float]]]] = default_reply
                  ) -> None:
         self.faults = list(faults or [])
@@ -104,6 +106,7 @@ class StubServer:
         self.retry_after = retry_after
         self.ignore_n = ignore_n
         self.no_logprobs = no_logprobs
+        self.text_only = text_only
         self.reply = reply
         self.requests = 0
         self.completed = 0
@@ -141,6 +144,8 @@ class StubServer:
                     stub.bodies.append(body)
                     stub.auth_headers.append(self.headers.get("Authorization", ""))
                     fault = stub.faults.pop(0) if stub.faults else None
+                    if stub.text_only and b'"image_url"' in raw:
+                        fault = "500"
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                 try:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -28,15 +27,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ..records import RecordSet
-from ..runs import RunFolder, check_output_folder, dumps, file_sha256
+from ..report.terminal import TERMINAL_TABLES
+from ..runs import RunFolder, check_output_folder, dumps
+from ..suites import SCORING_COMMANDS
 from ..suites.base import MAX_BOOTSTRAP
+from ..suites.commands import input_name, scoring_config
+from ..suites.options import build, options_for_input, to_json
+from ._options import Given
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-TABLES: dict[str, Callable[[dict], Table]] = {}
-"""Section kind -> terminal table of its results (command modules register theirs)."""
-
 
 class UserError(Exception):
     """An error caused by the user's input; shown as one line, exit code 2."""
@@ -109,53 +109,43 @@ def emit(results: dict[str, dict], as_json: bool, table: Callable[[dict], Table]
                       f"{detail}[/yellow]")
 
 
-def cell(res: dict, key: str, with_ci: bool) -> str:
-    """A table cell: the value, with its 95% interval when ``with_ci``."""
-    value = res.get(key)
-    if value is None:
-        return "–"
-    if isinstance(value, int):
-        return f"{value:,}"
-    ci = (res.get("ci") or {}).get(key)
-    text = f"{value:.3f}"
-    if with_ci and ci and ci.get("low") is not None:
-        text += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
-    return text
-
-
-def simple_table(title: str, caption: str | None = None) -> Table:
-    """An empty table in the package's terminal style."""
-    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 caption=caption)
-
-
-def metric_table(results: dict, columns: Sequence[tuple[str, str]], title: str) -> Table:
-    """One row per file, one column per (key, header)."""
-    # Intervals only where the terminal is wide enough; --json and the report always have them.
-    with_ci = out.width >= 200
-    table = simple_table(title, None if with_ci else
-                         "95% bootstrap intervals: see --json or the report")
-    table.add_column("file", overflow="fold", min_width=15)
-    for _, header in columns:
-        table.add_column(header, justify="right", no_wrap=True)
-    for source, res in results.items():
-        table.add_row(Path(source).name, *[cell(res, key, with_ci) for key, _ in columns])
-    return table
-
-
 def check_out(out_dir: Path | None, command: str, force: bool) -> None:
     """Refuse to overwrite a folder that holds something else than this command's results
     (:func:`~confeval.runs.check_output_folder`) unless ``--force``."""
     check_output_folder(out_dir, command, force=force)
 
 
-def scoring_config(command: str, files: Sequence[Path], options: Mapping[str, dict],
-                   **extra: Any) -> dict:
-    """The ``run.json`` config of a scoring command: every input as given, its SHA-256 and
-    every option it was scored with (what ``confeval rerun`` needs to repeat it)."""
-    return {"command": command, **extra,
-            "inputs": [{"path": str(p), "sha256": file_sha256(p), "options": options[str(p)]}
-                       for p in files]}
+def score_inputs(command: str, inputs: Sequence[Sequence[Path]], given: Given, *,
+                 as_json: bool, out_dir: Path | None, force: bool, extra: Any = None,
+                 bootstrap_progress: bool = False) -> dict[str, dict]:
+    """The body of every scoring command: each input (one file, or the files scored
+    together) scored by the command's one scoring function with its options (a run
+    folder's own, overridden by the command line), printed, and written with every option
+    into ``--out``."""
+    cmd = SCORING_COMMANDS[command]
+    cls = cmd.options_class()
+    check_out(out_dir, command, force)
+    results, used = {}, {}
+    busy = len(inputs) > 1 or (bootstrap_progress and given.values.get("bootstrap", 0) > 0)
+    with progress(len(inputs), command, enabled=busy) as step:
+        for paths in inputs:
+            name = input_name(paths)
+            options = options_for_input(cls, paths[0], given.values, given.explicit,
+                                        suite=cmd.suite, what=f"confeval {command}")
+            kwargs = {"progress": lambda done, total, name=paths[0].name: step.note(
+                f"{name}: bootstrap {done}/{total}")} if bootstrap_progress else {}
+            results[name] = cmd.score(paths, options, **kwargs)
+            used[name] = to_json(options)
+            step(f"scored {paths[0].name}")
+    more: dict[str, Any] = {}
+    if extra:
+        options = build(cls, given.values, what=f"confeval {command}")
+        cmd.finish(results, extra, options)
+        more = {"extra": extra, "extra_options": to_json(options)}
+    emit(results, as_json, TERMINAL_TABLES[cmd.kind])
+    config = scoring_config(command, inputs, used, **more)
+    write_run(out_dir, config, cmd.section(results))
+    return results
 
 
 def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
@@ -173,12 +163,12 @@ def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
 
 def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] | None = None
                    ) -> None:
-    """Each section with results as its terminal table (``TABLES`` by kind), titled by the
+    """Each section with results as its terminal table (``TERMINAL_TABLES`` by kind), titled by the
     section (plus ``label(section)``, with a "judge" first column, when given)."""
     for section in sections:
         if not section["results"]:
             continue
-        table = TABLES.get(section["kind"], TABLES["confidence"])(section["results"])
+        table = TERMINAL_TABLES[section["kind"]](section["results"])
         table.title = section["title"]
         if label is not None:
             table.title += label(section)
@@ -218,6 +208,10 @@ NOpt = Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")]
 ImageRootOpt = Annotated[Path | None, typer.Option(
     "--image-root", help="Folder that image paths of --data resolve in and must stay inside "
                          "(default: the data file's folder).")]
+TextOnlyOpt = Annotated[bool, typer.Option(
+    "--text-only", help="The model takes no images: items with an image are counted as "
+                        "needs_image, never sent (a server refusing images is found out "
+                        "at its first refusal anyway).")]
 MethodOpt = Annotated[str, typer.Option(
     "--method", help="auto | score | top_logprobs: how option (sets) or rating (intervals) "
                      "probabilities are read.")]
@@ -232,36 +226,33 @@ CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Cache file (defa
 def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, model: str | None,
              data: str | None, n: int | None, base_url: list[str] | None, concurrency: int,
              api_key_env: str, no_cache: bool, cache_path: Path | None,
-             image_root: Path | None = None, command: str = "run",
-             after: Callable[[Path], str] | None = None) -> None:
-    """``confeval <suite> run``: validate the suite's options (before any model call), load
-    the items, run the suite into ``out_dir`` (resuming) and print its tables; ``after`` (the
-    run folder -> a line to print) writes a suite's extra outputs."""
+             image_root: Path | None = None, text_only: bool = False,
+             command: str = "run") -> None:
+    """``confeval <suite> run``: the one live driver (:func:`confeval.runner.run_live`) with a
+    progress bar, then the suite's tables and what they leave out."""
     from ..backends import ResponseCache, get_backend
-    from ..runner import open_run_folder, run_suite
-    from ..suites import get_suite
+    from ..runner import run_live as drive
 
-    suite = get_suite(suite_name)
-    opts = suite.for_records(suite.Options.from_dict(options, suite=suite_name))
-    check_output_folder(out_dir, command, suite=suite_name)  # before any model is loaded
-    backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
-                          api_key_env=api_key_env)
-    where = {"image_root": str(image_root)} if image_root is not None else {}
-    items = suite.load_items(data or suite.default_data, n, opts.seed, **where)
-    if getattr(items, "excluded", None):
-        detail = ", ".join(f"{k}={v}" for k, v in items.excluded.items())
-        err.print(f"{data}: {sum(items.excluded.values())} row(s) left out before any model "
-                  f"call: {detail}")
-    config = {"command": command, "suite": suite_name, "model": model or "local",
-              "backend": backend.identity(), "data": data or suite.default_data, "n": n,
-              **where}
-    open_run_folder(out_dir, opts, config)  # a mismatch is refused before any progress bar
-    cache = None if no_cache else ResponseCache(cache_path)
+    def say_left_out(items) -> None:
+        if getattr(items, "excluded", None):
+            detail = ", ".join(f"{k}={v}" for k, v in items.excluded.items())
+            err.print(f"{data}: {sum(items.excluded.values())} row(s) left out before any "
+                      f"model call: {detail}")
+
     started = time.perf_counter()
-    with progress(len(items), f"{suite_name}: {model or 'local'}") as step:
-        result = run_suite(suite, backend, items, out_dir, options=opts, config=config,
-                           model_name=model or "local", cache=cache, progress=step)
-    elapsed = time.perf_counter() - started
+    def make_backend():
+        backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
+                              api_key_env=api_key_env)
+        if text_only:
+            backend.capabilities = backend.capabilities - {"images"}
+        return backend
+
+    result = drive(suite_name, options, out_dir, model=model, data=data, n=n,
+                   backend=make_backend, text_only=text_only,
+                   cache=None if no_cache else ResponseCache(cache_path),
+                   image_root=image_root, command=command, progress_factory=progress,
+                   on_items=say_left_out)
+    elapsed = time.perf_counter() - started  # the model's load included
     print_sections(result.metrics["sections"])
     for section in result.metrics["sections"]:  # what the tables leave out, said once
         for res in section["results"].values():
@@ -271,10 +262,13 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
                           f"record(s): {detail}", markup=False)
             for note in (res.get("warnings") or []) if isinstance(res, dict) else []:
                 err.print(f"warning: {section['title']}: {note}", markup=False)
+    if result.metrics.get("excluded_records"):
+        detail = ", ".join(f"{k}={v}" for k, v in result.metrics["excluded_records"].items())
+        err.print(f"records not asked: {detail}", markup=False)
     for note in result.metrics.get("warnings") or []:
         err.print(f"warning: {note}", markup=False)
-    if after is not None:
-        out.print(after(out_dir))
+    if result.extras:
+        out.print(result.extras)
     out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "
               f"{len(result.failures)} failed; {result.model_calls} model call(s); "
               f"{elapsed:.1f} s. Report: {out_dir / RunFolder.REPORT}")

@@ -44,12 +44,15 @@ def _parameter(field: dataclasses.Field, resolved: Any, stage: str) -> inspect.P
     decls = [spec.flag or flag_of(field)]
     if spec.short:
         decls.append(spec.short)
-    kwargs: dict[str, Any] = {"help": spec.help, "show_default": True}
+    kwargs: dict[str, Any] = {"help": spec.help,
+                              "show_default": field.default is not dataclasses.MISSING}
     if spec.minimum is not None:
         kwargs["min"] = spec.minimum
     default = spec.run_default if stage == "run" and spec.run_default is not None \
         else field.default
-    if spec.multiple:
+    if default is dataclasses.MISSING:   # a required option (``confeval score -c``)
+        default = ...
+    elif spec.multiple:
         default = None
     elif spec.show is not None and default is not None and not isinstance(default, str):
         default = spec.show(default)

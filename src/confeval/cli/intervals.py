@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from rich.table import Table
-
-from ..suites import SUITES
-from ..suites.intervals import IntervalsOptions, score_intervals_file
-from ..suites.options import options_for_input, to_json
+from ..suites.intervals import IntervalsOptions
 from ._common import (
-    TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
     CacheOpt,
@@ -24,39 +17,15 @@ from ._common import (
     NOpt,
     OutOpt,
     RunOutOpt,
-    check_out,
-    emit,
     group,
-    progress,
     run_live,
-    scoring_config,
-    simple_table,
-    write_run,
+    score_inputs,
 )
 from ._options import Given, with_options
 
-__all__ = ["app", "intervals_table", "run", "score"]
+__all__ = ["app", "run", "score"]
 
 app = group("Conformal intervals and label sets for judge scores.")
-
-
-def intervals_table(results: dict) -> Table:
-    """One row per (file, method): coverage and width (raw, adjusted) or set size."""
-    table = simple_table("Conformal intervals for judge scores (mean over seeds)")
-    table.add_column("file", overflow="fold", min_width=15)
-    for header in ("method", "cov raw", "width raw", "cov adj", "width adj / size"):
-        table.add_column(header, justify="right", no_wrap=True)
-    def v(m: dict, key: str) -> str:
-        return f"{m[key]['mean']:.3f}" if key in m else "–"
-
-    for source, res in results.items():
-        for i, (name, m) in enumerate(res["methods"].items()):
-            interval = "width_adj" in m  # an interval method, else a rating-set method
-            cov = v(m, "coverage_raw" if interval else "coverage")
-            table.add_row(Path(source).name if i == 0 else "", name, cov, v(m, "width_raw"),
-                          v(m, "coverage_adj") if interval else cov,
-                          v(m, "width_adj" if interval else "set_size"))
-    return table
 
 
 @app.command("score")
@@ -71,18 +40,8 @@ def score(
     """Conformal intervals (the VLM-judge paper's nine methods) and rating sets for judge
     scores, with coverage, width and diagnostics over seeds (a run folder of `confeval
     intervals run` is scored with its own options unless overridden)."""
-    check_out(out_dir, "intervals score", force)
-    results, used = {}, {}
-    with progress(len(files), "intervals", enabled=True) as step:
-        for path in files:
-            options = options_for_input(IntervalsOptions, path, given.values, given.explicit,
-                                        suite="intervals")
-            results[str(path)] = score_intervals_file(path, options)
-            used[str(path)] = to_json(options)
-            step(f"scored {path.name}")
-    emit(results, as_json, intervals_table)
-    write_run(out_dir, scoring_config("intervals score", files, used),
-              SUITES["intervals"].section(results))
+    score_inputs("intervals score", [[path] for path in files], given, as_json=as_json,
+                 out_dir=out_dir, force=force)
 
 
 @app.command("run")
@@ -106,4 +65,3 @@ def run(
              no_cache=no_cache, cache_path=cache_path)
 
 
-TABLES["intervals"] = intervals_table

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from rich.table import Table
-
-from ..suites import SUITES
-from ..suites.options import options_for_input, to_json
-from ..suites.sets import SetsOptions, score_sets_file
+from ..suites.sets import SetsOptions
 from ._common import (
-    TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
     CacheOpt,
@@ -24,40 +17,15 @@ from ._common import (
     NOpt,
     OutOpt,
     RunOutOpt,
-    check_out,
-    emit,
     group,
-    progress,
     run_live,
-    scoring_config,
-    simple_table,
-    write_run,
+    score_inputs,
 )
 from ._options import Given, with_options
 
-__all__ = ["app", "run", "score", "sets_table"]
+__all__ = ["app", "run", "score"]
 
 app = group("Conformal prediction sets for multiple-choice answers.")
-
-
-def sets_table(results: dict) -> Table:
-    """One row per (file, score): long format, so it fits a narrow terminal."""
-    table = simple_table("Conformal prediction sets")
-    table.add_column("file", overflow="fold", min_width=15)
-    for header in ("n test", "acc", "ECE", "score", "coverage", "size", "UAcc"):
-        table.add_column(header, justify="right", no_wrap=True)
-
-    def num(v):
-        if isinstance(v, dict):
-            v = v.get("mean")
-        return "–" if v is None else (f"{v:,}" if isinstance(v, int) else f"{v:.3f}")
-
-    for source, res in results.items():
-        for i, (name, m) in enumerate(res["scores"].items()):
-            lead = ([Path(source).name, num(res["n_test"]), num(res["accuracy"]),
-                     num(res["ece"])] if i == 0 else ["", "", "", ""])
-            table.add_row(*lead, name, num(m["coverage"]), num(m["set_size"]), num(m["uacc"]))
-    return table
 
 
 @app.command("score")
@@ -71,18 +39,8 @@ def score(
 ) -> None:
     """Prediction sets with a coverage guarantee from option logits/log-probs/probabilities
     (a run folder of `confeval sets run` is scored with its own options unless overridden)."""
-    check_out(out_dir, "sets score", force)
-    results, used = {}, {}
-    with progress(len(files), "sets", enabled=len(files) > 1) as step:
-        for path in files:
-            options = options_for_input(SetsOptions, path, given.values, given.explicit,
-                                        suite="sets")
-            results[str(path)] = score_sets_file(path, options)
-            used[str(path)] = to_json(options)
-            step(f"scored {path.name}")
-    emit(results, as_json, sets_table)
-    write_run(out_dir, scoring_config("sets score", files, used),
-              SUITES["sets"].section(results))
+    score_inputs("sets score", [[path] for path in files], given, as_json=as_json,
+                 out_dir=out_dir, force=force)
 
 
 @app.command("run")
@@ -106,4 +64,3 @@ def run(
              no_cache=no_cache, cache_path=cache_path)
 
 
-TABLES["sets"] = sets_table

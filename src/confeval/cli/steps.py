@@ -7,19 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ..records import RecordSet, write_table
-from ..suites import SUITES
-from ..suites.options import options_for_input, to_json
+from ..report.terminal import simple_table
 from ..suites.steps import (
     StepsOptions,
     parse_step_replies,
     score_generator_consistency,
-    score_steps_file,
 )
 from ._common import (
-    TABLES,
     ApiKeyOpt,
     BaseUrlOpt,
     CacheOpt,
@@ -34,20 +30,19 @@ from ._common import (
     NOpt,
     OutOpt,
     RunOutOpt,
+    TextOnlyOpt,
     check_out,
-    emit,
     err,
     group,
     out,
     print_json,
     run_live,
-    scoring_config,
-    simple_table,
+    score_inputs,
     write_run,
 )
 from ._options import Given, with_options
 
-__all__ = ["app", "consistency", "parse", "perturb", "run", "score", "steps_table"]
+__all__ = ["app", "consistency", "parse", "perturb", "run", "score"]
 
 app = group("Confidence of process judges (ConfProBench: CRS, CSS, CCS).")
 
@@ -64,16 +59,8 @@ def score(
     """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
     (calibration), macro F1 and their average from step records or `steps run` folders (a
     run folder is scored with its own options unless overridden)."""
-    check_out(out_dir, "steps score", force)
-    results, used = {}, {}
-    for path in files:
-        options = options_for_input(StepsOptions, path, given.values, given.explicit,
-                                    suite="steps")
-        results[str(path)] = score_steps_file(path, options)
-        used[str(path)] = to_json(options)
-    emit(results, as_json, steps_table)
-    write_run(out_dir, scoring_config("steps score", files, used),
-              SUITES["steps"].section(results))
+    score_inputs("steps score", [[path] for path in files], given, as_json=as_json,
+                 out_dir=out_dir, force=force)
 
 
 @app.command("parse")
@@ -203,6 +190,7 @@ def run(
     data: DataOpt = None,
     n: NOpt = None,
     image_root: ImageRootOpt = None,
+    text_only: TextOnlyOpt = False,
     base_url: BaseUrlOpt = None,
     concurrency: ConcurrencyOpt = 8,
     api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
@@ -213,36 +201,7 @@ def run(
     score CRS, CSS and CCS (resumable, cached)."""
     run_live("steps", given.values, out_dir=out_dir, model=model, data=data, n=n,
              base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-             no_cache=no_cache, cache_path=cache_path, image_root=image_root)
+             no_cache=no_cache, cache_path=cache_path, image_root=image_root,
+             text_only=text_only)
 
 
-def steps_table(results: dict) -> Table:
-    """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
-    table = simple_table("Process-judge confidence (fractions)")
-    table.add_column("metric")
-    for source in results:
-        table.add_column(Path(source).name, justify="right", overflow="fold")
-    keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
-    for key in keys:
-        row = []
-        for res in results.values():
-            value, ci = res.get(key), res.get("ci", {}).get(key)
-            cell = "–" if value is None else f"{value:.4f}"
-            if value is not None and ci:
-                cell += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
-            row.append(cell)
-        table.add_row(key, *row)
-    variants = sorted({v for res in results.values() for v in res.get("by_perturbation", {})})
-    for v in variants:
-        table.add_row(f"crs: {v}", *[
-            f"{res['by_perturbation'][v]['crs']:.4f} ({res['by_perturbation'][v]['pairs']} "
-            "pairs)" if v in res.get("by_perturbation", {}) else "–"
-            for res in results.values()])
-    table.add_row("steps / pairs / unpaired", *[
-        f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
-        for res in results.values()])
-    return table
-
-
-
-TABLES["steps"] = steps_table

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numeric import softmax
+from .._registry import Registry
 from ._interval_base import BASE_MODELS, IntervalMethod, fitted_base
 from ._mlp import _one_of, adam_train, predict_mlp
 from .boosted import BoostedCQR, BoostedLocal
@@ -270,8 +271,10 @@ class R2CCP(IntervalMethod):
         return lo, hi
 
 
-INTERVAL_METHODS = {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, CHR, LocallyAdaptive,
-                                              BoostedCQR, BoostedLocal, R2CCP, OrdinalAPS)}
+INTERVAL_METHODS: Registry[type[IntervalMethod]] = Registry(
+    "interval method", {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, CHR,
+                                                  LocallyAdaptive, BoostedCQR, BoostedLocal,
+                                                  R2CCP, OrdinalAPS)})
 
 
 """Interval method name -> class."""
@@ -279,9 +282,6 @@ INTERVAL_METHODS = {cls.name: cls for cls in (NaiveSplit, CQR, AsymmetricCQR, CH
 
 def get_interval_method(name: str) -> type[IntervalMethod]:
     """The class of interval method ``name``; a :class:`ValueError` lists the choices."""
-    if name not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {name!r}; available: "
-                         f"{', '.join(INTERVAL_METHODS)}")
     return INTERVAL_METHODS[name]
 
 

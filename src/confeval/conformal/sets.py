@@ -49,6 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._numeric import softmax
+from .._registry import Registry
 from .quantile import conformal_quantile, mondrian_quantiles, row_thresholds
 
 __all__ = ["SCORES", "SET_SCORES", "calibrate_and_predict", "get_set_score", "label_scores",
@@ -143,14 +144,14 @@ def _aps_family(randomized: bool, penalised: bool) -> Callable[..., np.ndarray]:
     return score
 
 
-SET_SCORES: dict[str, Callable[..., np.ndarray]] = {
+SET_SCORES: Registry[Callable[..., np.ndarray]] = Registry("score", {
     "lac": _lac,
     "aps": _aps_family(randomized=False, penalised=False),
     "aps_randomized": _aps_family(randomized=True, penalised=False),
     "raps": _aps_family(randomized=False, penalised=True),
     "raps_randomized": _aps_family(randomized=True, penalised=True),
     "margin": _margin,
-}
+})
 """Set score name -> ``fn(probs, *, rng, lam, k_reg, ties)``; see the module docstring."""
 
 SCORES = tuple(SET_SCORES)
@@ -158,8 +159,6 @@ SCORES = tuple(SET_SCORES)
 
 def get_set_score(name: str) -> Callable[..., np.ndarray]:
     """The score function of ``name``; a :class:`ValueError` lists the choices."""
-    if name not in SET_SCORES:
-        raise ValueError(f"unknown score {name!r}; choose from {', '.join(SET_SCORES)}")
     return SET_SCORES[name]
 
 

@@ -1,7 +1,8 @@
 """Confidence measures: model outputs -> a confidence (or uncertainty) per answer — the
 functional core of the measures suite (MCQA-Eval).
 
-``MEASURES`` maps a name to its function: white-box measures of an answer's token
+``MEASURES`` maps each measure of the suite (by its record column) to its label and function:
+white-box measures of an answer's token
 log-probabilities (:mod:`.likelihood`) and of their attention (:mod:`.attention`: CSL,
 CSL-Next), black-box measures of a similarity matrix over sampled answers (:mod:`.similarity`;
 Jaccard there, sentence embeddings and NLI in :mod:`.semantic`), P(true) (:mod:`.verbal`), and
@@ -9,7 +10,9 @@ measures of a predictive distribution (:mod:`.distribution`).
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from .._registry import Registry
 from .attention import csl, csl_per_head, select_heads
 from .distribution import predictive_entropy
 from .likelihood import (
@@ -30,32 +33,42 @@ from .similarity import (
 )
 from .verbal import P_TRUE_CONTINUATIONS, p_true, p_true_prompt
 
-__all__ = ["MEASURES", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "csl", "csl_per_head",
+__all__ = ["MEASURES", "Measure", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "csl",
+           "csl_per_head",
            "degree", "eccentricity",
            "eigenvalue", "get_measure", "jaccard_similarity", "laplacian_eigen",
            "normalised_likelihood", "option_confidences", "p_true", "p_true_prompt", "perplexity",
            "predictive_entropy", "select_heads", "sequence_likelihood", "token_relevance",
            "token_sar"]
 
-MEASURES: dict[str, Callable] = {
-    "sequence_likelihood": sequence_likelihood,
-    "normalised_likelihood": normalised_likelihood,
-    "perplexity": perplexity,
-    "token_sar": token_sar,
-    "csl": csl,
-    "csl_next": csl,
-    "p_true": p_true,
-    "degree": degree,
-    "eccentricity": eccentricity,
-    "eigenvalue": eigenvalue,
-    "predictive_entropy": predictive_entropy,
-}
-"""Measure name -> function (white-box: token log-probs -> float; black-box: W -> (confidence,
-uncertainty); distribution: probabilities -> entropy per row)."""
+@dataclass(frozen=True)
+class Measure:
+    """One confidence measure of the measures suite: its display ``label``, the ``function``
+    computing it, and for a black-box measure the ``similarity`` matrix it reads (``jaccard``,
+    ``embedding``, ``entailment`` or ``contradiction``). Higher = more confident for every one
+    (perplexity and entropy, uncertainties, are functions here but not suite measures)."""
+
+    label: str
+    function: Callable
+    similarity: str | None = None
 
 
-def get_measure(name: str) -> Callable:
-    """The measure ``name``; a :class:`ValueError` lists the choices."""
-    if name not in MEASURES:
-        raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+MEASURES: Registry[Measure] = Registry("measure", {
+    "sl": Measure("SL", sequence_likelihood),
+    "sl_norm": Measure("SL(norm)", normalised_likelihood),
+    "token_sar": Measure("TokenSAR", token_sar),
+    "csl": Measure("CSL", csl),
+    "csl_next": Measure("CSL-Next", csl),
+    "p_true": Measure("P(true)", p_true),
+    **{f"{kind}_{key}": Measure(f"{label}({key.upper()})", function, similarity)
+       for key, similarity in (("j", "jaccard"), ("s", "embedding"), ("e", "entailment"),
+                               ("c", "contradiction"))
+       for kind, label, function in (("deg", "Deg", degree), ("ecc", "Ecc", eccentricity))},
+})
+"""The measures suite's record column -> its :class:`Measure` (the one table of measure names:
+``confeval measures score`` finds these columns in records, ``measures run`` writes them)."""
+
+
+def get_measure(name: str) -> Measure:
+    """The measure recorded in column ``name``; a :class:`ValueError` lists the choices."""
     return MEASURES[name]

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .likelihood import weighted_logprob
+
 __all__ = ["csl", "csl_per_head", "select_heads"]
 
 
@@ -51,11 +53,13 @@ def csl_per_head(token_logprobs: ArrayLike, attention: ArrayLike) -> np.ndarray:
     --------
     >>> csl_per_head([-1.0, -3.0], [[1.0, 1.0], [3.0, 1.0]]).tolist()
     [-2.0, -1.5]
+    >>> csl_per_head([float("-inf"), -3.0], [[0.0, 1.0], [1.0, 1.0]]).tolist()
+    [-3.0, -inf]
     """
     lp = np.asarray(token_logprobs, dtype=np.float64)
     if lp.ndim != 1 or lp.size == 0 or np.isnan(lp).any() or (lp > 0).any():
         raise ValueError("token_logprobs must be a non-empty 1-D array of values <= 0")
-    return _head_weights(attention, lp.size) @ lp
+    return weighted_logprob(_head_weights(attention, lp.size), lp)
 
 
 def csl(token_logprobs: ArrayLike, attention: ArrayLike, heads: ArrayLike | None = None

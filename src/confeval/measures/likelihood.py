@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["normalised_likelihood", "perplexity", "sequence_likelihood", "token_relevance",
-           "token_sar"]
+           "token_sar", "weighted_logprob"]
 
 
 def _tokens(token_logprobs: ArrayLike) -> np.ndarray:
@@ -32,6 +32,14 @@ def _tokens(token_logprobs: ArrayLike) -> np.ndarray:
     if np.isnan(lp).any() or (lp > 0).any():
         raise ValueError("token log-probabilities must be <= 0 and not NaN")
     return lp
+
+
+def weighted_logprob(weights: np.ndarray, lp: np.ndarray) -> np.ndarray:
+    """sum_t w_t l_t over the last axis, where a token of weight 0 adds nothing even when its
+    log-probability is -inf (0 x -inf would be NaN); a weighted -inf token gives -inf, the
+    lowest confidence, which rankings keep (last), never drop."""
+    with np.errstate(invalid="ignore"):
+        return np.where(weights > 0, weights * lp, 0.0).sum(axis=-1)
 
 
 def sequence_likelihood(token_logprobs: ArrayLike) -> float:
@@ -100,10 +108,12 @@ def token_sar(token_logprobs: ArrayLike, relevance: ArrayLike) -> float:
     --------
     >>> token_sar([-0.1, -2.0], [0.0, 1.0])
     -2.0
+    >>> token_sar([float("-inf"), -2.0], [0.0, 1.0])   # an irrelevant impossible token
+    -2.0
     """
     lp = _tokens(token_logprobs)
     r = np.asarray(relevance, dtype=np.float64)
     if r.shape != lp.shape or not np.isfinite(r).all() or (r < 0).any():
         raise ValueError("relevance must be one finite value >= 0 per token")
     weights = r / r.sum() if r.sum() > 0 else np.full(lp.size, 1.0 / lp.size)
-    return float((weights * lp).sum())
+    return float(weighted_logprob(weights, lp))

@@ -42,25 +42,49 @@ class SimilarityMeasure(NamedTuple):
     uncertainty: float
 
 
-def _matrix(W: ArrayLike) -> np.ndarray:
-    w = np.asarray(W, dtype=np.float64)
+def _matrix(W: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
+    """W validated: square, entries in [0, 1], a positive diagonal (a response is similar to
+    itself; a zero row would make the Laplacian's D^{-1/2} infinite) and, for the spectral
+    measures, symmetric (an NLI matrix is symmetrised first: eigh would silently read only
+    one triangle)."""
+    try:
+        w = np.asarray(W, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("W must be a matrix of numbers") from None
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
         raise ValueError(f"W must be a non-empty square matrix, got shape {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any() or (w > 1 + 1e-12).any():
         raise ValueError("W must hold similarities in [0, 1]")
+    zero = np.flatnonzero(np.diagonal(w) <= 0)
+    if zero.size:
+        raise ValueError(f"W's diagonal must be positive (a response is similar to itself); "
+                         f"W[{zero[0]}, {zero[0]}] = {w[zero[0], zero[0]]}")
+    if symmetric and not np.allclose(w, w.T, rtol=0.0, atol=1e-9):
+        i, j = np.unravel_index(np.argmax(np.abs(w - w.T)), w.shape)
+        raise ValueError(f"W must be symmetric for a spectral measure (W[{i}, {j}] = "
+                         f"{w[i, j]} but W[{j}, {i}] = {w[j, i]}); symmetrise it first, "
+                         "(W + W.T) / 2")
     return w
+
+
+def _eigh(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return np.linalg.eigh(matrices)
+    except np.linalg.LinAlgError as exc:  # no convergence: a clear error, not numpy's
+        raise ValueError(f"the Laplacian's eigendecomposition failed ({exc})") from None
 
 
 def jaccard_similarity(texts: list[str]) -> np.ndarray:
     """Jaccard similarity of the lower-cased whitespace tokens of every pair of texts, as
-    UQ-NLG (punctuation stays on its word); 0 when both are empty, 1 on the diagonal.
+    UQ-NLG (punctuation stays on its word); 0 when both are empty, 1 on the diagonal. A
+    missing text (None, NaN) is an empty answer, never the word "none" or "nan".
 
     Examples
     --------
     >>> jaccard_similarity(["The cat", "the dog", "cat"]).round(3).tolist()
     [[1.0, 0.333, 0.5], [0.333, 1.0, 0.0], [0.5, 0.0, 1.0]]
     """
-    sets = [frozenset(str(t).lower().split()) for t in texts]
+    sets = [frozenset(_text(t).lower().split()) for t in texts]
     m = len(sets)
     out = np.eye(m)
     for i in range(m):
@@ -68,6 +92,12 @@ def jaccard_similarity(texts: list[str]) -> np.ndarray:
             union = len(sets[i] | sets[j])
             out[i, j] = out[j, i] = len(sets[i] & sets[j]) / union if union else 0.0
     return out
+
+
+def _text(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value)
 
 
 def degree(W: ArrayLike) -> SimilarityMeasure:
@@ -85,11 +115,11 @@ def degree(W: ArrayLike) -> SimilarityMeasure:
 
 
 def laplacian_eigen(W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (ascending) and eigenvectors of the normalised Laplacian of W."""
-    w = _matrix(W)
+    """Eigenvalues (ascending) and eigenvectors of the normalised Laplacian of W (symmetric)."""
+    w = _matrix(W, symmetric=True)
     inv_sqrt = 1.0 / np.sqrt(w.sum(axis=1))
     lap = np.eye(w.shape[0]) - inv_sqrt[:, None] * w * inv_sqrt[None, :]
-    return np.linalg.eigh((lap + lap.T) / 2)
+    return _eigh((lap + lap.T) / 2)   # exactly symmetric despite rounding
 
 
 def eccentricity(W: ArrayLike, *, threshold: float = 0.9) -> SimilarityMeasure:
@@ -101,7 +131,7 @@ def eccentricity(W: ArrayLike, *, threshold: float = 0.9) -> SimilarityMeasure:
     >>> bool(res.confidence[0] == res.confidence[1] > res.confidence[2])
     True
     """
-    w = _matrix(W)
+    w = _matrix(W, symmetric=True)
     values, vectors = laplacian_eigen(w)
     embedding = vectors[:, values < threshold]
     # identical rows of W are the same response: compute once, so they tie exactly
@@ -142,7 +172,7 @@ def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
     >>> out["degree"].tolist()
     [1.0, 0.25]
     """
-    base = _matrix(samples_w)
+    base = _matrix(samples_w, symmetric=True)
     cross = np.asarray(cross_w, dtype=np.float64)
     n = base.shape[0]
     if cross.ndim != 2 or cross.shape[1] != n:
@@ -158,7 +188,7 @@ def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
     degree_sum = stacked.sum(axis=2)
     inv_sqrt = 1.0 / np.sqrt(degree_sum)
     lap = np.eye(n + 1)[None] - inv_sqrt[:, :, None] * stacked * inv_sqrt[:, None, :]
-    values, vectors = np.linalg.eigh((lap + lap.transpose(0, 2, 1)) / 2)
+    values, vectors = _eigh((lap + lap.transpose(0, 2, 1)) / 2)
     keep = (values < threshold)[:, None, :]
     embedding = np.where(keep, vectors, 0.0)
     centred = embedding[:, n, :] - embedding.mean(axis=1)

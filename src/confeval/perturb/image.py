@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .._registry import Registry
+
 __all__ = ["IMAGE_PERTURBATIONS", "perturb_image"]
 
 def _params(kind: str, rng: np.random.Generator) -> dict[str, Any]:
@@ -47,11 +49,10 @@ def perturb_image(image, seed: int | np.random.Generator = 0, kind: str | None =
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if kind is None:
         kind = str(rng.choice(IMAGE_PERTURBATIONS))
-    if kind not in IMAGE_PERTURBATIONS:
-        raise ValueError(f"kind must be one of {IMAGE_PERTURBATIONS}, got {kind!r}")
+    transform = IMAGE_TRANSFORMS[kind]
     params = _params(kind, rng)
     img = image.convert("RGBA") if image.mode in ("RGBA", "LA", "P") else image.convert("RGB")
-    return IMAGE_TRANSFORMS[kind](img, params), {"kind": kind, **params}
+    return transform(img, params), {"kind": kind, **params}
 
 
 def _scale(img, params):
@@ -89,7 +90,8 @@ def _invert(img, params):
     return ImageOps.invert(img)
 
 
-IMAGE_TRANSFORMS = {"scale": _scale, "rotate": _rotate, "noise": _noise, "invert": _invert}
+IMAGE_TRANSFORMS = Registry("image perturbation", {"scale": _scale, "rotate": _rotate,
+                                                   "noise": _noise, "invert": _invert})
 """Perturbation name -> ``fn(image, parameters)`` (parameters drawn by :func:`_params`)."""
 
 IMAGE_PERTURBATIONS = tuple(IMAGE_TRANSFORMS)

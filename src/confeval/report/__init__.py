@@ -9,9 +9,10 @@ from typing import Any
 from ..runs import RunFolder
 from . import sections
 from .html import SECTION_RENDERERS, metric_table, register_section, render_report
+from .terminal import TERMINAL_TABLES, register_table
 
-__all__ = ["SECTION_RENDERERS", "metric_table", "publish", "register_section", "render_report",
-           "sections"]
+__all__ = ["SECTION_RENDERERS", "TERMINAL_TABLES", "metric_table", "publish", "register_section",
+           "register_table", "render_report", "sections"]
 
 
 def publish(run: RunFolder, metrics: Mapping[str, Any]) -> None:

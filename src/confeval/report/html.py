@@ -17,20 +17,17 @@ import html
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._registry import Registry
 from .figures import confusion_figure, reliability_figure, risk_coverage_figure
 
 __all__ = ["SECTION_RENDERERS", "check_metrics", "metric_table", "register_section",
            "render_report"]
 
-SECTION_RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {}
+SECTION_RENDERERS: Registry[Callable[[Mapping[str, Any]], str]] = Registry("report section")
+"""Section kind -> ``fn(section) -> html``."""
 
-
-def register_section(kind: str):
-    """Decorator: register ``fn(section) -> html`` as the renderer of a section kind."""
-    def wrap(fn):
-        SECTION_RENDERERS[kind] = fn
-        return fn
-    return wrap
+register_section = SECTION_RENDERERS.register
+"""Decorator: register ``fn(section) -> html`` as the renderer of a section kind."""
 
 
 def esc(value: Any) -> str:

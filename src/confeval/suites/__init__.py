@@ -10,54 +10,63 @@ demand, so naming a suite costs nothing).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from rich.table import Table
+
+from .._registry import Registry
+from ..report import SECTION_RENDERERS
+from ..report.terminal import TERMINAL_TABLES
 from .base import LiveSuite, SuiteOptions
 
-__all__ = ["SUITES", "LiveSuite", "SuiteEntry", "SuiteOptions", "get_suite", "suite_entry"]
+__all__ = ["SCORING_COMMANDS", "SUITES", "LiveSuite", "ScoringCommand", "SuiteEntry",
+           "SuiteOptions", "get_suite", "suite_entry"]
 
 
 @dataclass(frozen=True)
 class SuiteEntry:
-    """One suite: where its parts are, and the section its scoring command writes.
+    """One suite: its options, inputs, scoring, live part, report section and terminal table.
 
-    ``options`` and ``score_file`` name attributes of the package (``None`` while the suite's
-    scoring still has its own command-line options); ``section_title`` titles the run folder
-    section of ``confeval <name> score``."""
+    ``options`` and ``score_file`` name attributes of the package; ``section_title`` titles
+    the run folder section of ``confeval <name> score``."""
 
     name: str
-    options: str | None = None
-    score_file: str | None = None
-    section_title: str = ""
+    options: str
+    score_file: str
+    section_title: str
 
     @property
     def package(self) -> str:
         return f"confeval.suites.{self.name}"
 
-    def _attribute(self, name: str | None) -> Any:
-        if name is None:
-            raise ValueError(f"the {self.name} suite's scoring is not declared in one options "
-                             "class yet")
-        return getattr(importlib.import_module(self.package), name)
-
     def options_class(self) -> type[SuiteOptions]:
-        return self._attribute(self.options)
+        return getattr(importlib.import_module(self.package), self.options)
 
-    def score(self, path: str | Path, options: SuiteOptions) -> dict:
-        """``confeval <name> score`` on one record file or run folder."""
-        return self._attribute(self.score_file)(path, options)
-
-    def section(self, results: dict) -> dict:
-        """The run-folder section of ``confeval <name> score`` over ``results`` by input."""
-        return {"kind": self.name, "title": self.section_title, "results": results}
+    def scoring(self) -> ScoringCommand:
+        """``confeval <name> score``: its options, its one scoring function, its section."""
+        return SCORING_COMMANDS[f"{self.name} score"]
 
     def live(self) -> LiveSuite:
         return importlib.import_module(f"{self.package}.live").SUITE
 
+    def inputs(self) -> ModuleType:
+        """The module that reads the suite's record files (and datasets) into arrays."""
+        return importlib.import_module(f"{self.package}.inputs")
 
-SUITES: dict[str, SuiteEntry] = {
+    def report_section(self) -> Callable[[Mapping[str, Any]], str]:
+        """The HTML renderer of the suite's report section."""
+        return SECTION_RENDERERS[self.name]
+
+    def terminal_table(self) -> Callable[[dict], Table]:
+        """The terminal table of the suite's results."""
+        return TERMINAL_TABLES[self.name]
+
+
+SUITES: Registry[SuiteEntry] = Registry("suite", {
     "sets": SuiteEntry("sets", "SetsOptions", "score_sets_file", "Conformal prediction sets"),
     "intervals": SuiteEntry("intervals", "IntervalsOptions", "score_intervals_file",
                             "Conformal intervals for judge scores"),
@@ -67,14 +76,89 @@ SUITES: dict[str, SuiteEntry] = {
                            "Confidence measures (MCQA-Eval)"),
     "diagnose": SuiteEntry("diagnose", "DiagnoseOptions", "score_diagnosis_file",
                            "Error diagnosis (MMErroR)"),
-}
+})
 """Suite name -> its entry."""
+
+
+@dataclass(frozen=True)
+class ScoringCommand:
+    """A command that scores record files into a run folder's section, and that ``confeval
+    rerun`` repeats from the folder's ``run.json``: its options class and its function
+    scoring one input (``n_files`` files scored together: 2 for ``measures compare``), both
+    named as ``module:attribute`` and imported on demand, and the section it writes.
+
+    ``suite`` names the suite whose run folders it reads with their own options (a folder's
+    options overridden only by those given on the command line); ``file_options`` the
+    options that name a file, hashed into ``run.json`` like the inputs; ``after`` a
+    ``fn(results, extra, options)`` run over all results with ``run.json``'s ``extra``
+    (``diagnose score --pair``)."""
+
+    command: str
+    options: str
+    score_file: str
+    kind: str
+    title: str
+    suite: str | None = None
+    n_files: int = 1
+    file_options: tuple[str, ...] = ()
+    after: str | None = None
+
+    def options_class(self) -> type:
+        return _resolve(self.options)
+
+    def score(self, paths: Sequence[str | Path], options: Any, **kwargs: Any) -> dict:
+        return _resolve(self.score_file)(*paths, options, **kwargs)
+
+    def finish(self, results: dict, extra: Any, options: Any) -> None:
+        if self.after is not None and extra:
+            _resolve(self.after)(results, extra, options)
+
+    def section(self, results: dict) -> dict:
+        return {"kind": self.kind, "title": self.title, "results": results}
+
+
+def _resolve(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _suite_command(entry: SuiteEntry, **extra: Any) -> ScoringCommand:
+    return ScoringCommand(f"{entry.name} score", f"{entry.package}:{entry.options}",
+                          f"{entry.package}:{entry.score_file}", entry.name,
+                          entry.section_title, suite=entry.name, **extra)
+
+
+_GENERIC = "confeval.suites.generic"
+_STUDIES = "confeval.suites.measures.studies"
+_MEASURES = "confeval.suites.measures.options"
+SCORING_COMMANDS: Registry[ScoringCommand] = Registry("scoring command", {
+    "score": ScoringCommand("score", f"{_GENERIC}:ConfidenceOptions",
+                            f"{_GENERIC}:score_confidence_file", "confidence",
+                            "Confidence vs correctness"),
+    "agreement": ScoringCommand("agreement", f"{_GENERIC}:AgreementOptions",
+                                f"{_GENERIC}:score_agreement_file", "agreement",
+                                "Judge vs reference scores"),
+    **{f"{name} score": _suite_command(entry) for name, entry in SUITES.items()
+       if name != "diagnose"},
+    "diagnose score": _suite_command(
+        SUITES["diagnose"], file_options=("human",),
+        after="confeval.suites.diagnose.scoring:add_epd_drops"),
+    "measures thresholds": ScoringCommand(
+        "measures thresholds", f"{_MEASURES}:ThresholdsOptions",
+        f"{_STUDIES}:threshold_sensitivity_file", "measures_study",
+        "Threshold sensitivity of the ranking"),
+    "measures noise": ScoringCommand(
+        "measures noise", f"{_MEASURES}:NoiseOptions", f"{_STUDIES}:label_noise_file",
+        "measures_study", "Label noise and the ranking (Eq. 7)"),
+    "measures compare": ScoringCommand(
+        "measures compare", f"{_MEASURES}:CompareOptions", f"{_STUDIES}:compare_files",
+        "measures_study", "MCQA-Eval against threshold-based evaluation", n_files=2),
+})
+"""Command -> how it scores: every command that writes a scoring run folder."""
 
 
 def suite_entry(name: str) -> SuiteEntry:
     """The entry of suite ``name``; a :class:`ValueError` lists the choices."""
-    if name not in SUITES:
-        raise ValueError(f"unknown suite {name!r}; suites: {', '.join(SUITES)}")
     return SUITES[name]
 
 

@@ -1,4 +1,5 @@
-"""Seeds: the one parser of seed lists and the one aggregator of results over seeds.
+"""Seeds: the one parser of seed lists, the one per-item seed, and the one aggregator of
+results over seeds.
 
 Spread over seeds is a standard deviation with a stated ``ddof``: the sets suite reports the
 sample std (``ddof=1``), the intervals suite the population std (``ddof=0``), as the VLM-judge
@@ -8,12 +9,28 @@ skipped, so a mean is over the splits that define it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_SEEDS", "aggregate_tree", "format_seeds", "mean_std", "parse_seed_tuple",
-           "parse_seeds", "pool_by_size"]
+__all__ = ["MAX_SEEDS", "aggregate_tree", "format_seeds", "item_seed", "mean_std",
+           "parse_seed_tuple", "parse_seeds", "pool_by_size"]
+
+def item_seed(seed: int, item_id: str) -> int:
+    """The seed of one item's random step under run seed ``seed``: a stable hash (BLAKE2b,
+    the same on every machine and Python) of both, in [0, 2^31) as servers take it. Items
+    get independent streams — one seed for every question would give sample k of every
+    question the same random draws — and a run repeated with the same seed, the same ones.
+
+    Examples
+    --------
+    >>> item_seed(0, "q1") == item_seed(0, "q1") != item_seed(0, "q2")
+    True
+    """
+    digest = hashlib.blake2b(f"{int(seed)}\x00{item_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % 2**31
+
 
 MAX_SEEDS = 1000
 """More splits than this is almost certainly a typo (``1-100000``); refused."""

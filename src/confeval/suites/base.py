@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ..backends import Backend
@@ -149,6 +150,23 @@ class LiveSuite(abc.ABC):
     @abc.abstractmethod
     async def run_item(self, item: dict, backend: Backend, options: SuiteOptions) -> dict:
         """Query the backend for one item and return its record."""
+
+    def has_images(self, item: dict) -> bool:
+        """Whether the item cannot be asked without its images (``image`` or ``images``)."""
+        return bool(item.get("image") or item.get("images"))
+
+    def needs_image_record(self, item: dict, options: SuiteOptions) -> dict:
+        """The record of an item with images that the backend cannot take (a text-only model,
+        or a server that refused images once): counted as ``needs_image``, never sent
+        text-only. Its plain fields are kept; suites may add their own."""
+        plain = {k: v for k, v in item.items()
+                 if isinstance(v, (str, int, float, bool)) or v is None}
+        return {**plain, "status": "excluded", "reason": "needs_image"}
+
+    def write_extras(self, run_dir: Path) -> str | None:
+        """Write the suite's extra files into a finished run folder and say where (a line),
+        or None: called by every live run, whoever drives it."""
+        return None
 
     @abc.abstractmethod
     def score(self, records: list[dict], options: SuiteOptions, model_name: str) -> dict:

@@ -105,6 +105,8 @@ def build(cls: type, values: Mapping[str, Any], *, what: str = "options") -> Any
             value = tuple(value or ())
         elif spec.parse is not None and isinstance(value, str):
             value = spec.parse(value)
+        elif isinstance(value, list):     # run.json's lists are the options' tuples
+            value = tuple(value)
         kwargs[name] = value
     return cls(**kwargs)
 
@@ -139,12 +141,15 @@ def run_folder_options(path: str | Path, suite: str) -> dict[str, Any] | None:
 
 
 def options_for_input(cls: type, path: str | Path, values: Mapping[str, Any],
-                      explicit: frozenset[str] | set[str], *, suite: str) -> Any:
+                      explicit: frozenset[str] | set[str], *, suite: str | None,
+                      what: str | None = None) -> Any:
     """The options to score ``path`` with: ``values`` for a record file; for a run folder of
     ``suite``, the options it was made with, overridden only by those in ``explicit`` (set on
-    the command line) — so scoring a run folder again gives the run's own numbers."""
-    own = run_folder_options(path, suite)
+    the command line) — so scoring a run folder again gives the run's own numbers. ``what``
+    names whose options they are in errors (default: the suite)."""
+    what = what or f"the {suite} suite"
+    own = run_folder_options(path, suite) if suite else None
     if own is None:
-        return build(cls, values, what=f"the {suite} suite")
+        return build(cls, values, what=what)
     return build(cls, {**own, **{k: values[k] for k in explicit}},
-                 what=f"the {suite} suite (run.json of {path})")
+                 what=f"{what} (run.json of {path})")

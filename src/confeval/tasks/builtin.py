@@ -30,6 +30,7 @@ import string
 
 import numpy as np
 
+from .._registry import Registry
 from ..taxonomy import error_types
 from ._chains import steps_for
 from .diagnose import arith_diagnose
@@ -170,14 +171,12 @@ def arith_judge(n: int = 200, *, seed: int = 0) -> list[dict]:
     return items
 
 
-BUILTIN_TASKS = {"arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge,
-                 "arith-diagnose": arith_diagnose}
+BUILTIN_TASKS = Registry("built-in task", {
+    "arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge,
+    "arith-diagnose": arith_diagnose})
 
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
     """Items of a built-in task by name (``arith-mc``, ``arith-steps``, ``arith-judge`` or
     ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`)."""
-    if name not in BUILTIN_TASKS:
-        raise ValueError(f"unknown built-in task {name!r}; choose from "
-                         f"{', '.join(BUILTIN_TASKS)}")
     return BUILTIN_TASKS[name](n, seed=seed)

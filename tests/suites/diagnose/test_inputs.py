@@ -94,3 +94,38 @@ def test_records_with_predictions_or_raw_replies(tmp_path):
     assert parsed.pred.tolist() == ["re", None, "vpe"]
     assert parsed.failures == {"no_answer": 1}
     assert np.array_equal(parsed.domains, np.array(["ML", "PE", "ML"], dtype=object))
+
+
+def test_a_rows_own_letters_are_used_or_the_row_is_not_parsed():
+    import json as _json
+
+    import pandas as pd
+
+    from confeval.records import RecordSet
+    from confeval.suites.diagnose.inputs import parse_replies
+
+    permuted = {"A": "re", "B": "vpe", "C": "kde", "D": "qce"}
+    frame = pd.DataFrame({"reply": ["Answer: A"] * 6, "letters": [
+        _json.dumps(permuted),                        # its own order: A is re
+        None,                                          # none: the fixed order (A = vpe)
+        '{"A": "banana", "B": "vpe", "C": "kde", "D": "qce"}',   # not a type
+        '{"A": "re", "B": "re", "C": "kde", "D": "qce"}',        # a type twice
+        "{not json",
+        '{"A": "re", "B": "vpe"}']})                   # too few letters for ETC
+    out, summary = parse_replies(RecordSet.from_frame(frame), protocol="etc")
+    assert out["pred_type"].tolist()[:2] == ["re", "vpe"]
+    assert out["parse_failure"].tolist()[2:] == ["invalid_letters"] * 4
+    assert summary["unparseable"] == {"invalid_letters": 4}
+
+
+def test_a_repeated_item_is_counted_not_scored_twice():
+    import pandas as pd
+
+    from confeval.records import RecordSet
+    from confeval.suites.diagnose.inputs import read_diagnosis_records
+
+    frame = pd.DataFrame({"item_id": [1, 2, 1, 3], "gold_type": ["re", "vpe", "re", "kde"],
+                          "pred_type": ["re", "re", "vpe", "kde"]})
+    data = read_diagnosis_records(RecordSet.from_frame(frame), id_col="item_id")
+    assert data.records.excluded == {"duplicate_item": 1}
+    assert data.pred.tolist() == ["re", "re", "kde"]

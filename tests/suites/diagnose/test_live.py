@@ -2,6 +2,7 @@
 protocol and answer mode, permuted letters, images never sent to a text-only model."""
 
 import asyncio
+import json
 import math
 import re
 
@@ -109,13 +110,30 @@ def test_generated_mode_parses_replies():
     assert result["accuracy_strict"] == pytest.approx(4 / 5)
 
 
-def test_an_image_item_is_never_sent_to_a_text_only_model():
-    item = {**ITEMS[0], "image": "data:image/png;base64,iVBORw0KGgo="}
+def test_an_image_item_is_never_sent_to_a_text_only_model(tmp_path):
+    import base64
+    import io
+
+    from PIL import Image
+
+    from confeval.backends import ImagesRefused
+    from confeval.runner import run_suite
+
+    png = io.BytesIO()
+    Image.new("RGB", (4, 4), "red").save(png, format="PNG")
+    item = {**ITEMS[0],
+            "image": "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()}
     backend = ScriptedBackend(scorer=lambda m, c: -1.0)
     suite = get_suite("diagnose")
-    record = asyncio.run(suite.run_item(item, backend, suite.Options(bootstrap=0)))
-    assert record["status"] == "excluded" and record["reason"] == "needs_image"
-    assert backend.calls == []
+    options = suite.Options(bootstrap=0)
+    with pytest.raises(ImagesRefused):  # the backend itself refuses, whoever calls it
+        asyncio.run(suite.run_item(item, backend, options))
+    result = run_suite(suite, backend, [item, ITEMS[1]], tmp_path / "run", options=options)
+    records = [json.loads(line) for line in open(tmp_path / "run" / "records.jsonl")]
+    assert records[0]["status"] == "excluded" and records[0]["reason"] == "needs_image"
+    assert records[0]["protocol"] == "etc" and records[0]["has_image"] is True
+    assert result.metrics["excluded_records"] == {"needs_image": 1}
+    assert all("image_url" not in json.dumps(call) for call in backend.calls)
 
 
 def test_bad_options_are_refused():

@@ -120,11 +120,27 @@ def test_tiny_model_run_is_exact_finite_and_resumable(tmp_path):
     options = suite.Options(samples=3, sample_tokens=4, similarity="jaccard", bootstrap=0)
     items = suite.load_items("builtin:arith-mc", 6, 0)
     cache = ResponseCache(tmp_path / "cache.sqlite")
+    seeds, generate = [], backend.generate
+
+    async def recording(messages, params, n=1):
+        seeds.append(params.seed)
+        return await generate(messages, params, n=n)
+
+    backend.generate = recording
     result = run_suite(suite, backend, items, tmp_path / "run", options=options,
                        model_name="tiny", cache=cache)
     records = [json.loads(line) for line in open(tmp_path / "run" / "records.jsonl")]
     rows = flatten_rows(records)
     assert len(rows) == sum(len(it["options"]) for it in items)
+    # each question samples with its own seed: sample k of two questions is not one draw
+    from confeval.suites._seeds import item_seed
+
+    assert sorted(seeds) == sorted(item_seed(0, it["item_id"]) for it in items)
+    assert len(set(seeds)) == len(items)
+    # a run from Python writes the suite's row files too, as the command line does
+    option_lines = open(tmp_path / "run" / "options.jsonl").read().splitlines()
+    assert len(option_lines) == len(rows) and "options.jsonl" in result.extras
+    assert (tmp_path / "run" / "samples.jsonl").is_file()
     for name in ("sl", "sl_norm", "csl", "csl_next", "p_true", "deg_j", "ecc_j"):
         assert np.isfinite([r[name] for r in rows]).all(), name
     # SL is the model's own log-probability of the injected option, scored exactly

@@ -58,9 +58,10 @@ def test_inputs_negate_uncertainties_and_count_exclusions():
     rs = RecordSet.from_frame(frame)
     data = read_measure_records(rs, measure_cols="sl", uncertainty_cols="ppl")
     assert data.names == ["sl", "ppl"] and data.negated == ["ppl"]
-    assert data.values[:, 1].tolist() == [-1.5, -4.0, -1.2]
-    assert rs.excluded == {"non_numeric_measure": 1, "non_finite_measure": 1,
-                           "missing_question": 1}
+    # an infinite perplexity is the least confident row, kept (1 below the finite minimum)
+    assert data.values[:, 1].tolist() == [-1.5, -4.0, -1.2, -5.0]
+    assert data.infinite == {"ppl": 1}
+    assert rs.excluded == {"non_numeric_measure": 1, "missing_question": 1}
     # no columns named: every known measure column the rows have, by its display name
     auto = read_measure_records(RecordSet.from_frame(frame), measure_cols=None)
     assert auto.names == ["SL"] and auto.negated == []

@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich.table import Table
+
 from ...taxonomy import error_types
 from ..figures import confusion_figure, grouped_bars_figure
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..terminal import register_table, results_table
 
 __all__ = ["render_diagnose"]
 
@@ -101,3 +104,11 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
               fmt(split.get("gained")), fmt(drop.get("detection_rate")),
               fmt(drop.get("type_accuracy_given_detection"))]], "ETC"))
     return "".join(parts)
+
+
+@register_table("diagnose")
+def diagnose_table(results: dict) -> Table:
+    return results_table(results, [("n", "n"), ("accuracy_strict", "accuracy (strict)"),
+                                  ("accuracy_parsed", "accuracy (parsed)"),
+                                  ("parse_rate", "parse rate"), ("macro_f1", "macro-F1"),
+                                  ("kappa", "kappa")], "Error diagnosis")

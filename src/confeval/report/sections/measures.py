@@ -4,7 +4,10 @@ intervals, in ranking order, with the paired p-value against the next measure.""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from rich.table import Table
 
 from ..figures import (
     line_figure,
@@ -14,6 +17,7 @@ from ..figures import (
     roc_figure,
 )
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..terminal import file_table, number, register_table, simple_table
 
 __all__ = ["render_measures", "render_measures_study"]
 
@@ -113,3 +117,36 @@ def render_measures_study(section: Mapping[str, Any]) -> str:
                 xlabel="noise sigma", ylabel="Kendall tau", title="Ranking under label noise"),
                 f"label noise ({label})"))
     return "".join(parts)
+
+
+@register_table("measures")
+def measures_table(results: dict) -> Table:
+    """One row per (file, measure), in ranking order."""
+    table = file_table("Confidence measures on multiple-choice options (ranked by AUROC)",
+                       ("rank", "measure", "AUROC", "AUARC", "RCE", "ECE (binned)",
+                        "p vs next"))
+    for source, res in results.items():
+        for i, row in enumerate(res["ranking"]):
+            m = res["measures"][row["measure"]]
+            table.add_row(Path(source).name if i == 0 else "", str(row["rank"]),
+                          row["measure"], number(m["auroc"]), number(m["auarc"]),
+                          number(m["rce"]), number(m["ece"]),
+                          number((row.get("vs_next") or {}).get("p_value")))
+    return table
+
+
+@register_table("measures_study")
+def study_table(results: dict) -> Table:
+    table = simple_table("Rankings of the measures (by AUROC)")
+    for header in ("file", "setting", "ranking", "base rate / mean Kendall tau"):
+        table.add_column(header, overflow="fold")
+    for name, r in results.items():
+        parts = r.get("by_threshold") or r.get("by_sigma") or {
+            k: r[k] for k in ("mcqa_eval", "threshold_based") if k in r}
+        for key, part in parts.items():
+            order = " > ".join(part.get("order") or r.get("clean", {}).get("order") or [])
+            summary = part.get("kendall_mean", part.get("base_rate"))
+            table.add_row(name, key, order or "-", "-" if summary is None else f"{summary:.3f}")
+        if isinstance(r.get("kendall"), (float, type(None))) and "kendall" in r:
+            table.add_row(name, "Kendall tau between them", "-", f"{r['kendall']}")
+    return table

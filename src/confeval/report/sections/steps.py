@@ -4,10 +4,14 @@ robustness by perturbation, Δp by error type, breakdowns by metadata, generator
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from rich.table import Table
 
 from ..figures import grouped_bars_figure
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..terminal import register_table, simple_table
 
 __all__ = ["render_steps", "render_steps_consistency"]
 
@@ -75,3 +79,32 @@ def render_steps_consistency(section: Mapping[str, Any]) -> str:
             [esc(j)] + [fmt(v, 4) for m in metrics for v in r[m]["values"][j]]
             for j in r["judges"]], "judge"))
     return "".join(parts)
+
+
+@register_table("steps")
+def steps_table(results: dict) -> Table:
+    """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
+    table = simple_table("Process-judge confidence (fractions)")
+    table.add_column("metric")
+    for source in results:
+        table.add_column(Path(source).name, justify="right", overflow="fold")
+    keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
+    for key in keys:
+        row = []
+        for res in results.values():
+            value, ci = res.get(key), res.get("ci", {}).get(key)
+            cell = "–" if value is None else f"{value:.4f}"
+            if value is not None and ci:
+                cell += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
+            row.append(cell)
+        table.add_row(key, *row)
+    variants = sorted({v for res in results.values() for v in res.get("by_perturbation", {})})
+    for v in variants:
+        table.add_row(f"crs: {v}", *[
+            f"{res['by_perturbation'][v]['crs']:.4f} ({res['by_perturbation'][v]['pairs']} "
+            "pairs)" if v in res.get("by_perturbation", {}) else "–"
+            for res in results.values()])
+    table.add_row("steps / pairs / unpaired", *[
+        f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
+        for res in results.values()])
+    return table

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...images import ImageError, check_image
-from ...parse.diagnosis import DiagnosisParse, parse_diagnosis
+from ...parse.diagnosis import DiagnosisParse, default_letters, parse_diagnosis
 from ...records import NA_TEXT, RecordSet
 from ...taxonomy import MMERROR_AUTHOR_LABELS, error_types, normalise
 from ..base import Items
@@ -163,8 +163,9 @@ def read_diagnosis_records(rs: RecordSet, *, gold_col: str = "gold_type",
                            subdomain_col: str | None = "subdomain",
                            id_col: str | None = None) -> DiagnosisInputs:
     """Validated diagnoses of ``rs`` (module docstring). Rows without a known gold type are
-    excluded and counted (``missing_gold``, ``unknown_gold``); a prediction that is not a type
-    key, label or alias counts as unparseable (``unknown_prediction``)."""
+    excluded and counted (``missing_gold``, ``unknown_gold``, ``duplicate_item``: an
+    ``id_col`` value seen before, the first row kept); a prediction that is not a type key,
+    label or alias counts as unparseable (``unknown_prediction``)."""
     frame = rs.frame
     if gold_col not in frame:
         raise ValueError(f"{rs.source}: no gold column {gold_col!r}; have "
@@ -173,6 +174,11 @@ def read_diagnosis_records(rs: RecordSet, *, gold_col: str = "gold_type",
     missing = np.array([_missing(v) for v in frame[gold_col]], dtype=bool)
     rs.exclude(missing, "missing_gold")
     rs.exclude((gold == None) & rs.mask, "unknown_gold")  # noqa: E711
+    if id_col and id_col in frame:  # an item twice would weigh double: the first is kept
+        usable = np.flatnonzero(rs.mask)
+        repeated = np.zeros(len(frame), dtype=bool)
+        repeated[usable[frame[id_col].iloc[usable].astype(str).duplicated().to_numpy()]] = True
+        rs.exclude(repeated, "duplicate_item")
     pred, failures = _predictions(rs, pred_col, reply_col, protocol)
     keep = rs.mask
     def group(col):
@@ -220,7 +226,9 @@ def parse_replies(rs: RecordSet, *, reply_col: str = "reply", protocol: str = "e
     ``pred_type`` (a type key or ``None``; for ``presence``: ``pred_presence`` = ``present``,
     ``absent`` or ``None``), ``parse_rule`` or ``parse_failure``, and ``parse_flags``. A row's
     ``letters`` (a letter -> type mapping, as a permuted live run stores it) overrides the
-    protocol's fixed order. Returns (frame, summary counts)."""
+    protocol's fixed order; a row whose ``letters`` is present but not such a mapping (not
+    JSON, a letter twice, a value that is no type of the protocol, the wrong number of
+    letters) is not parsed: ``invalid_letters``. Returns (frame, summary counts)."""
     import pandas as pd
 
     frame = rs.frame.drop(columns=[c for c in rs.frame.columns if str(c).startswith("_")])
@@ -230,8 +238,11 @@ def parse_replies(rs: RecordSet, *, reply_col: str = "reply", protocol: str = "e
     has_letters = bool(letters_col) and letters_col in frame
     values, rules, failures, flags = [], [], [], []
     for i, reply in enumerate(frame[reply_col].tolist()):
-        letters = _letters(frame[letters_col].iat[i]) if has_letters else None
-        got = parse_diagnosis(None if _missing(reply) else str(reply), protocol, letters)
+        letters = _letters(frame[letters_col].iat[i], protocol) if has_letters else None
+        if letters is INVALID_LETTERS:  # never the fixed order for a row that gave its own
+            got = DiagnosisParse(None, failure="invalid_letters")
+        else:
+            got = parse_diagnosis(None if _missing(reply) else str(reply), protocol, letters)
         values.append(got.value)
         rules.append(got.rule)
         failures.append(got.failure)
@@ -246,12 +257,28 @@ def parse_replies(rs: RecordSet, *, reply_col: str = "reply", protocol: str = "e
     return pd.DataFrame(out), summary
 
 
-def _letters(value: Any) -> dict[str, str] | None:
-    if isinstance(value, str) and value.strip().startswith("{"):
+INVALID_LETTERS: dict[str, str] = {}
+"""What :func:`_letters` returns for a mapping that is present but unusable."""
+
+
+def _letters(value: Any, protocol: str) -> dict[str, str] | None:
+    """A row's letter -> type key mapping: None when the row has none (the protocol's fixed
+    order applies), :data:`INVALID_LETTERS` when it has one that cannot be trusted."""
+    if not isinstance(value, dict) and _missing(value):
+        return None
+    if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError:
-            return None
-    if isinstance(value, dict) and value:
-        return {str(k): str(v) for k, v in value.items()}
-    return None
+            return INVALID_LETTERS
+    if not isinstance(value, dict):
+        return INVALID_LETTERS
+    expected = default_letters(protocol)
+    letters = {str(k).strip().upper(): normalise_type(v) if protocol != "presence" else v
+               for k, v in value.items()}
+    types = list(letters.values())
+    if (len(letters) != len(value) or len(letters) != len(expected)
+            or not all(len(k) == 1 and k.isalpha() for k in letters)
+            or sorted(map(str, types)) != sorted(expected.values())):
+        return INVALID_LETTERS
+    return letters

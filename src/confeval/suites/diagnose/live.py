@@ -43,6 +43,7 @@ from ...parse.diagnosis import parse_diagnosis
 from ...records import RUN_RECORDS, RecordSet
 from ...tasks import load_builtin
 from .._multiple_choice import option_distribution
+from .._seeds import item_seed
 from ..base import Items, LiveSuite, answer_mode, read_method
 from .inputs import load_mmerror_items, normalise_type
 from .options import PROTOCOL_TYPES, DiagnoseOptions
@@ -67,8 +68,7 @@ _SYSTEM = "You check worked solutions and classify the mistakes in them."
 def _letters(types: tuple[str, ...], item_id: str, permute: bool, seed: int) -> dict[str, str]:
     if not permute:
         return dict(zip("ABCDE", types))
-    key = int.from_bytes(item_id.encode("utf-8")[-8:].rjust(8, b"\0"), "big")
-    order = np.random.default_rng([seed, key]).permutation(len(types))
+    order = np.random.default_rng(item_seed(seed, item_id)).permutation(len(types))
     return dict(zip("ABCDE", (types[i] for i in order)))
 
 
@@ -219,12 +219,18 @@ class DiagnoseSuite(LiveSuite):
         items.excluded = dict(excluded)
         return items[:n] if n else items
 
-    async def run_item(self, item: dict, backend: Backend, options: DiagnoseOptions) -> dict:
+    @staticmethod
+    def _base_record(item: dict, options: DiagnoseOptions) -> dict:
         record = {k: v for k, v in item.items() if k not in ("image", "steps")}
         record.update(protocol=options.protocol, has_image=bool(item.get("image")))
-        if item.get("image") and "images" not in backend.capabilities:
-            record.update(status="excluded", reason="needs_image", pred_type=None)
-            return record
+        return record
+
+    def needs_image_record(self, item: dict, options: DiagnoseOptions) -> dict:
+        return {**self._base_record(item, options), "status": "excluded",
+                "reason": "needs_image", "pred_type": None}
+
+    async def run_item(self, item: dict, backend: Backend, options: DiagnoseOptions) -> dict:
+        record = self._base_record(item, options)
         if options.protocol == "etc" and item["gold_type"] == "no_error":
             record.update(status="excluded", reason="error_free_chain_in_etc", pred_type=None)
             return record

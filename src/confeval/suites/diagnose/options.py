@@ -40,6 +40,9 @@ class DiagnoseOptions(SuiteOptions):
     domain_col: str | None = option("domain", "Domain column.", stages=("score",))
     subdomain_col: str | None = option("subdomain", "Subdomain column.", stages=("score",))
     id_col: str = option("item_id", "Item id (pairs ETC and EPD).", stages=("score",))
+    human: str | None = option(None, "A human row: CSV/JSONL with domain,accuracy (domain "
+                               "'total' for the Total), shown beside the baselines.",
+                               stages=("score",))
     n_simulations: int = option(1000, "Random guessers simulated.", flag="--simulations",
                                 minimum=0)
     alpha: float = option(0.1, "Miscoverage of the conformal sets over the types (from "

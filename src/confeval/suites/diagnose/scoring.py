@@ -33,7 +33,8 @@ from ...records import RecordSet
 from ...taxonomy import MMERROR_LETTER_ORDER
 from .options import PROTOCOL_TYPES, DiagnoseOptions
 
-__all__ = ["ablation_summary", "epd_drop", "epd_drop_files", "presence_rates",
+__all__ = ["ablation_summary", "add_epd_drops", "epd_drop", "epd_drop_files", "presence_rates",
+           "read_human_row",
            "score_diagnosis", "score_diagnosis_file", "score_diagnosis_records"]
 
 
@@ -318,11 +319,41 @@ def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = Non
             "excluded": summary["excluded"], **res}
 
 
-def score_diagnosis_file(path: str | Path, options: DiagnoseOptions | None = None, *,
-                         human: Mapping | None = None) -> dict:
+def score_diagnosis_file(path: str | Path, options: DiagnoseOptions | None = None) -> dict:
     """:func:`score_diagnosis_records` on one record file, run folder or the authors'
-    ``latest.json``."""
-    return score_diagnosis_records(_read_records(path), options, human=human)
+    ``latest.json``, with the human row of ``options.human`` when given."""
+    if not (options and options.human):
+        return score_diagnosis_records(_read_records(path), options)
+    human, left_out = read_human_row(options.human)
+    result = score_diagnosis_records(_read_records(path), options, human=human)
+    if left_out:  # rows of the human file that are no accuracy: counted, not silently gone
+        result["baselines"]["human_rows_excluded"] = left_out
+    return result
+
+
+def read_human_row(path: str | Path) -> tuple[dict[str, float], dict[str, int]]:
+    """A human row ``{domain or "total": accuracy}`` from a CSV/JSONL with ``domain`` and
+    ``accuracy`` (fractions in [0, 1]), and the rows left out by reason (a text, a
+    percentage, a missing domain); none usable is an error naming the file."""
+    rs = RecordSet.read(Path(path))
+    values = rs.numeric(["accuracy"], lo=0.0, hi=1.0, what="accuracy")[:, 0]
+    domains = rs.groups("domain", what="domain")
+    keep = rs.mask
+    if not keep.any():
+        raise ValueError(f"{path}: no usable human accuracy (fractions in [0, 1]); "
+                         f"excluded: {rs.excluded}")
+    return {str(d): float(v) for d, v in zip(domains[keep], values[keep])}, rs.excluded
+
+
+def add_epd_drops(results: dict[str, dict], pairs, options: DiagnoseOptions) -> None:
+    """``--pair ETC_FILE,EPD_FILE`` of ``confeval diagnose score``: the EPD drop of each pair,
+    under its ETC file's results."""
+    for spec in pairs:
+        etc_file, _, epd_file = str(spec).partition(",")
+        if not epd_file:
+            raise ValueError(f"--pair must be ETC_FILE,EPD_FILE, got {spec!r}")
+        results.setdefault(etc_file, {})["epd_drop"] = epd_drop_files(etc_file, epd_file,
+                                                                      options)
 
 
 def _plain_rows(rs: RecordSet) -> list[dict]:

@@ -10,8 +10,10 @@ one row per (question, option): ``--measure-cols`` (higher = more confident), op
 ``--uncertainty-cols`` (higher = *less* confident: negated, e.g. perplexity), ``--correct-col``
 (1 for the gold option, 0 otherwise; MCQA-Eval's labels) and ``--group-col`` (the question id,
 the unit the bootstrap resamples). Rows are excluded and counted, never dropped silently:
-``missing_measure``, ``non_numeric_measure``, ``non_finite_measure``, the correctness reasons
-and ``missing_question``.
+``missing_measure``, ``non_numeric_measure``, the correctness reasons, ``missing_question``
+and ``duplicate_option_row`` (a question's ``option`` seen again: the first row is kept). A
+measure of -inf or +inf is kept as the least or most confident and counted in
+``infinite_values``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class MeasureInputs:
     records: RecordSet
     negated: list[str]  # the uncertainty columns, turned into confidences
     incomplete: dict[str, int] = field(default_factory=dict)  # measures some rows lack
+    infinite: dict[str, int] = field(default_factory=dict)  # +-inf values kept, by measure
 
 
 def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
@@ -74,14 +77,42 @@ def read_measure_records(rs: RecordSet, *, measure_cols: str | None,
                          f"--uncertainty-cols; known columns: {', '.join(MEASURE_NAMES)})")
     if len(set(names)) != len(names):
         raise ValueError(f"{rs.source}: a column is both a measure and an uncertainty")
-    values = rs.numeric(names, what="measure")
+    values = rs.numeric(names, what="measure", allow_inf=True)
     values[:, len(confident):] *= -1
     correct = rs.labels(correct_col, allowed=["0", "1"], what="correct")
     questions = rs.groups(group_col, what="question")
+    if "option" in rs.frame.columns:  # the same option of a question twice would weigh double
+        seen = rs.frame.loc[rs.mask, [group_col, "option"]].astype(str)
+        repeated = np.zeros(len(rs.frame), dtype=bool)
+        repeated[np.flatnonzero(rs.mask)[seen.duplicated().to_numpy()]] = True
+        rs.exclude(repeated, "duplicate_option_row")
     keep = rs.mask
-    return MeasureInputs(values[keep], [labels.get(n, n) for n in names],
-                         correct[keep].astype(np.float64), questions[keep], rs, uncertain,
-                         incomplete)
+    shown = [labels.get(n, n) for n in names]
+    kept, infinite = _extremes_for_infinities(values[keep], shown)
+    return MeasureInputs(kept, shown, correct[keep].astype(np.float64), questions[keep], rs,
+                         uncertain, incomplete, infinite)
+
+
+def _extremes_for_infinities(values: np.ndarray, names: list[str]
+                             ) -> tuple[np.ndarray, dict[str, int]]:
+    """A measure of -inf (an option the model gives probability 0, SL = log 0) is the least
+    confident, +inf the most: kept and ranked so, never dropped. Each column's infinities
+    become values just beyond its finite range (1 below its minimum, 1 above its maximum),
+    which every metric here reads as those extremes (AUROC, AUARC and RCE use only the order;
+    histogram binning cuts at quantiles); how many there were is reported per measure."""
+    values = values.copy()
+    infinite = {}
+    for j, name in enumerate(names):
+        column = values[:, j]
+        inf = np.isinf(column)
+        if not inf.any():
+            continue
+        infinite[name] = int(inf.sum())
+        finite = column[~inf]
+        low, high = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
+        column[np.isneginf(column)] = low - 1.0
+        column[np.isposinf(column)] = high + 1.0
+    return values, infinite
 
 
 def run_option_rows(records: list[dict]) -> list[dict]:

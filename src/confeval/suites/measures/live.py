@@ -46,6 +46,7 @@ from ...parse._tokens import DEFAULT_FLOOR
 from ...parse.option_tokens import extract_from_tokens
 from ...records import RUN_RECORDS, RecordSet
 from .._multiple_choice import load_mc_items
+from .._seeds import item_seed
 from ..base import LiveSuite
 from .inputs import run_option_rows
 from .options import MEASURE_NAMES, MeasuresOptions
@@ -123,7 +124,8 @@ class MeasuresSuite(LiveSuite):
         question, texts = item["question"], [str(t) for t in item["options"]]
         prompt = raw_prompt(GENERATION_PROMPT.format(question=question))
         params = GenerateParams(max_tokens=options.sample_tokens, temperature=options.temperature,
-                                seed=options.seed, stop=("\n",), logprobs=True)
+                                seed=item_seed(options.seed, str(item["item_id"])),
+                                stop=("\n",), logprobs=True)
         generations = await backend.generate(prompt, params, n=options.samples)
         samples = [clean_sample(g.text) for g in generations]
         attention = "attention" in backend.capabilities
@@ -218,6 +220,9 @@ class MeasuresSuite(LiveSuite):
             for row, deg, ecc in zip(rows, out["degree"], out["eccentricity"]):
                 row[f"deg_{key}"], row[f"ecc_{key}"] = float(deg), float(ecc)
         return matrices
+
+    def write_extras(self, run_dir) -> str:
+        return write_option_rows(run_dir)
 
     # ------------------------------------------------------------------ scoring
     def score(self, records: list[dict], options: MeasuresOptions, model_name: str) -> dict:

@@ -1,24 +1,25 @@
 """Every option of the measures suite, declared once: its scoring ((question, option) rows of a
 file or a run folder) and its live run (``confeval measures score`` / ``confeval measures run``
-take their flags from here)."""
+take their flags from here), and the options of its threshold-based studies (``measures
+thresholds``, ``noise``, ``compare``)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from ..._validation import missing_model_folder
+from ...measures import MEASURES
+from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
 from ..options import option
 
-__all__ = ["MEASURE_NAMES", "MeasuresOptions", "SIMILARITIES", "TIES"]
+__all__ = ["MEASURE_NAMES", "CompareOptions", "MeasuresOptions", "NoiseOptions", "SIMILARITIES",
+           "StudyOptions", "TIES", "ThresholdsOptions"]
 
-MEASURE_NAMES = {
-    "sl": "SL", "sl_norm": "SL(norm)", "token_sar": "TokenSAR", "csl": "CSL",
-    "csl_next": "CSL-Next", "p_true": "P(true)", "deg_j": "Deg(J)", "ecc_j": "Ecc(J)",
-    "deg_s": "Deg(S)", "ecc_s": "Ecc(S)", "deg_e": "Deg(E)", "ecc_e": "Ecc(E)",
-    "deg_c": "Deg(C)", "ecc_c": "Ecc(C)",
-}
-"""Record column -> the measure's display name (higher = more confident for every column)."""
+MEASURE_NAMES = {column: measure.label for column, measure in MEASURES.items()}
+"""Record column -> the measure's display name, from the one measures table
+(:data:`confeval.measures.MEASURES`; higher = more confident for every column)."""
 
 SIMILARITIES = ("auto", "jaccard", "jaccard,embedding")
 TIES = ("average", "input-order")
@@ -96,3 +97,72 @@ class MeasuresOptions(SuiteOptions):
         missing = missing_model_folder(self.nli) if self.nli else None
         if missing:  # said before any model is loaded
             raise ValueError(f"--nli: {missing}")
+
+
+def _floats(option_flag: str) -> Callable[[str], tuple[float, ...]]:
+    def parse(text: str) -> tuple[float, ...]:
+        try:
+            return tuple(float(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise ValueError(f"{option_flag} must be a comma list of numbers, got "
+                             f"{text!r}") from None
+    return parse
+
+
+def _show_floats(values) -> str:
+    return ",".join(repr(float(v)) for v in values)
+
+
+_STUDY = ("score",)
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyOptions:
+    """The columns of MCQA-Eval's threshold-based studies (``confeval measures thresholds``,
+    ``noise`` and ``compare``): sampled answers with the measures and a continuous
+    correctness score."""
+
+    measure_cols: str | None = option(None, "Confidence columns, higher = more confident.",
+                                      stages=_STUDY)
+    uncertainty_cols: str | None = option(None, "Columns where higher = less confident "
+                                          "(negated).", stages=_STUDY)
+    score_col: str = option("score", "Continuous correctness score in [0, 1] of each answer "
+                            "(similarity to the reference, a judge's probability).",
+                            stages=_STUDY)
+
+
+@dataclasses.dataclass(frozen=True)
+class ThresholdsOptions(StudyOptions):
+    """Options of ``confeval measures thresholds``."""
+
+    thresholds: tuple[float, ...] = option((0.5, 0.7, 0.9), "Thresholds tau: correct = "
+                                           "score > tau.", stages=_STUDY,
+                                           parse=_floats("--thresholds"), show=_show_floats)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseOptions(StudyOptions):
+    """Options of ``confeval measures noise``."""
+
+    threshold: float = option(0.5, "correct = noisy score > this.", stages=_STUDY)
+    sigmas: tuple[float, ...] = option((0.0, 0.5, 1.0, 2.0), "Noise levels sigma (Eq. 7).",
+                                       stages=_STUDY, parse=_floats("--sigmas"),
+                                       show=_show_floats)
+    seeds: tuple[int, ...] = option(tuple(range(1, 11)), "Seeds of the noise, e.g. 1-10.",
+                                    stages=_STUDY, parse=parse_seed_tuple, show=format_seeds)
+    eps: float = option(1e-3, "Scores are clipped to [eps, 1 - eps] before the logit.",
+                        stages=_STUDY)
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareOptions(StudyOptions):
+    """Options of ``confeval measures compare``: the MCQA-Eval rows' ``correct_col`` and
+    question ``group_col`` (shared by the sampled answers), and the sampled answers'
+    ``threshold``."""
+
+    correct_col: str = option("correct", "The MCQA-Eval rows' correctness column.",
+                              stages=_STUDY)
+    group_col: str = option("question_id", "The question column of both files.",
+                            stages=_STUDY)
+    threshold: float = option(0.5, "correct = score > this, for the sampled answers.",
+                              stages=_STUDY)

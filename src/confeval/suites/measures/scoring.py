@@ -177,6 +177,8 @@ def score_measure_rows(rs: RecordSet, options: MeasuresOptions | None = None) ->
            "excluded": summary["excluded"], "flagged": summary["flagged"],
            "negated": data.negated, **res}
     out["incomplete"] = data.incomplete
+    if data.infinite:
+        out["infinite_values"] = data.infinite
     if "unavailable" in rs.frame:
         merged: dict = {}
         for value in rs.frame["unavailable"]:

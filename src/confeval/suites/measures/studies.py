@@ -23,13 +23,18 @@ values themselves (scipy), so tied AUROCs are ties, not an arbitrary order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
 from ... import metrics as M
+from ...records import RecordSet
+from .inputs import read_measure_records, read_study_records
+from .options import CompareOptions, NoiseOptions, StudyOptions, ThresholdsOptions
 
-__all__ = ["compare_rankings", "label_noise", "ranking", "threshold_sensitivity"]
+__all__ = ["compare_files", "compare_rankings", "label_noise", "label_noise_file", "ranking",
+           "threshold_sensitivity", "threshold_sensitivity_file"]
 
 
 def ranking(values: np.ndarray, names: Sequence[str], correct: np.ndarray) -> dict:
@@ -143,3 +148,53 @@ def label_noise(values, names: Sequence[str], score, *, threshold: float,
             "labels_flipped": float(np.mean(flipped))}
     return {"threshold": threshold, "eps": eps, "seeds": list(seeds), "clean": clean,
             "by_sigma": by_sigma}
+
+
+# ------------------------------------------------------------------ the studies' record files
+def _study_inputs(path: str | Path, options: StudyOptions):
+    rs = RecordSet.read(Path(path))
+    data = read_study_records(rs, measure_cols=options.measure_cols,
+                              uncertainty_cols=options.uncertainty_cols,
+                              score_col=options.score_col)
+    return data, {"n_read": rs.summary()["n_read"], "n_used": int(data.score.size),
+                  "excluded": rs.excluded}
+
+
+def threshold_sensitivity_file(path: str | Path, options: ThresholdsOptions) -> dict:
+    """``confeval measures thresholds`` on one file of sampled answers."""
+    data, counts = _study_inputs(path, options)
+    return {**counts, **threshold_sensitivity(data.values, data.names, data.score,
+                                              list(options.thresholds))}
+
+
+def label_noise_file(path: str | Path, options: NoiseOptions) -> dict:
+    """``confeval measures noise`` on one file of sampled answers (no seeds: seed 0)."""
+    data, counts = _study_inputs(path, options)
+    return {**counts, **label_noise(data.values, data.names, data.score,
+                                    threshold=options.threshold, sigmas=list(options.sigmas),
+                                    seeds=list(options.seeds or (0,)), eps=options.eps)}
+
+
+def compare_files(options_path: str | Path, samples_path: str | Path,
+                  options: CompareOptions) -> dict:
+    """``confeval measures compare``: MCQA-Eval's ranking on the (question, option) rows of
+    ``options_path`` against the threshold-based ranking on the sampled answers of
+    ``samples_path``, both on the questions the two files share (the others counted per file
+    as ``not_shared``), and Kendall's tau-b between them."""
+    rs = RecordSet.read(Path(options_path))
+    mc = read_measure_records(rs, measure_cols=options.measure_cols,
+                              uncertainty_cols=options.uncertainty_cols,
+                              correct_col=options.correct_col, group_col=options.group_col)
+    data, counts = _study_inputs(samples_path, options)
+    sample_questions = data.records.groups(options.group_col, what="question")[
+        data.records.mask]
+    in_mc, in_samples = shared_questions(mc.questions, sample_questions)
+    mcqa = ranking(mc.values[in_mc], mc.names, mc.correct[in_mc])
+    threshold_based = ranking(data.values[in_samples], data.names,
+                              data.score[in_samples] > options.threshold)
+    return {"mcqa_eval": {"n_used": int(in_mc.sum()), "excluded": rs.excluded,
+                          "not_shared": int((~in_mc).sum()), **mcqa},
+            "threshold_based": {**counts, "n_used": int(in_samples.sum()),
+                                "not_shared": int((~in_samples).sum()),
+                                "threshold": options.threshold, **threshold_based},
+            "kendall": compare_rankings(mcqa["auroc"], threshold_based["auroc"])}

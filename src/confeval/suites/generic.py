@@ -1,0 +1,134 @@
+"""The two scoring commands that belong to no suite, declared like a suite's scoring:
+``confeval score`` (a confidence against correctness) and ``confeval agreement`` (a judge's
+scores against reference scores). One options class each, from which the command's flags,
+``run.json`` and ``confeval rerun`` derive, and one function scoring one record file."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluate import evaluate_agreement, score_confidence_records
+from ..records import RecordSet
+from .base import MAX_BOOTSTRAP
+from .options import option
+
+__all__ = ["AgreementOptions", "ConfidenceOptions", "score_agreement_file",
+           "score_confidence_file"]
+
+_SCORE = ("score",)
+
+
+def _check_bootstrap(bootstrap: int) -> None:
+    if not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise ValueError(f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, got "
+                         f"{bootstrap:,}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfidenceOptions:
+    """Options of ``confeval score``."""
+
+    confidence_col: str = option(dataclasses.MISSING, "Column with the confidence.",
+                                 stages=_SCORE, short="-c")
+    correct_col: str = option(dataclasses.MISSING, "Column with correctness (0/1 or [0, 1]).",
+                              stages=_SCORE, short="-y")
+    any_confidence: bool = option(False, "The confidence is any real-valued measure, not a "
+                                  "probability: skip ECE/MCE/Brier, keep ranking metrics.",
+                                  stages=_SCORE, flag="--any-confidence")
+    n_bins: int = option(15, "ECE bins (equal width).", stages=_SCORE, minimum=1)
+    rce_bins: int = option(20, "Rank-calibration bins (equal mass).", stages=_SCORE,
+                           minimum=1)
+    bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
+                            stages=_SCORE, minimum=0)
+    seed: int = option(0, "Seed of the bootstrap.", stages=_SCORE)
+
+    def __post_init__(self) -> None:
+        if self.n_bins < 1 or self.rce_bins < 1:
+            raise ValueError("--n-bins and --rce-bins must be at least 1")
+        _check_bootstrap(self.bootstrap)
+
+
+@dataclasses.dataclass(frozen=True)
+class AgreementOptions:
+    """Options of ``confeval agreement``."""
+
+    pred_col: str = option(dataclasses.MISSING, "Column with the judge's score.",
+                           stages=_SCORE)
+    gt_col: str = option(dataclasses.MISSING, "Column with the reference score.",
+                         stages=_SCORE)
+    logprob_cols: str | None = option(None, "Score-token log-probability columns, lowest "
+                                      "score first (comma list or glob, e.g. 's2_lp*').",
+                                      stages=_SCORE)
+    prob_cols: str | None = option(None, "Score probability columns instead of "
+                                   "log-probabilities.", stages=_SCORE)
+    min_score: int = option(1, "Lowest score of the scale (and of the first probability "
+                            "column).", stages=_SCORE)
+    max_score: int | None = option(None, "Highest score of the scale (default: one per "
+                                   "probability column, else 5). Scores off the scale (a -1 "
+                                   "'unparseable' marker, 7.5 on 1-5) are excluded and "
+                                   "counted.", stages=_SCORE)
+    bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
+                            stages=_SCORE, minimum=0)
+    seed: int = option(0, "Seed of the bootstrap.", stages=_SCORE)
+
+    def __post_init__(self) -> None:
+        if self.logprob_cols and self.prob_cols:
+            raise ValueError("give --logprob-cols or --prob-cols, not both")
+        if self.max_score is not None and self.max_score < self.min_score:
+            raise ValueError(f"--max-score {self.max_score} is below --min-score "
+                             f"{self.min_score}")
+        _check_bootstrap(self.bootstrap)
+
+
+Progress = Callable[[int, int], None]
+
+
+def score_confidence_file(path: str | Path, options: ConfidenceOptions,
+                          progress: Progress | None = None) -> dict:
+    """``confeval score`` on one record file: :func:`~confeval.evaluate.score_confidence_records`
+    with the options."""
+    return score_confidence_records(
+        RecordSet.read(Path(path)), options.confidence_col, options.correct_col,
+        any_confidence=options.any_confidence, n_bins=options.n_bins,
+        rce_bins=options.rce_bins, n_resamples=options.bootstrap, seed=options.seed,
+        progress=progress)
+
+
+def score_agreement_file(path: str | Path, options: AgreementOptions,
+                         progress: Progress | None = None) -> dict:
+    """``confeval agreement`` on one record file: the judge's and the reference scores, off-
+    scale scores excluded and counted (``pred_score_off_scale``, ``gt_score_off_scale``), the
+    score-token probabilities renormalised over the scale (they rarely sum to 1: mass on other
+    tokens, as the judge-interval literature does), then
+    :func:`~confeval.evaluate.evaluate_agreement`."""
+    rs = RecordSet.read(Path(path))
+    pred = rs.numeric([options.pred_col], what="pred_score")[:, 0]
+    truth = rs.numeric([options.gt_col], what="gt_score")[:, 0]
+    probs = None
+    if options.logprob_cols:
+        probs = np.exp(rs.numeric(options.logprob_cols, what="logprob", hi=0.0))
+    elif options.prob_cols:
+        probs = rs.numeric(options.prob_cols, what="prob", lo=0.0, hi=1.0)
+    top = options.max_score if options.max_score is not None else (
+        options.min_score + probs.shape[1] - 1 if probs is not None else 5)
+    if top < options.min_score:
+        raise ValueError(f"--max-score {top} is below --min-score {options.min_score}")
+    scale = np.arange(options.min_score, top + 1, dtype=np.float64)
+    if probs is not None and probs.shape[1] != scale.size:
+        raise ValueError(f"{path}: {probs.shape[1]} probability columns for a "
+                         f"{scale.size}-point scale ({options.min_score}-{top})")
+    rs.exclude(~np.isin(pred, scale) & rs.mask, "pred_score_off_scale")
+    rs.exclude(~np.isin(truth, scale) & rs.mask, "gt_score_off_scale")
+    keep = rs.mask
+    if keep.sum() < 2:
+        raise ValueError(f"{path}: fewer than two usable rows (excluded: "
+                         f"{rs.excluded or 'none'})")
+    if probs is not None:
+        probs = probs[keep] / probs[keep].sum(axis=1, keepdims=True)
+    res = evaluate_agreement(pred[keep], truth[keep], probs, levels=scale,
+                             n_resamples=options.bootstrap, seed=options.seed)
+    return {**rs.summary(), **res}

@@ -1,0 +1,48 @@
+"""The one name -> implementation table style: every registry of the package is a Registry,
+and an unknown name is one error listing the choices, whichever table it is."""
+
+import pytest
+
+from confeval._registry import Registry, UnknownName
+from confeval.conformal import INTERVAL_METHODS, SET_SCORES
+from confeval.measures import MEASURES
+from confeval.perturb.image import IMAGE_TRANSFORMS
+from confeval.report import SECTION_RENDERERS, TERMINAL_TABLES
+from confeval.simulate import simulate
+from confeval.suites import SUITES
+from confeval.tasks.builtin import BUILTIN_TASKS
+from confeval.taxonomy import TAXONOMIES
+
+ALL = [INTERVAL_METHODS, SET_SCORES, MEASURES, IMAGE_TRANSFORMS, SECTION_RENDERERS,
+       TERMINAL_TABLES, SUITES, BUILTIN_TASKS, TAXONOMIES]
+
+
+@pytest.mark.parametrize("registry", ALL, ids=lambda r: r.what)
+def test_every_table_is_a_registry_and_refuses_an_unknown_name_listing_the_choices(registry):
+    assert isinstance(registry, Registry) and len(registry) > 0
+    with pytest.raises(UnknownName) as info:
+        registry["no-such-name"]
+    message = str(info.value)
+    assert message.startswith(f"unknown {registry.what} 'no-such-name'; choose from ")
+    assert message.endswith(", ".join(registry))
+    assert isinstance(info.value, ValueError) and isinstance(info.value, KeyError)
+    assert registry.get("no-such-name") is None
+
+
+def test_every_suite_has_its_parts_and_every_printed_kind_a_table():
+    for name, entry in SUITES.items():
+        assert entry.options_class().__name__.endswith("Options")
+        assert entry.inputs().__name__ == f"confeval.suites.{name}.inputs"
+        assert entry.live().name == name
+        assert callable(entry.report_section()) and callable(entry.terminal_table())
+        assert entry.scoring().options_class() is entry.options_class()
+    for kind in ("confidence", "agreement"):
+        assert callable(TERMINAL_TABLES[kind]) and callable(SECTION_RENDERERS[kind])
+
+
+def test_a_name_registers_once():
+    table = Registry("colour", {"red": 1})
+    with pytest.raises(ValueError, match="colour 'red' is registered twice"):
+        table.add("red", 2)
+    with pytest.raises(UnknownName, match="unknown kind 'dice'"):
+        simulate("dice", 3)
