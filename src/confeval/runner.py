@@ -28,6 +28,7 @@ from .backends import (
     CachedBackend,
     CapabilityError,
     ImagesRefused,
+    PromptTooLong,
     RecordingBackend,
     ResponseCache,
     require,
@@ -65,11 +66,13 @@ async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run:
             recorder = RecordingBackend(backend)
             try:
                 if suite.has_images(item) and "images" not in backend.capabilities:
-                    record = suite.needs_image_record(item, options)
+                    record = suite.excluded_record(item, options, "needs_image")
                 else:
                     record = await suite.run_item(item, recorder, options)
             except ImagesRefused:  # found out on this item: counted as the later ones are
-                record = suite.needs_image_record(item, options)
+                record = suite.excluded_record(item, options, "needs_image")
+            except PromptTooLong:
+                record = suite.excluded_record(item, options, "prompt_too_long")
             except CapabilityError:
                 raise
             except BackendError as exc:

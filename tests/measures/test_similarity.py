@@ -180,3 +180,16 @@ def test_missing_texts_are_empty_answers_not_words():
     w = jaccard_similarity([None, float("nan"), "none", "NaN"])
     assert w.tolist() == [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0],
                           [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+
+
+def test_options_equal_by_construction_get_exactly_equal_measures():
+    """Two options with the same text have the same similarity row: their Deg and Ecc are
+    the very same floats (a last-bit difference would be read as a ranking)."""
+    samples = ["paris", "paris france", "lyon", "the city of paris", "marseille"]
+    options = ["paris", "lyon", "paris", "rome"]
+    w = jaccard_similarity(samples + options)
+    n = len(samples)
+    out = option_confidences(w[:n, :n], w[n:, :n])
+    assert out["degree"][0] == out["degree"][2]
+    assert out["eccentricity"][0] == out["eccentricity"][2]
+    assert out["eccentricity"][0] != out["eccentricity"][3]

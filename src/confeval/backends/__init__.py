@@ -20,6 +20,7 @@ from .base import (
     GenerateParams,
     Generation,
     ImagesRefused,
+    PromptTooLong,
     TokenLogprob,
     TokenScores,
     is_raw_prompt,
@@ -30,7 +31,7 @@ from .cache import CachedBackend, CacheError, ResponseCache, call_key, request_k
 from .scripted import RecordingBackend, ReplayBackend, ScriptedBackend
 
 __all__ = ["CAPABILITIES", "Backend", "BackendError", "CacheError", "CachedBackend",
-           "CapabilityError", "ImagesRefused",
+           "CapabilityError", "ImagesRefused", "PromptTooLong",
            "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
            "ScriptedBackend",
            "TokenLogprob", "TokenScores", "call_key", "get_backend", "is_raw_prompt", "raw_prompt",

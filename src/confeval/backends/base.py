@@ -30,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["CAPABILITIES", "RAW_ROLE", "Backend", "BackendError", "CapabilityError",
-           "GenerateParams", "Generation", "ImagesRefused", "TokenLogprob", "TokenScores",
+           "GenerateParams", "Generation", "ImagesRefused", "PromptTooLong", "TokenLogprob",
+           "TokenScores",
            "is_raw_prompt", "raw_prompt", "redact_url", "require"]
 
 CAPABILITIES = ("generate", "logprobs", "score", "token_scores", "attention", "images")
@@ -79,6 +80,11 @@ class BackendError(RuntimeError):
 
 class CapabilityError(BackendError):
     """The backend cannot do what the suite needs."""
+
+
+class PromptTooLong(BackendError):
+    """A prompt (with what is to be generated or scored after it) longer than the model's
+    context: refused before any forward pass, counted as ``prompt_too_long``."""
 
 
 class ImagesRefused(CapabilityError):

@@ -43,6 +43,7 @@ from .base import (
     BackendError,
     GenerateParams,
     Generation,
+    PromptTooLong,
     TokenLogprob,
     TokenScores,
     is_raw_prompt,
@@ -333,6 +334,27 @@ class HFBackend(Backend):
                 net.set_attn_implementation(before)
         return eager()
 
+    @property
+    def context_length(self) -> int | None:
+        """The most tokens the model reads at once (its position embeddings), if it says."""
+        config = getattr(self.net, "config", None)
+        config = getattr(config, "text_config", None) or config
+        for key in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+            value = getattr(config, key, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    def _check_length(self, prompt: list[int], more: int) -> None:
+        """Refuse a prompt that, with ``more`` tokens after it, exceeds the context: a
+        forward pass over it would be wrong (positions past the embeddings) or, for a huge
+        prompt, take minutes and gigabytes before failing."""
+        limit = self.context_length
+        if limit is not None and len(prompt) + more > limit:
+            raise PromptTooLong(f"hf: a prompt of {len(prompt):,} tokens (+ {more:,} to "
+                                f"generate or score) exceeds the model's context of "
+                                f"{limit:,} tokens")
+
     def continuation_ids(self, text: str) -> list[int]:
         """The token ids of ``text`` on its own, as the model would generate it after a
         prompt (a leading space stays part of the first token)."""
@@ -346,6 +368,7 @@ class HFBackend(Backend):
         tail = self.continuation_ids(suffix) if suffix else []
         if any(not c for c in conts):
             raise BackendError("hf: an empty continuation has no tokens to score")
+        self._check_length(prompt, max(map(len, conts)) + len(tail))
         return await asyncio.to_thread(
             self._locked, lambda: self.token_scores_ids(prompt, conts, tail,
                                                         attention=attention, extra=extra))
@@ -354,6 +377,7 @@ class HFBackend(Backend):
         prompt, extra = self.encode(messages)
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
                  for c in continuations]
+        self._check_length(prompt, max(map(len, conts), default=0))
         return await asyncio.to_thread(self._locked, self.score_ids, prompt, conts, extra)
 
     # ------------------------------------------------------------------ generation
@@ -412,6 +436,7 @@ class HFBackend(Backend):
 
     async def _generate(self, messages, params, n):
         prompt, extra = self.encode(messages)
+        self._check_length(prompt, params.max_tokens)
         return await asyncio.to_thread(
             self._locked, lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
 

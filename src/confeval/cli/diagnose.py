@@ -39,8 +39,8 @@ __all__ = ["app", "parse", "run", "score"]
 app = group("Can a model tell why a reasoning chain is wrong (MMErroR).")
 
 ProtocolOpt = Annotated[str, typer.Option(
-    "--protocol", help="etc (types A-D), epd5 (A-E, E = no error), presence (P/N; parse only) "
-                       "or epd (two-stage; score only).")]
+    "--protocol", help="etc (types A-D), epd5 (A-E, E = no error) or presence (P/N: is there "
+                       "an error? the first stage of a two-stage EPD run).")]
 
 
 @app.command("parse")

@@ -179,6 +179,10 @@ def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
         raise ValueError(f"cross_w must be (options, {n}), got {cross.shape}")
     if not np.isfinite(cross).all() or (cross < 0).any() or (cross > 1 + 1e-12).any():
         raise ValueError("cross_w must hold similarities in [0, 1]")
+    # options with the same similarity row (the same text) are one computation, so their
+    # measures are the very same floats, never two decompositions a last bit apart
+    cross, inverse = np.unique(cross, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
     k = cross.shape[0]
     stacked = np.empty((k, n + 1, n + 1))
     stacked[:, :n, :n] = base
@@ -192,5 +196,5 @@ def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
     keep = (values < threshold)[:, None, :]
     embedding = np.where(keep, vectors, 0.0)
     centred = embedding[:, n, :] - embedding.mean(axis=1)
-    return {"degree": degree_sum[:, n] / (n + 1),
-            "eccentricity": -np.linalg.norm(centred, axis=1)}
+    return {"degree": (degree_sum[:, n] / (n + 1))[inverse],
+            "eccentricity": -np.linalg.norm(centred, axis=1)[inverse]}

@@ -155,13 +155,14 @@ class LiveSuite(abc.ABC):
         """Whether the item cannot be asked without its images (``image`` or ``images``)."""
         return bool(item.get("image") or item.get("images"))
 
-    def needs_image_record(self, item: dict, options: SuiteOptions) -> dict:
-        """The record of an item with images that the backend cannot take (a text-only model,
-        or a server that refused images once): counted as ``needs_image``, never sent
-        text-only. Its plain fields are kept; suites may add their own."""
+    def excluded_record(self, item: dict, options: SuiteOptions, reason: str) -> dict:
+        """The record of an item the model cannot be asked: ``needs_image`` (images, and a
+        text-only model or a server that refused images once: never sent text-only) or
+        ``prompt_too_long`` (longer than the model's context). Its plain fields are kept;
+        suites may add their own."""
         plain = {k: v for k, v in item.items()
                  if isinstance(v, (str, int, float, bool)) or v is None}
-        return {**plain, "status": "excluded", "reason": "needs_image"}
+        return {**plain, "status": "excluded", "reason": reason}
 
     def write_extras(self, run_dir: Path) -> str | None:
         """Write the suite's extra files into a finished run folder and say where (a line),

@@ -159,3 +159,30 @@ def test_tiny_model_run_is_exact_finite_and_resumable(tmp_path):
     again = run_suite(suite, backend, items, tmp_path / "run", options=options,
                       model_name="tiny", cache=cache)
     assert again.model_calls == 0 and again.n_resumed == len(items)
+
+
+def test_a_question_longer_than_the_context_is_counted_not_run(tmp_path):
+    """A ~1 MB question is refused before any forward pass (prompt_too_long, in seconds),
+    the other questions are asked and scored."""
+    import time
+
+    from confeval.backends.hf import HFBackend
+    from confeval.runner import run_suite
+
+    from ...backends.tiny_models import build_tiny_llama
+
+    backend = HFBackend(build_tiny_llama(tmp_path / "tiny"))
+    suite = get_suite("measures")
+    options = suite.Options(samples=2, sample_tokens=3, similarity="jaccard", bootstrap=0)
+    items = suite.load_items("builtin:arith-mc", 4, 0)
+    huge = {**items[0], "item_id": "huge", "question": "How many? " + "word " * 200_000}
+    started = time.perf_counter()
+    result = run_suite(suite, backend, [huge, *items], tmp_path / "run", options=options,
+                       model_name="tiny")
+    assert time.perf_counter() - started < 60
+    records = {r["item_id"]: r for r in map(json.loads, open(tmp_path / "run" /
+                                                               "records.jsonl"))}
+    assert records["huge"]["status"] == "excluded"
+    assert records["huge"]["reason"] == "prompt_too_long"
+    assert result.metrics["excluded_records"] == {"prompt_too_long": 1}
+    assert result.failures == [] and result.metrics["records_by_status"]["ok"] == 4

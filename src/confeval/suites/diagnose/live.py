@@ -225,9 +225,9 @@ class DiagnoseSuite(LiveSuite):
         record.update(protocol=options.protocol, has_image=bool(item.get("image")))
         return record
 
-    def needs_image_record(self, item: dict, options: DiagnoseOptions) -> dict:
-        return {**self._base_record(item, options), "status": "excluded",
-                "reason": "needs_image", "pred_type": None}
+    def excluded_record(self, item: dict, options: DiagnoseOptions, reason: str) -> dict:
+        return {**self._base_record(item, options), "status": "excluded", "reason": reason,
+                "pred_type": None}
 
     async def run_item(self, item: dict, backend: Backend, options: DiagnoseOptions) -> dict:
         record = self._base_record(item, options)
