@@ -133,9 +133,11 @@ LIVE_PLAN = (
      "checks four-step solutions step by step; P(step correct) is its probability of Yes "
      "against No for each step given the steps before it",
      "AUROC 0.5 and CSS 0 for a judge that cannot tell right steps from wrong"),
-    ("diagnose", "builtin:arith-diagnose", 24, {"protocol": "epd"},
+    ("diagnose", "builtin:arith-diagnose", 24, {"protocol": "epd", "permute": True},
      "says whether a reasoning chain has an error and of which type (two-stage EPD); the "
-     "answer is the most probable option, from exact scores of the letters",
+     "answer is the most probable option, from exact scores of the letters, offered in a "
+     "seeded order per chain so that a preference for one letter is not one for one type "
+     "(the pick rates show it)",
      "random guessing: 1/8 on an erroneous chain, 1/2 on an error-free one (see baselines)"),
     ("measures", "builtin:arith-mc", 6, {"samples": 5, "sample_tokens": 12,
                                          "similarity": "jaccard"},

@@ -23,7 +23,7 @@ def test_score_contract_report_and_errors(tmp_path, capsys):
     assert code == 0
     res = json.loads(capsys.readouterr().out)["results"][str(path)]
     assert {"n_rows", "n_questions", "base_rate", "excluded", "measures", "ranking"} <= set(res)
-    assert set(res["measures"]["sl"]) == {"auroc", "auarc", "rce", "ece", "ci"}
+    assert set(res["measures"]["sl"]) == {"auroc", "auarc", "rce", "ece", "ece_levels", "ci"}
     assert set(res["measures"]["sl"]["ci"]) == {"auroc", "auarc"}
     assert [r["rank"] for r in res["ranking"]] == [1, 2]
     html = (tmp_path / "run" / "report.html").read_text()

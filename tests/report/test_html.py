@@ -29,7 +29,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
     subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2400",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,2400",
          f"--screenshot={shot}", (tmp_path / "run" / "report.html").as_uri()],
         check=True, capture_output=True, timeout=120)
     data = shot.read_bytes()
@@ -40,3 +40,34 @@ def test_report_renders_in_headless_chromium(tmp_path):
          (tmp_path / "run" / "report.html").as_uri()],
         check=True, capture_output=True, timeout=120, text=True).stdout
     assert "Reliability diagrams" in dom and dom.count("<img") >= 6
+
+
+def test_diagnose_section_shows_pick_rates_and_no_empty_chart():
+    """A model that always picks letter A and never names a right type: the pick rates say
+    so beside the uniform rate, and no per-type chart is drawn from all-zero bars."""
+    result = {"protocol": "etc", "n": 8, "accuracy_strict": 0.0, "accuracy_parsed": 0.0,
+              "parse_rate": 1.0, "ci": {"low": 0.0, "high": 0.32},
+              "letter_pick_rate": {"A": 1.0},
+              "type_pick_rate": {"re": 0.5, "vpe": 0.25, "kde": 0.25},
+              "by_type": {t: {"recall": 0.0, "precision": 0.0} for t in ("re", "vpe", "kde")},
+              "baselines": {"random": {"expected": 0.25}}}
+    page = render_report({"title": "t", "sections": [{"kind": "diagnose", "title": "D",
+                                                       "results": {"m": result}}]})
+    assert "what the model picks" in page and "if uniform" in page
+    assert "<td>A</td><td>1.0000</td><td>0.2500</td>" in page
+    assert "Per error type" not in page
+
+
+def test_nan_is_never_shown_as_a_number():
+    from confeval.report.html import fmt, value_with_ci
+    from confeval.report.terminal import cell, number
+
+    nan = float("nan")
+    assert fmt(nan) == "–" and number(nan) == "–" and number({"mean": nan}) == "–"
+    assert value_with_ci(0.5, {"low": nan, "high": nan}) == "0.5000"
+    assert cell({"ece": nan}, "ece", True) == "–"
+    assert cell({"ece": 0.1, "ci": {"ece": {"low": nan, "high": nan}}}, "ece", True) == "0.100"
+    page = render_report({"title": "t", "sections": [{"kind": "confidence", "title": "C",
+                                                       "results": {"m": {"ece": nan,
+                                                                         "auroc": 0.7}}}]})
+    assert ">nan<" not in page.lower() and "[nan" not in page.lower()

@@ -94,8 +94,11 @@ def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
         labels = [_tick(v) for v in c["labels"]]
         columns = [_tick(v) for v in c.get("columns", c["labels"])]
         ax.imshow(norm, cmap="Blues", vmin=0, vmax=1)
-        ax.set_xticks(range(len(columns)), columns, rotation=45 if len(columns) > 5 else 0)
-        ax.set_yticks(range(len(labels)), labels)
+        # words side by side overlap (type names, a 1-5 scale's scores do not): slant them
+        # (upright, so that no label's box reaches over its neighbour's)
+        slant = len(columns) > 5 or max(map(len, columns), default=0) > 3
+        ax.set_xticks(range(len(columns)), columns, rotation=90 if slant else 0, fontsize=7)
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set(xlabel=c.get("xlabel", "judge score"), ylabel=c.get("ylabel", "ground truth"),
                title=name)
         ax.title.set_fontsize(9)
@@ -143,16 +146,21 @@ def set_size_figure(result: Mapping, scores: list[str]) -> str:
     """Set-size histogram and coverage by set size for each score of one result."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
     width = 0.8 / max(len(scores), 1)
+    every_size: set[int] = set()
     for j, score in enumerate(scores):
         s = result["scores"][score]
         dist = {int(k): v for k, v in (s.get("size_distribution") or {}).items()}
         cov = {int(k): v for k, v in (s.get("coverage_by_size") or {}).items()}
         total = sum(dist.values()) or 1
         sizes = sorted(dist)
-        axes[0].bar([x + j * width for x in sizes], [dist[x] / total for x in sizes],
+        every_size |= set(sizes) | set(cov)
+        shift = (j - (len(scores) - 1) / 2) * width  # the bars of a size centred on it
+        axes[0].bar([x + shift for x in sizes], [dist[x] / total for x in sizes],
                     width=width, label=score)
-        axes[1].bar([x + j * width for x in sorted(cov)], [cov[x] for x in sorted(cov)],
+        axes[1].bar([x + shift for x in sorted(cov)], [cov[x] for x in sorted(cov)],
                     width=width, label=score)
+    for ax in axes:  # set sizes are whole numbers: one tick each, none between
+        ax.set_xticks(sorted(every_size))
     axes[0].set(xlabel="set size", ylabel="share of questions", title="Set sizes")
     axes[1].set(xlabel="set size", ylabel="coverage", ylim=(0, 1.05), title="Coverage by size")
     axes[0].legend(fontsize=7)

@@ -14,6 +14,7 @@ Built-in kinds: ``confidence`` (results of :func:`confeval.evaluate.evaluate_con
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,9 +56,9 @@ def scroll(table_html: str) -> str:
 
 
 def fmt(value: Any, digits: int = 4) -> str:
-    """A cell value: "–" for None, thousands separators for ints, ``digits`` decimals for
-    floats, escaped text otherwise."""
-    if value is None:
+    """A cell value: "–" for None and NaN (never the word "nan" shown as a number),
+    thousands separators for ints, ``digits`` decimals for floats, escaped text otherwise."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, bool):
         return str(value)
@@ -71,9 +72,13 @@ def fmt(value: Any, digits: int = 4) -> str:
 def value_with_ci(value: Any, ci: Mapping[str, Any] | None) -> str:
     """A cell: the value, and its 95% interval beneath when there is one."""
     cell = fmt(value)
-    if value is not None and ci and ci.get("low") is not None:
+    if cell != "–" and ci and _defined(ci.get("low")) and _defined(ci.get("high")):
         cell += f"<div class='ci'>[{fmt(ci['low'])}, {fmt(ci['high'])}]</div>"
     return cell
+
+
+def _defined(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
 def metric_table(results: Mapping[str, Mapping], columns: list[tuple[str, str]],

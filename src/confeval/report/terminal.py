@@ -4,6 +4,7 @@ by ``confeval run``/``demo`` for every section they print."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from rich.table import Table
 
 from .._registry import Registry
 
-__all__ = ["TERMINAL_TABLES", "cell", "file_table", "number", "register_table", "results_table",
-           "simple_table"]
+__all__ = ["TERMINAL_TABLES", "blank", "cell", "file_names", "file_table", "number",
+           "register_table", "results_table", "simple_table"]
 
 TERMINAL_TABLES: Registry[Callable[[dict], Table]] = Registry("terminal table")
 """Section kind -> ``fn(results) -> rich Table``."""
@@ -29,13 +30,13 @@ report always have them)."""
 def cell(res: dict, key: str, with_ci: bool) -> str:
     """A table cell: the value, with its 95% interval when ``with_ci``."""
     value = res.get(key)
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, int):
         return f"{value:,}"
     ci = (res.get("ci") or {}).get(key)
     text = f"{value:.3f}"
-    if with_ci and ci and ci.get("low") is not None:
+    if with_ci and ci and isinstance(ci.get("low"), float) and not math.isnan(ci["low"]):
         text += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
     return text
 
@@ -46,13 +47,36 @@ def simple_table(title: str, caption: str | None = None) -> Table:
                  caption=caption)
 
 
-def file_table(title: str, headers: Sequence[str]) -> Table:
-    """An empty long-format table: a ``file`` column, then right-aligned ``headers``."""
-    table = simple_table(title)
-    table.add_column("file", overflow="fold", min_width=15)
+def file_table(title: str, headers: Sequence[str], results: dict
+               ) -> tuple[Table, list[list[str]]]:
+    """An empty long-format table (right-aligned ``headers``) and each result's leading
+    cells: with one file, its name goes into the title, where it wraps whole, and rows
+    have no file cell; with several, a ``file`` column leads."""
+    names = file_names(results)
+    if len(names) == 1:
+        table = simple_table(f"{title}: {names[0]}")
+        leads: list[list[str]] = [[]]
+    else:
+        table = simple_table(title)
+        table.add_column("file", overflow="fold", min_width=15)
+        leads = [[name] for name in names]
     for header in headers:
         table.add_column(header, justify="right", no_wrap=True)
-    return table
+    return table, leads
+
+
+def blank(lead: list[str]) -> list[str]:
+    """The leading cells of a result's later rows: empty."""
+    return [""] * len(lead)
+
+
+def file_names(results: dict) -> list[str]:
+    """Each result's file name, with its folder when two files share a name (two runs'
+    ``records.jsonl``, two judges' ``features_s2.csv``)."""
+    names = [Path(source).name for source in results]
+    if len(set(names)) == len(names):
+        return names
+    return [str(Path(Path(source).parent.name) / Path(source).name) for source in results]
 
 
 def number(value) -> str:
@@ -60,25 +84,37 @@ def number(value) -> str:
     summary over seeds by its mean."""
     if isinstance(value, dict):
         value = value.get("mean")
-    if value is None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return f"{value:,}" if isinstance(value, int) else f"{value:.3f}"
 
 
 def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str) -> Table:
-    """One row per file, one column per (key, header)."""
-    with_ci = Console().width >= WIDE_ENOUGH_FOR_INTERVALS
-    table = simple_table(title, None if with_ci else
-                         "95% bootstrap intervals: see --json or the report")
+    """One row per file, one column per (key, header); on a terminal too narrow for that
+    (80 columns against ten metrics), one row per metric and one column per file, so no
+    header is cut ("Spearm…") and no name split."""
+    width = Console().width
+    with_ci = width >= WIDE_ENOUGH_FOR_INTERVALS
+    caption = None if with_ci else "95% bootstrap intervals: see --json or the report"
+    names = file_names(results)
+    needed = max(map(len, names), default=4) + sum(max(len(h), 6) + 3 for _, h in columns)
+    if needed > width and len(results) < len(columns):
+        table = simple_table(title, caption)
+        table.add_column("metric")
+        for name in names:
+            table.add_column(name, justify="right", overflow="fold")
+        for key, header in columns:
+            table.add_row(header, *[cell(res, key, with_ci) for res in results.values()])
+        return table
+    table = simple_table(title, caption)
     table.add_column("file", overflow="fold", min_width=15)
     for _, header in columns:
         table.add_column(header, justify="right", no_wrap=True)
-    for source, res in results.items():
-        table.add_row(Path(source).name, *[cell(res, key, with_ci) for key, _ in columns])
+    for name, res in zip(names, results.values()):
+        table.add_row(name, *[cell(res, key, with_ci) for key, _ in columns])
     return table
 
 
-# "n" is the rows a metric was computed on (the rows used, after exclusions)
 CONFIDENCE_COLUMNS = [("n", "n"), ("accuracy", "acc"), ("ece", "ECE"), ("mce", "MCE"),
                       ("brier", "Brier"), ("auroc", "AUROC"), ("auarc", "AUARC"),
                       ("prr", "PRR"), ("rce", "RCE")]

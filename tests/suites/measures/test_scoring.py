@@ -48,6 +48,12 @@ def test_ece_is_measured_after_binning_fitted_on_other_questions():
     assert res["measures"]["good"]["ece"] == pytest.approx(expected, abs=1e-12)
     # in-sample binning would be (nearly) 0: the held-out ECE is not
     assert res["measures"]["good"]["ece"] > 0
+    assert res["measures"]["good"]["ece_levels"] == np.unique(hb.transform(values[~cal, 0])).size
+    # a measure that barely varies lands in one bin: an ECE near 0 marked as one value
+    flat = np.c_[values[:, :1], 0.5 + 1e-12 * np.arange(len(y))]
+    res = score_measures(flat, ["good", "flat"], y, q, config)
+    assert res["measures"]["flat"]["ece_levels"] == 1
+    assert res["measures"]["flat"]["ece"] < 0.1
 
 
 def test_inputs_negate_uncertainties_and_count_exclusions():
@@ -106,4 +112,5 @@ def test_curves_roc_equals_sklearn_and_rank_diagram_on_a_hand_case():
     res = score_measures(conf[:, None], ["m"], correct, q, MeasuresOptions(bootstrap=0))
     fpr, tpr, _ = roc_curve(correct, conf)
     assert res["curves"]["m"]["roc"] == {"fpr": fpr.tolist(), "tpr": tpr.tolist()}
-    assert set(res["measures"]["m"]) == {"auroc", "auarc", "rce", "ece"}  # the JSON contract
+    # the JSON contract
+    assert set(res["measures"]["m"]) == {"auroc", "auarc", "rce", "ece", "ece_levels"}

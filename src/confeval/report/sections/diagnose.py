@@ -59,14 +59,18 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
     if r.get("failures"):
         parts.append(f"<p class='muted'>Unparseable replies: "
                      f"{esc(', '.join(f'{k} {v}' for k, v in r['failures'].items()))}</p>")
+    parts.append(_pick_rates(name, r))
     by_type = r.get("by_type") or {}
-    if by_type:
-        parts.append(_img(grouped_bars_figure(
-            {"recall": {_NAMES.get(t, t): v["recall"] for t, v in by_type.items()
-                        if v["recall"] is not None},
-             "precision": {_NAMES.get(t, t): v["precision"] for t, v in by_type.items()
-                           if v["precision"] is not None}},
-            xlabel="share", title=f"Per error type ({name})"), f"per type ({name})"))
+    bars = {"recall": {_NAMES.get(t, t): v["recall"] for t, v in by_type.items()
+                       if v["recall"] is not None},
+            "precision": {_NAMES.get(t, t): v["precision"] for t, v in by_type.items()
+                          if v["precision"] is not None}}
+    if any(value for part in bars.values() for value in part.values()):
+        # all zero (a model that never names the right type) is said in the tables; an
+        # empty chart would only draw an axis
+        parts.append(_img(grouped_bars_figure(bars, xlabel="share",
+                                              title=f"Per error type ({name})"),
+                          f"per type ({name})"))
     confusion = r.get("confusion") or {}
     if confusion:
         labels = list(next(iter(confusion.values())))
@@ -104,6 +108,20 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
               fmt(split.get("gained")), fmt(drop.get("detection_rate")),
               fmt(drop.get("type_accuracy_given_detection"))]], "ETC"))
     return "".join(parts)
+
+
+def _pick_rates(name: str, r: Mapping[str, Any]) -> str:
+    """How often each letter and each type was chosen, beside the uniform rate: a model
+    that always answers the first letter shows as one letter at 1.0 (and, with permuted
+    letters, its types near uniform) — the reading of an accuracy at chance."""
+    letters, types = r.get("letter_pick_rate") or {}, r.get("type_pick_rate") or {}
+    if not letters and not types:
+        return ""
+    uniform = 1 / (5 if r.get("protocol") in ("epd", "epd5") else 4)  # choices offered
+    rows = [[esc(what), esc(_NAMES.get(k, k)), fmt(v), fmt(uniform)]
+            for what, rates in (("letter", letters), ("type", types)) for k, v in rates.items()]
+    return (f"<h3>{esc(name)}: what the model picks</h3>"
+            + _table(["choice", "rate", "if uniform"], rows, "by"))
 
 
 @register_table("diagnose")

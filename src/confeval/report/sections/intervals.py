@@ -4,14 +4,13 @@ coverage by level, width by group, diagnostics and the ranking-scoring gap."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from ..figures import width_by_group_figure
 from ..html import _img, _mean_std, _table, esc, fmt, register_section, short_name
-from ..terminal import file_table, register_table
+from ..terminal import blank, file_table, register_table
 
 __all__ = ["render_intervals"]
 
@@ -107,17 +106,18 @@ def render_intervals(section: Mapping[str, Any]) -> str:
 @register_table("intervals")
 def intervals_table(results: dict) -> Table:
     """One row per (file, method): coverage and width (raw, adjusted) or set size."""
-    table = file_table("Conformal intervals for judge scores (mean over seeds)",
-                       ("method", "cov raw", "width raw", "cov adj", "width adj / size"))
+    table, leads = file_table("Conformal intervals for judge scores (mean over seeds)",
+                              ("method", "cov raw", "width raw", "cov adj", "width adj / size"),
+                              results)
 
     def v(m: dict, key: str) -> str:
         return f"{m[key]['mean']:.3f}" if key in m else "–"
 
-    for source, res in results.items():
+    for first, res in zip(leads, results.values()):
         for i, (name, m) in enumerate(res["methods"].items()):
             interval = "width_adj" in m  # an interval method, else a rating-set method
             cov = v(m, "coverage_raw" if interval else "coverage")
-            table.add_row(Path(source).name if i == 0 else "", name, cov, v(m, "width_raw"),
+            table.add_row(*(first if i == 0 else blank(first)), name, cov, v(m, "width_raw"),
                           v(m, "coverage_adj") if interval else cov,
                           v(m, "width_adj" if interval else "set_size"))
     return table

@@ -4,7 +4,6 @@ intervals, in ranking order, with the paired p-value against the next measure.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -17,7 +16,7 @@ from ..figures import (
     roc_figure,
 )
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
-from ..terminal import file_table, number, register_table, simple_table
+from ..terminal import blank, file_table, number, register_table, simple_table
 
 __all__ = ["render_measures", "render_measures_study"]
 
@@ -41,12 +40,19 @@ def render_measures(section: Mapping[str, Any]) -> str:
             rows.append([esc(row["rank"]), esc(row["measure"]),
                          value_with_ci(m.get("auroc"), ci.get("auroc")),
                          value_with_ci(m.get("auarc"), ci.get("auarc")), fmt(m.get("rce")),
-                         fmt(m.get("ece")), fmt((row.get("vs_next") or {}).get("p_value"))])
+                         _ece_cell(m), fmt((row.get("vs_next") or {}).get("p_value"))])
         parts.append(_table(["measure", "AUROC", "AUARC", "RCE", "ECE (binned)", "p vs next"],
                             rows, "rank"))
         parts.append(_notes(r))
         parts.append(_figures(r, short_name(name)))
     return "".join(parts)
+
+
+def _ece_cell(m: Mapping[str, Any]) -> str:
+    """ECE, marked when the calibrated measure took one value: near 0 because constant."""
+    if m.get("ece_levels") == 1:
+        return f"{fmt(m.get('ece'))}<div class='ci'>one value: the measure barely varies</div>"
+    return fmt(m.get("ece"))
 
 
 def _notes(r: Mapping[str, Any]) -> str:
@@ -70,7 +76,10 @@ def _figures(r: Mapping[str, Any], name: str) -> str:
     aurocs = {m: r["measures"][m]["auroc"] for m in order}
     intervals = {m: (r["measures"][m].get("ci") or {}).get("auroc") for m in order}
     top = order[:6]  # curves of every measure on one axis would be unreadable
-    return "".join([
+    left = (f"<p class='muted'>Curves of the {len(top)} measures ranked first by AUROC; "
+            f"the other {len(order) - len(top)} are in the table and the ranking.</p>"
+            if len(order) > len(top) else "")
+    return "".join([left,
         _img(ranking_figure(aurocs, intervals), f"ranking of the measures ({name})"),
         _img(roc_figure({m: curves[m]["roc"] for m in top}), f"ROC curves ({name})"),
         _img(risk_coverage_figure({m: curves[m]["risk_coverage"] for m in top}),
@@ -122,13 +131,14 @@ def render_measures_study(section: Mapping[str, Any]) -> str:
 @register_table("measures")
 def measures_table(results: dict) -> Table:
     """One row per (file, measure), in ranking order."""
-    table = file_table("Confidence measures on multiple-choice options (ranked by AUROC)",
-                       ("rank", "measure", "AUROC", "AUARC", "RCE", "ECE (binned)",
-                        "p vs next"))
-    for source, res in results.items():
+    table, leads = file_table("Confidence measures on multiple-choice options (ranked by "
+                              "AUROC; ECE after histogram binning)",
+                              ("rank", "measure", "AUROC", "AUARC", "RCE", "ECE", "p next"),
+                              results)
+    for first, res in zip(leads, results.values()):
         for i, row in enumerate(res["ranking"]):
             m = res["measures"][row["measure"]]
-            table.add_row(Path(source).name if i == 0 else "", str(row["rank"]),
+            table.add_row(*(first if i == 0 else blank(first)), str(row["rank"]),
                           row["measure"], number(m["auroc"]), number(m["auarc"]),
                           number(m["rce"]), number(m["ece"]),
                           number((row.get("vs_next") or {}).get("p_value")))

@@ -4,14 +4,13 @@ accuracy against set size and set-size histograms."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from ..figures import accuracy_vs_set_size_figure, set_size_figure
 from ..html import _excluded_note, _img, _mean_std, esc, fmt, register_section, scroll, short_name
-from ..terminal import file_table, number, register_table
+from ..terminal import blank, file_table, number, register_table
 
 __all__ = ["render_sets"]
 
@@ -70,12 +69,13 @@ def render_sets(section: Mapping[str, Any]) -> str:
 @register_table("sets")
 def sets_table(results: dict) -> Table:
     """One row per (file, score): long format, so it fits a narrow terminal."""
-    table = file_table("Conformal prediction sets",
-                       ("n test", "acc", "ECE", "score", "coverage", "size", "UAcc"))
-    for source, res in results.items():
+    table, leads = file_table("Conformal prediction sets",
+                              ("n test", "acc", "ECE", "score", "coverage", "size", "UAcc"),
+                              results)
+    for first, res in zip(leads, results.values()):
         for i, (name, m) in enumerate(res["scores"].items()):
-            lead = ([Path(source).name, number(res["n_test"]), number(res["accuracy"]),
-                     number(res["ece"])] if i == 0 else ["", "", "", ""])
+            lead = ([*first, number(res["n_test"]), number(res["accuracy"]),
+                     number(res["ece"])] if i == 0 else blank([*first, "", "", ""]))
             table.add_row(*lead, name, number(m["coverage"]), number(m["set_size"]),
                           number(m["uacc"]))
     return table

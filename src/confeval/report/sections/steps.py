@@ -4,14 +4,13 @@ robustness by perturbation, Δp by error type, breakdowns by metadata, generator
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from ..figures import grouped_bars_figure
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
-from ..terminal import register_table, simple_table
+from ..terminal import file_names, register_table, simple_table
 
 __all__ = ["render_steps", "render_steps_consistency"]
 
@@ -86,8 +85,8 @@ def steps_table(results: dict) -> Table:
     """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
     table = simple_table("Process-judge confidence (fractions)")
     table.add_column("metric")
-    for source in results:
-        table.add_column(Path(source).name, justify="right", overflow="fold")
+    for shown in file_names(results):
+        table.add_column(shown, justify="right", overflow="fold")
     keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
     for key in keys:
         row = []

@@ -38,17 +38,23 @@ def _auarc_with(ties: str):
     return auarc
 
 
-def _calibrated_ece(conf, correct, questions, config: MeasuresOptions) -> float | None:
+def _calibrated_ece(conf, correct, questions, config: MeasuresOptions
+                    ) -> tuple[float | None, int | None]:
+    """ECE after histogram binning fitted on a seeded share of the questions, measured on
+    the others, and how many distinct calibrated values those rows got: 1 means the
+    measure barely varies (every row in one bin, calibrated to the base rate): an ECE near
+    0 that says the measure is constant, not that it is well calibrated."""
     unique = np.unique(questions)
     rng = np.random.default_rng(config.seed)
     n_cal = max(1, round(unique.size * config.calibration_share))
     cal_questions = rng.choice(unique, size=n_cal, replace=False)
     cal = np.isin(questions, cal_questions)
     if cal.all() or not cal.any():
-        return None
+        return None, None
     binning = M.HistogramBinning(n_bins=config.hb_bins).fit(conf[cal], correct[cal])
-    return M.expected_calibration_error(binning.transform(conf[~cal]), correct[~cal],
-                                        n_bins=config.ece_bins)
+    calibrated = binning.transform(conf[~cal])
+    return (M.expected_calibration_error(calibrated, correct[~cal], n_bins=config.ece_bins),
+            int(np.unique(calibrated).size))
 
 
 def _thin(x: np.ndarray, y: np.ndarray, points: int = 200) -> tuple[list, list]:
@@ -98,10 +104,11 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
     measures, curves = {}, {}
     for j, name in enumerate(names):
         conf = values[:, j]
+        ece, levels = _calibrated_ece(conf, correct, questions, config)
         entry = {"auroc": M.auroc(conf, correct),
                  "auarc": M.auarc(conf, correct, ties=config.ties),
                  "rce": M.rank_calibration_error(conf, correct, n_bins=config.rce_bins),
-                 "ece": _calibrated_ece(conf, correct, questions, config)}
+                 "ece": ece, "ece_levels": levels}
         curves[name] = _curves(conf, correct, config.rce_bins)
         if config.bootstrap:
             entry["ci"] = {

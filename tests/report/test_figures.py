@@ -1,0 +1,82 @@
+"""Report figures read well: no tick label overlaps another on the same axis (matplotlib's
+tight bounding boxes of the drawn figure), set sizes are whole-number ticks."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from confeval.report import figures
+
+NAMES = ["Visual Perception Error", "Reasoning Error", "Question Comprehension Error",
+         "Knowledge Deployment Error", "No error"]
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures a call draws, kept open instead of encoded."""
+    kept = []
+
+    def keep(fig):
+        fig.canvas.draw()
+        kept.append(fig)
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(figures, "png_data_uri", keep)
+    yield kept
+    import matplotlib.pyplot as plt
+
+    for fig in kept:
+        plt.close(fig)
+
+
+def _overlaps(fig) -> list[tuple[str, str]]:
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+            shown = [t for t in ticks if t.get_visible() and t.get_text()]
+            boxes = [t.get_window_extent(renderer) for t in shown]
+            for (a, box_a), (b, box_b) in itertools.combinations(zip(shown, boxes), 2):
+                if box_a.overlaps(box_b):
+                    found.append((a.get_text(), b.get_text()))
+    return found
+
+
+def test_confusion_labels_of_long_type_names_do_not_overlap(drawn):
+    matrix = np.arange(25).reshape(5, 5)
+    figures.confusion_figure({"model": {"matrix": matrix, "labels": NAMES, "columns": NAMES,
+                                        "xlabel": "predicted", "ylabel": "gold"}})
+    figures.confusion_figure({"judge": {"matrix": matrix, "labels": [1, 2, 3, 4, 5]}})
+    assert [_overlaps(fig) for fig in drawn] == [[], []]
+
+
+def test_set_size_bars_sit_on_whole_sizes(drawn):
+    result = {"scores": {s: {"size_distribution": {"1": 40, "2": 30, "4": 5},
+                             "coverage_by_size": {"1": 0.8, "2": 0.9, "4": 1.0}}
+                         for s in ("lac", "aps", "raps")}}
+    figures.set_size_figure(result, ["lac", "aps", "raps"])
+    (fig,) = drawn
+    for ax in fig.axes:
+        assert list(ax.get_xticks()) == [1, 2, 4]
+        centres = sorted({round(p.get_x() + p.get_width() / 2, 6) for p in ax.patches})
+        # three scores side by side around each size: the middle one exactly on it
+        assert {1.0, 2.0, 4.0} <= set(centres)
+    assert _overlaps(fig) == []
+
+
+def test_bars_rankings_and_rank_diagrams_have_no_overlapping_labels(drawn):
+    measures = [f"measure {k}" for k in range(14)]
+    figures.ranking_figure({m: 0.5 + k / 40 for k, m in enumerate(measures)}, {})
+    figures.grouped_bars_figure({"recall": dict(zip(NAMES, [0.2, 0.4, 0.1, 0.3, 0.9])),
+                                 "precision": dict(zip(NAMES, [0.3, 0.1, 0.5, 0.2, 0.8]))},
+                                xlabel="share", title="Per error type")
+    figures.rank_calibration_figure({m: {"confidence_rank": [0.1, 0.5, 0.9],
+                                         "correctness_rank": [0.2, 0.4, 0.8]}
+                                     for m in measures[:7]})
+    assert [_overlaps(fig) for fig in drawn] == [[], [], []]
+    # every rank-calibration panel is titled by its measure
+    titles = [ax.get_title() for ax in drawn[2].axes if ax.axison]
+    assert titles == measures[:7]
