@@ -115,3 +115,41 @@ def test_the_one_live_driver_refuses_an_unknown_option_before_making_a_backend(t
     (tmp_path / "busy" / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="holds files confeval did not write"):
         run_live("sets", {}, tmp_path / "busy", backend=never)
+
+
+def test_an_in_process_backend_runs_items_one_at_a_time(tmp_path, monkeypatch):
+    """An in-process model runs one forward pass at a time: items in flight together would
+    only interleave and all finish at the end, with the progress bar at 0 until then."""
+    import asyncio
+
+    from confeval.backends import ScriptedBackend
+    from confeval.runner import run_suite
+    from confeval.suites import get_suite
+    from confeval.tasks import arith_mc
+
+    suite = get_suite("sets")
+    active, most = 0, 0
+    original = suite.run_item
+
+    async def counted(item, backend, options):
+        nonlocal active, most
+        active += 1
+        most = max(most, active)
+        await asyncio.sleep(0.001)
+        try:
+            return await original(item, backend, options)
+        finally:
+            active -= 1
+
+    monkeypatch.setattr(suite, "run_item", counted)
+    for parallel, expected in ((1, 1), (32, 6)):
+        backend = ScriptedBackend(scorer=lambda m, c: -1.0 - "ABCDEF".index(c))
+        backend.parallel_items = parallel
+        most = 0
+        run_suite(suite, backend, arith_mc(6, seed=0), tmp_path / f"r{parallel}",
+                  options=suite.Options(bootstrap=0))
+        assert most == expected
+    pytest.importorskip("transformers", reason="the hf backend needs the 'local' extra")
+    from confeval.backends.hf import HFBackend
+
+    assert HFBackend.parallel_items == 1

@@ -156,7 +156,8 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
         step = progress or (lambda _msg=None: None)
         for _ in range(len(items) - len(todo)):
             step("resumed")
-        failures = asyncio.run(_drive(suite, wrapped, todo, run, options, max_in_flight,
+        in_flight = max(1, min(max_in_flight, backend.parallel_items))
+        failures = asyncio.run(_drive(suite, wrapped, todo, run, options, in_flight,
                                       step))
         loaded = load_run_records(run.file(RunFolder.RECORDS))
         records, duplicates = _one_per_item(loaded, ids)

@@ -144,14 +144,18 @@ def test_image_text_model_scores_and_generates_with_images(tmp_path):
 
 
 def test_text_only_model_refuses_images_early(tiny):
-    from confeval.backends import CapabilityError
+    from confeval.backends import CapabilityError, ImagesRefused
 
     b = HFBackend(tiny)
     msgs = [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": _png_data_url("red")}},
         {"type": "text", "text": "hi"}]}]
-    with pytest.raises(CapabilityError, match="lacks images"):
-        asyncio.run(b.score(msgs, ["A"]))
+    for call in (lambda: b.score(msgs, ["A"]), lambda: b.generate(msgs),
+                 lambda: b.score_tokens(msgs, ["A"])):
+        # an ImagesRefused (a CapabilityError): the runner counts the item as needs_image
+        with pytest.raises(ImagesRefused, match="takes no images"):
+            asyncio.run(call())
+    assert issubclass(ImagesRefused, CapabilityError)
 
 
 def _manual_eager(backend, ids, readout, span):

@@ -49,7 +49,7 @@ def build_tiny_llama(folder: Path, *, seed: int = 0, peak_token: str | None = No
     tok = build_tokenizer(folder)
     config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
                          num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                         max_position_embeddings=2048, eos_token_id=tok.eos_token_id,
                          pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
     model = LlamaForCausalLM(config)
     rng = np.random.default_rng(seed)
@@ -96,7 +96,7 @@ def build_tiny_llava(folder: Path, *, seed: int = 0):
                               projection_dim=16)
     text = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
                        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                       max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                       max_position_embeddings=2048, eos_token_id=tok.eos_token_id,
                        pad_token_id=tok.pad_token_id)
     config = LlavaConfig(vision_config=vision, text_config=text,
                          image_token_index=tok.convert_tokens_to_ids("<image>"),

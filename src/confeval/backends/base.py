@@ -187,6 +187,10 @@ class Backend(abc.ABC):
 
     kind: str = "abstract"
     capabilities: frozenset[str] = frozenset()
+    parallel_items: int = 32
+    """Items a run keeps in flight at once. A server answers many requests at a time; an
+    in-process model runs one forward pass at a time, so items in flight together would
+    only interleave and all finish at the end (a progress bar stuck at 0 until then)."""
 
     def __init__(self, model: str) -> None:
         self.model = model

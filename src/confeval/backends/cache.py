@@ -161,6 +161,10 @@ class CachedBackend(Backend):
     def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
         return self.inner.capabilities
 
+    @property
+    def parallel_items(self) -> int:
+        return self.inner.parallel_items
+
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 

@@ -68,6 +68,8 @@ class HFBackend(Backend):
     per-token log-probabilities and top-k alternatives (``hf:PATH``; ``local`` is this backend
     on the embedded SmolLM2)."""
 
+    parallel_items = 1  # one forward pass at a time (a lock): items finish one by one
+
     kind = "hf"
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,

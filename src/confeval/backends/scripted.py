@@ -186,6 +186,10 @@ class RecordingBackend(Backend):
     def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
         return self.inner.capabilities
 
+    @property
+    def parallel_items(self) -> int:
+        return self.inner.parallel_items
+
     def describe(self) -> str:
         return self.inner.describe()
 

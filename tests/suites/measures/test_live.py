@@ -175,7 +175,7 @@ def test_a_question_longer_than_the_context_is_counted_not_run(tmp_path):
     suite = get_suite("measures")
     options = suite.Options(samples=2, sample_tokens=3, similarity="jaccard", bootstrap=0)
     items = suite.load_items("builtin:arith-mc", 4, 0)
-    huge = {**items[0], "item_id": "huge", "question": "How many? " + "word " * 200_000}
+    huge = {**items[0], "item_id": "huge", "question": "How many? " + "word " * 200_000}  # ~1 MB
     started = time.perf_counter()
     result = run_suite(suite, backend, [huge, *items], tmp_path / "run", options=options,
                        model_name="tiny")
