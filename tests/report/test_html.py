@@ -71,3 +71,20 @@ def test_nan_is_never_shown_as_a_number():
                                                        "results": {"m": {"ece": nan,
                                                                          "auroc": 0.7}}}]})
     assert ">nan<" not in page.lower() and "[nan" not in page.lower()
+
+
+def test_every_section_shows_its_exclusions_and_warnings_and_the_run_its_notes():
+    """Exclusions and warnings reach the report for every kind (they were only in
+    metrics.json for a diagnose run), and so do a run's failed items and records not asked."""
+    result = {"protocol": "etc", "n": 4, "accuracy_strict": 0.5,
+              "excluded": {"error_free_chain_in_etc": 2},
+              "warnings": ["only 3 calibration items: the sets' coverage is loose"]}
+    page = render_report({"title": "t", "failed_items": 1,
+                          "excluded_records": {"needs_image": 4},
+                          "warnings": ["a run-level warning"],
+                          "sections": [{"kind": "diagnose", "title": "D",
+                                        "results": {"m": result}}]})
+    assert "2 excluded (error_free_chain_in_etc: 2)" in page
+    assert "warning: only 3 calibration items" in page
+    assert "records not asked: needs_image: 4" in page
+    assert "1 item(s) failed after retries" in page and "warning: a run-level warning" in page

@@ -99,14 +99,36 @@ def metric_table(results: Mapping[str, Mapping], columns: list[tuple[str, str]],
                   f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def _excluded_note(results: Mapping[str, Mapping]) -> str:
+def _section_notes(results: Mapping[str, Any]) -> str:
+    """What every section says under its own content, whatever its kind: each result's
+    excluded rows by reason and its warnings (a small calibration split, ...)."""
     notes = []
     for name, res in results.items():
+        if not isinstance(res, Mapping):
+            continue
         excl = res.get("excluded") or {}
         if excl:
             detail = ", ".join(f"{esc(k)}: {v}" for k, v in excl.items())
             notes.append(f"<li>{esc(short_name(name))}: {sum(excl.values())} excluded "
                          f"({detail})</li>")
+        notes += [f"<li>{esc(short_name(name))}: warning: {esc(w)}</li>"
+                  for w in res.get("warnings") or []]
+    return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
+
+
+def _run_notes(metrics: Mapping[str, Any]) -> str:
+    """What a run as a whole says: items that failed, records not asked, warnings."""
+    notes = []
+    if metrics.get("failed_items"):
+        notes.append(f"<li>{esc(metrics['failed_items'])} item(s) failed after retries (no "
+                     "record; run the command again to retry them)</li>")
+    for what, counts in (("records not asked", metrics.get("excluded_records")),
+                         ("rows left out of the data before any model call",
+                          metrics.get("excluded_at_load"))):
+        if counts:
+            detail = ", ".join(f"{esc(k)}: {v}" for k, v in counts.items())
+            notes.append(f"<li>{esc(what)}: {detail}</li>")
+    notes += [f"<li>warning: {esc(w)}</li>" for w in metrics.get("warnings") or []]
     return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
 
 
@@ -128,8 +150,7 @@ def render_confidence(section: Mapping[str, Any]) -> str:
     cols = [("n", "n"), ("accuracy", "accuracy"), ("mean_confidence", "mean conf."),
             ("ece", "ECE"), ("mce", "MCE"), ("brier", "Brier"), ("auroc", "AUROC"),
             ("auarc", "AUARC"), ("aurc", "AURC"), ("prr", "PRR"), ("rce", "RCE")]
-    parts = [metric_table(results, cols, section.get("name_header", "judge")),
-             _excluded_note(results)]
+    parts = [metric_table(results, cols, section.get("name_header", "judge"))]
     parts.append(_figure_of(results, "reliability", "Reliability diagrams", reliability_figure))
     parts.append(_figure_of(results, "risk_coverage", "Risk–coverage curves",
                             risk_coverage_figure))
@@ -144,7 +165,7 @@ def render_agreement(section: Mapping[str, Any]) -> str:
     cols = [("n", "n"), ("pearson", "Pearson"), ("spearman", "Spearman"),
             ("kendall", "Kendall τ"), ("accuracy", "exact acc."), ("within1", "±1 acc."),
             ("mae", "MAE"), ("bias", "bias"), ("top_prob_ece", "top-prob ECE")]
-    parts = [metric_table(results, cols), _excluded_note(results)]
+    parts = [metric_table(results, cols)]
     levels = sorted({lv for r in results.values() for lv in r.get("bias_by_level", {})},
                     key=float)
     if levels:
@@ -237,6 +258,7 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
                      "(<code>confeval simulate</code>), not by a real model.</span></p>")
     if metrics.get("note"):
         parts.append(f"<p class='muted'>{esc(metrics['note'])}</p>")
+    parts.append(_run_notes(metrics))
     toc = "".join(f"<li><a href='#s{i}'>{esc(s.get('title', s['kind']))}</a></li>"
                   for i, s in enumerate(metrics.get("sections", [])))
     parts.append(f"<ol>{toc}</ol>")
@@ -254,6 +276,7 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
         else:
             try:
                 parts.append(renderer(section))
+                parts.append(_section_notes(section.get("results") or {}))
             except Exception as exc:  # a foreign document: say so, render the rest
                 parts.append(f"<p class='excluded'>This section could not be rendered "
                              f"({esc(type(exc).__name__)}: {esc(exc)}).</p>")

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..figures import accuracy_vs_set_size_figure, set_size_figure
-from ..html import _excluded_note, _img, _mean_std, esc, fmt, register_section, scroll, short_name
+from ..html import _img, _mean_std, esc, fmt, register_section, scroll, short_name
 from ..terminal import blank, file_table, number, register_table
 
 __all__ = ["render_sets"]
@@ -42,8 +42,7 @@ def render_sets(section: Mapping[str, Any]) -> str:
              f"{fmt(1 - alpha) if alpha is not None else '–'}); protocol "
              f"{esc(first.get('protocol', ''))}.</p>",
              scroll(f"<table><thead><tr><th>{esc(section.get('name_header', 'file'))}</th>"
-                    f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"),
-             _excluded_note(results)]
+                    f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")]
     for name, r in list(results.items())[:6]:
         if r.get("groups"):
             ghead = "".join(f"<th>{esc(s)} coverage</th><th>{esc(s)} size</th>" for s in scores)
