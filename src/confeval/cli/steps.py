@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..records import RecordSet, write_table
-from ..report.terminal import simple_table
+from ..report.terminal import TERMINAL_TABLES
 from ..suites.steps import (
     StepsOptions,
     parse_step_replies,
@@ -116,14 +116,7 @@ def consistency(
     if as_json:
         print_json(result)
         return
-    table = simple_table("Agreement of two perturbation generators across judges")
-    for col in ("metric", "Pearson", "Spearman", "judges"):
-        table.add_column(col, justify="right" if col != "metric" else "left")
-    for m in ("crs", "css", "ccs"):
-        r = result[m]
-        table.add_row(m, *(f"{r[k]:.3f}" if r[k] is not None else "–"
-                           for k in ("pearson", "spearman")), str(r["n_judges"]))
-    out.print(table)
+    out.print(TERMINAL_TABLES["steps_consistency"](result))
 
 
 @app.command("perturb")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..figures import grouped_bars_figure
 from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
-from ..terminal import file_names, register_table, simple_table
+from ..terminal import file_names, number, register_table, simple_table
 
 __all__ = ["render_steps", "render_steps_consistency"]
 
@@ -106,4 +106,17 @@ def steps_table(results: dict) -> Table:
     table.add_row("steps / pairs / unpaired", *[
         f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
         for res in results.values()])
+    return table
+
+
+@register_table("steps_consistency")
+def consistency_table(result: dict) -> Table:
+    """CRS, CSS and CCS: the correlation across judges between two generators."""
+    table = simple_table("Agreement of two perturbation generators across judges")
+    for col in ("metric", "Pearson", "Spearman", "judges"):
+        table.add_column(col, justify="right" if col != "metric" else "left")
+    for m in ("crs", "css", "ccs"):
+        r = result[m]
+        table.add_row(m, *(number(r[k]) for k in ("pearson", "spearman")),
+                      str(r["n_judges"]))
     return table
