@@ -32,7 +32,7 @@ from typing import Any
 __all__ = ["CAPABILITIES", "RAW_ROLE", "Backend", "BackendError", "CapabilityError",
            "GenerateParams", "Generation", "ImagesRefused", "PromptTooLong", "TokenLogprob",
            "TokenScores",
-           "is_raw_prompt", "raw_prompt", "redact_url", "require"]
+           "WrappingBackend", "is_raw_prompt", "raw_prompt", "redact_url", "require"]
 
 CAPABILITIES = ("generate", "logprobs", "score", "token_scores", "attention", "images")
 
@@ -250,6 +250,31 @@ class Backend(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections or memory; the default has nothing to release."""
+
+
+class WrappingBackend(Backend):
+    """A backend around another (a cache, a recorder): the same model, identity,
+    capabilities — as the inner backend learns them (a server found to refuse images) — and
+    items in flight."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.kind = inner.kind
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities
+
+    @property
+    def parallel_items(self) -> int:
+        return self.inner.parallel_items
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def describe(self) -> str:
+        return self.inner.describe()
 
 
 def require(backend: Backend, needed: Sequence[str], why: str = "") -> None:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, GenerateParams, Generation, TokenScores
+from .base import Backend, GenerateParams, Generation, TokenScores, WrappingBackend
 
 __all__ = ["CacheError", "CachedBackend", "ResponseCache", "call_key", "default_cache_path",
            "request_key"]
@@ -143,7 +143,7 @@ class ResponseCache:
         self._db.close()
 
 
-class CachedBackend(Backend):
+class CachedBackend(WrappingBackend):
     """Wrap a backend so that every answer is looked up in, and stored to, a cache.
 
     Each of the ``n`` samples of a request is cached under its own sample index, so asking
@@ -151,25 +151,9 @@ class CachedBackend(Backend):
     """
 
     def __init__(self, inner: Backend, cache: ResponseCache) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-        self.kind = inner.kind
         self.calls = 0  # requests that reached the inner backend
-
-    @property
-    def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
-        return self.inner.capabilities
-
-    @property
-    def parallel_items(self) -> int:
-        return self.inner.parallel_items
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def describe(self) -> str:
-        return self.inner.describe()
 
     def _key(self, method: str, messages, extra: Mapping[str, Any]) -> str:
         return request_key({"backend": self.identity(), "method": method,

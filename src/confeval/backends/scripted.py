@@ -16,6 +16,7 @@ from .base import (
     Generation,
     TokenLogprob,
     TokenScores,
+    WrappingBackend,
 )
 from .cache import call_key
 
@@ -172,29 +173,13 @@ class ReplayBackend(Backend):
         return values
 
 
-class RecordingBackend(Backend):
+class RecordingBackend(WrappingBackend):
     """Pass-through that remembers each call's backend-independent key and response, so a
     run's records can be replayed offline (``--model replay:RUN_DIR``)."""
 
     def __init__(self, inner: Backend) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
-        self.kind = inner.kind
+        super().__init__(inner)
         self.calls: list[dict] = []
-
-    @property
-    def capabilities(self) -> frozenset[str]:  # the inner backend's, as it learns them
-        return self.inner.capabilities
-
-    @property
-    def parallel_items(self) -> int:
-        return self.inner.parallel_items
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
 
     async def _generate(self, messages, params: GenerateParams, n):
         gens = await self.inner.generate(messages, params, n=n)
