@@ -11,30 +11,19 @@ from ..records import RecordSet, write_table
 from ..suites.diagnose import DiagnoseOptions
 from ..suites.diagnose.inputs import parse_replies
 from ._common import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    DataOpt,
     Files,
     ForceOpt,
-    ImageRootOpt,
     JsonOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NOpt,
     OutOpt,
-    RunOutOpt,
-    TextOnlyOpt,
     group,
     out,
     print_json,
-    run_live,
     score_inputs,
 )
 from ._options import Given, with_options
+from ._suite_commands import add_run_command
 
-__all__ = ["app", "parse", "run", "score"]
+__all__ = ["app", "parse", "score"]
 
 app = group("Can a model tell why a reasoning chain is wrong (MMErroR).")
 
@@ -92,28 +81,9 @@ def score(
                  out_dir=out_dir, force=force, extra=pair)
 
 
-@app.command("run")
-@with_options(DiagnoseOptions, "run")
-def run(
-    given: Given,
-    out_dir: RunOutOpt,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    n: NOpt = None,
-    image_root: ImageRootOpt = None,
-    text_only: TextOnlyOpt = False,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
-    no_cache: NoCacheOpt = False,
-    cache_path: CacheOpt = None,
-) -> None:
-    """Ask a model why each reasoning chain is wrong (ETC), or whether and why (EPD), and score
-    it (records.jsonl, metrics.json, report.html; resumable)."""
-    run_live("diagnose", given.values, out_dir=out_dir, model=model, data=data, n=n,
-             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-             no_cache=no_cache, cache_path=cache_path, image_root=image_root,
-             text_only=text_only)
+add_run_command(app, "diagnose", (
+    "Ask a model why each reasoning chain is wrong (ETC), or whether and why (EPD), and "
+    "score it (records.jsonl, metrics.json, report.html; resumable)."), images=True)
 
 
 

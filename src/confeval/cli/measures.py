@@ -7,69 +7,33 @@ from typing import Annotated
 
 import typer
 
-from ..suites.measures import MeasuresOptions
 from ..suites.measures.options import CompareOptions, NoiseOptions, ThresholdsOptions
 from ._common import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    DataOpt,
     Files,
     ForceOpt,
     JsonOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NOpt,
     OutOpt,
-    RunOutOpt,
     group,
-    run_live,
     score_inputs,
 )
 from ._options import Given, with_options
+from ._suite_commands import add_run_command, add_score_command
 
-__all__ = ["app", "run", "score"]
+__all__ = ["app"]
 
 app = group("Which confidence measure of an LLM can be trusted (MCQA-Eval).")
 
 
-@app.command("score")
-@with_options(MeasuresOptions, "score")
-def score(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """Score confidence measures of (question, option) rows — a file, or a `measures run`
-    folder with its own options unless overridden: AUROC, AUARC, RCE, ECE after histogram
-    binning, question-bootstrap intervals and a ranking."""
-    score_inputs("measures score", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force)
+add_score_command(app, "measures", (
+    "Score confidence measures of (question, option) rows — a file, or a `measures run` "
+    "folder with its own options unless overridden: AUROC, AUARC, RCE, ECE after "
+    "histogram binning, question-bootstrap intervals and a ranking."))
 
 
-@app.command("run")
-@with_options(MeasuresOptions, "run")
-def run(
-    given: Given,
-    out_dir: RunOutOpt,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    n: NOpt = None,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
-    no_cache: NoCacheOpt = False,
-    cache_path: CacheOpt = None,
-) -> None:
-    """MCQA-Eval live: inject every option as the model's answer, compute every measure,
-    score how well each ranks the gold option first (records.jsonl, options.jsonl with one
-    line per (question, option), metrics.json, report.html; resumable)."""
-    run_live("measures", given.values, out_dir=out_dir, model=model, data=data, n=n,
-             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-             no_cache=no_cache, cache_path=cache_path)
+add_run_command(app, "measures", (
+    "MCQA-Eval live: inject every option as the model's answer, compute every measure, "
+    "score how well each ranks the gold option first (records.jsonl, options.jsonl with "
+    "one line per (question, option), metrics.json, report.html; resumable)."))
 
 
 @app.command("thresholds")

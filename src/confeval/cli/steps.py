@@ -11,56 +11,35 @@ import typer
 from ..records import RecordSet, write_table
 from ..report.terminal import TERMINAL_TABLES
 from ..suites.steps import (
-    StepsOptions,
     parse_step_replies,
     score_generator_consistency,
 )
 from ._common import (
     ApiKeyOpt,
     BaseUrlOpt,
-    CacheOpt,
     ConcurrencyOpt,
-    DataOpt,
-    Files,
     ForceOpt,
     ImageRootOpt,
     JsonOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NOpt,
     OutOpt,
-    RunOutOpt,
-    TextOnlyOpt,
     check_out,
     err,
     group,
     out,
     print_json,
-    run_live,
-    score_inputs,
     write_run,
 )
-from ._options import Given, with_options
+from ._suite_commands import add_run_command, add_score_command
 
-__all__ = ["app", "consistency", "parse", "perturb", "run", "score"]
+__all__ = ["app", "consistency", "parse", "perturb"]
 
 app = group("Confidence of process judges (ConfProBench: CRS, CSS, CCS).")
 
 
-@app.command("score")
-@with_options(StepsOptions, "score")
-def score(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS
-    (calibration), macro F1 and their average from step records or `steps run` folders (a
-    run folder is scored with its own options unless overridden)."""
-    score_inputs("steps score", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force)
+add_score_command(app, "steps", (
+    "CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS "
+    "(calibration), macro F1 and their average from step records or `steps run` folders "
+    "(a run folder is scored with its own options unless overridden)."))
 
 
 @app.command("parse")
@@ -174,27 +153,8 @@ def perturb(
         out.print(" ".join(f"{k}={v}" for k, v in summary.items()))
 
 
-@app.command("run")
-@with_options(StepsOptions, "run")
-def run(
-    given: Given,
-    out_dir: RunOutOpt,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    n: NOpt = None,
-    image_root: ImageRootOpt = None,
-    text_only: TextOnlyOpt = False,
-    base_url: BaseUrlOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
-    no_cache: NoCacheOpt = False,
-    cache_path: CacheOpt = None,
-) -> None:
-    """Ask a process judge to verify every step live (original and perturbed chains) and
-    score CRS, CSS and CCS (resumable, cached)."""
-    run_live("steps", given.values, out_dir=out_dir, model=model, data=data, n=n,
-             base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-             no_cache=no_cache, cache_path=cache_path, image_root=image_root,
-             text_only=text_only)
+add_run_command(app, "steps", (
+    "Ask a process judge to verify every step live (original and perturbed chains) and "
+    "score CRS, CSS and CCS (resumable, cached)."), images=True)
 
 
