@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from ..suites import SUITES
+from ..suites import SCORING_COMMANDS, SUITES
 from ._common import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -30,23 +30,32 @@ from ._common import (
 )
 from ._options import Given, with_options
 
-__all__ = ["add_run_command", "add_score_command"]
+__all__ = ["add_run_command", "add_score_command", "add_scoring_command"]
 
 
-def _register(app: typer.Typer, name: str, suite: str, stage: str, fn: Any, doc: str) -> None:
+def _register(app: typer.Typer, name: str, options: type, stage: str, fn: Any,
+              doc: str) -> None:
     fn.__doc__ = doc  # typer's help, read from the function it is given
-    app.command(name)(with_options(SUITES[suite].options_class(), stage)(fn))
+    app.command(name)(with_options(options, stage)(fn))
+
+
+def add_scoring_command(app: typer.Typer, name: str, command: str, doc: str, *,
+                        bootstrap_progress: bool = False) -> None:
+    """A command scoring record files (``FILE...``, run folders too) by its one scoring
+    path (:data:`~confeval.suites.SCORING_COMMANDS` ``[command]``), with every option of its
+    options class as a flag."""
+    def score(given: Given, files: Files, as_json: JsonOpt = False, out_dir: OutOpt = None,
+              force: ForceOpt = False) -> None:
+        score_inputs(command, [[path] for path in files], given, as_json=as_json,
+                     out_dir=out_dir, force=force, bootstrap_progress=bootstrap_progress)
+
+    _register(app, name, SCORING_COMMANDS[command].options_class(), "score", score, doc)
 
 
 def add_score_command(app: typer.Typer, suite: str, doc: str) -> None:
     """``confeval SUITE score FILE...``: the suite's one scoring path over record files and
     run folders, with every scoring option of the suite as a flag."""
-    def score(given: Given, files: Files, as_json: JsonOpt = False, out_dir: OutOpt = None,
-              force: ForceOpt = False) -> None:
-        score_inputs(f"{suite} score", [[path] for path in files], given, as_json=as_json,
-                     out_dir=out_dir, force=force)
-
-    _register(app, "score", suite, "score", score, doc)
+    add_scoring_command(app, "score", f"{suite} score", doc)
 
 
 def add_run_command(app: typer.Typer, suite: str, doc: str, *, images: bool = False) -> None:
@@ -72,4 +81,5 @@ def add_run_command(app: typer.Typer, suite: str, doc: str, *, images: bool = Fa
                  no_cache=no_cache, cache_path=cache_path, image_root=image_root,
                  text_only=text_only)
 
-    _register(app, "run", suite, "run", run_with_images if images else run, doc)
+    _register(app, "run", SUITES[suite].options_class(), "run",
+              run_with_images if images else run, doc)

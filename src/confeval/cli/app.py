@@ -44,8 +44,7 @@ def _root(
     """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
 
 
-app.command()(confidence.score)
-app.command()(confidence.agreement)
+confidence.register(app)
 app.command()(tools.simulate)
 app.command()(tools.demo)
 app.command()(tools.report)

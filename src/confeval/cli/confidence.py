@@ -3,34 +3,18 @@ scores against reference scores."""
 
 from __future__ import annotations
 
-from ..suites.generic import AgreementOptions, ConfidenceOptions
-from ._common import Files, ForceOpt, JsonOpt, OutOpt, score_inputs
-from ._options import Given, with_options
+import typer
 
-__all__ = ["agreement", "score"]
+from ._suite_commands import add_scoring_command
 
-
-@with_options(ConfidenceOptions, "score")
-def score(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """Score a confidence column against correctness: ECE, MCE, Brier, AUROC, AUARC, PRR, RCE."""
-    score_inputs("score", [[path] for path in files], given, as_json=as_json, out_dir=out_dir,
-                 force=force, bootstrap_progress=True)
+__all__ = ["register"]
 
 
-@with_options(AgreementOptions, "score")
-def agreement(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """Agreement of a judge's scores with reference scores (correlations, accuracy, bias)."""
-    score_inputs("agreement", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force)
+def register(app: typer.Typer) -> None:
+    """Add ``score`` and ``agreement`` to the top-level command."""
+    add_scoring_command(app, "score", "score", (
+        "Score a confidence column against correctness: ECE, MCE, Brier, AUROC, AUARC, PRR, "
+        "RCE."), bootstrap_progress=True)
+    add_scoring_command(app, "agreement", "agreement", (
+        "Agreement of a judge's scores with reference scores (correlations, accuracy, "
+        "bias)."))

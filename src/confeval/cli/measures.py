@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..suites.measures.options import CompareOptions, NoiseOptions, ThresholdsOptions
+from ..suites.measures.options import CompareOptions
 from ._common import (
-    Files,
     ForceOpt,
     JsonOpt,
     OutOpt,
@@ -17,7 +16,7 @@ from ._common import (
     score_inputs,
 )
 from ._options import Given, with_options
-from ._suite_commands import add_run_command, add_score_command
+from ._suite_commands import add_run_command, add_score_command, add_scoring_command
 
 __all__ = ["app"]
 
@@ -36,34 +35,14 @@ add_run_command(app, "measures", (
     "one line per (question, option), metrics.json, report.html; resumable)."))
 
 
-@app.command("thresholds")
-@with_options(ThresholdsOptions, "score")
-def thresholds(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """Threshold sensitivity: the ranking of the measures (by AUROC) at each correctness
-    threshold, and Kendall's tau between the rankings of every pair of thresholds."""
-    score_inputs("measures thresholds", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force)
+add_scoring_command(app, "thresholds", "measures thresholds", (
+    "Threshold sensitivity: the ranking of the measures (by AUROC) at each correctness "
+    "threshold, and Kendall's tau between the rankings of every pair of thresholds."))
 
 
-@app.command("noise")
-@with_options(NoiseOptions, "score")
-def noise(
-    given: Given,
-    files: Files,
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
-    """Label noise (MCQA-Eval Eq. 7): Kendall's tau between the clean ranking of the measures
-    and the ranking under logit-normal noise on the correctness score, per sigma."""
-    score_inputs("measures noise", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force)
+add_scoring_command(app, "noise", "measures noise", (
+    "Label noise (MCQA-Eval Eq. 7): Kendall's tau between the clean ranking of the measures "
+    "and the ranking under logit-normal noise on the correctness score, per sigma."))
 
 
 @app.command("compare")
