@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "confeval"
 TESTS = Path(__file__).resolve().parent
 
 LAYERS = [
-    {"__init__", "_numeric", "_registry", "_validation", "taxonomy", "records", "runs",
+    {"__init__", "_lazy", "_numeric", "_registry", "_validation", "taxonomy", "records", "runs",
      "images"},
     {"metrics", "parse", "measures", "conformal", "tasks"},
     {"evaluate", "backends", "perturb", "simulate"},

@@ -8,6 +8,7 @@ unknown name is one :class:`UnknownName` error listing the choices, never a sile
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -41,11 +42,21 @@ class Registry(Mapping[str, T], Generic[T]):
     confeval._registry.UnknownName: unknown shape 'circle'; choose from square, triangle
     """
 
-    def __init__(self, what: str, entries: Mapping[str, T] | None = None) -> None:
+    def __init__(self, what: str, entries: Mapping[str, T] | None = None, *,
+                 filled_by: str | None = None) -> None:
         self.what = what
         self._entries: dict[str, T] = dict(entries or {})
+        # the module whose import registers the entries (e.g. the report sections): imported
+        # at the first lookup, so that naming the registry costs nothing
+        self._filled_by = filled_by
+
+    def _fill(self) -> None:
+        if self._filled_by is not None:
+            module, self._filled_by = self._filled_by, None
+            importlib.import_module(module)
 
     def __getitem__(self, name: str) -> T:
+        self._fill()
         try:
             return self._entries[name]
         except (KeyError, TypeError):
@@ -53,9 +64,11 @@ class Registry(Mapping[str, T], Generic[T]):
                               f"{', '.join(self._entries)}") from None
 
     def __iter__(self) -> Iterator[str]:
+        self._fill()
         return iter(self._entries)
 
     def __len__(self) -> int:
+        self._fill()
         return len(self._entries)
 
     def __repr__(self) -> str:

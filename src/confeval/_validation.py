@@ -12,6 +12,24 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+RUN_RECORDS = "records.jsonl"
+"""The records file of a run folder."""
+
+
+class RecordsError(ValueError):
+    """Input that cannot be read at all (a missing file or column, an unknown format)."""
+
+
+def record_file(path: str | Path) -> Path:
+    """``path`` itself, or a run folder's ``records.jsonl``."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / RUN_RECORDS).is_file():
+            raise RecordsError(f"{path}: a folder without {RUN_RECORDS} (no run folder); give "
+                               "a record file or a run folder")
+        return path / RUN_RECORDS
+    return path
+
 
 def as_float_1d(x: ArrayLike, name: str, *, lo: float | None = None,
                 hi: float | None = None) -> np.ndarray:

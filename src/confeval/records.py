@@ -42,16 +42,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validation import RUN_RECORDS, RecordsError, record_file
+
 __all__ = ["ROW_COLUMN", "RUN_RECORDS", "TABLE_SUFFIXES", "Problem", "RecordSet", "RecordsError",
            "as_list", "read_table", "record_file", "resolve_columns", "write_table"]
 
 ROW_COLUMN = "_row"
 """Column added to every table: the 1-based line number in the file (JSONL, and CSV where the
 header is line 1) or the 1-based row number (Parquet), so any record can be traced back."""
-
-
-class RecordsError(ValueError):
-    """Input that cannot be read at all (a missing file or column, an unknown format)."""
 
 
 @dataclass(frozen=True)
@@ -140,20 +138,8 @@ NA_TEXT = ("", "nan", "NaN", "NA", "N/A", "n/a", "null", "NULL", "None", "none")
 them as text: "NA" may be North America."""
 
 
-RUN_RECORDS = "records.jsonl"
 """The record file of a run folder: a folder holding it is read as that file, so a run folder
 is accepted wherever a record file is."""
-
-
-def record_file(path: str | Path) -> Path:
-    """``path`` itself, or a run folder's ``records.jsonl``."""
-    path = Path(path)
-    if path.is_dir():
-        if not (path / RUN_RECORDS).is_file():
-            raise RecordsError(f"{path}: a folder without {RUN_RECORDS} (no run folder); give "
-                               "a record file or a run folder")
-        return path / RUN_RECORDS
-    return path
 
 
 _EXACT_FLOATS = {"float_precision": "round_trip"} \

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .records import RUN_RECORDS, record_file
+from ._validation import RUN_RECORDS, record_file
 
 __all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "check_config",
            "check_output_folder", "dumps", "file_sha256", "load_run_records", "to_jsonable",

@@ -26,7 +26,6 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from ..records import RecordSet
 from ..report.terminal import TERMINAL_TABLES
 from ..runs import RunFolder, check_output_folder, dumps
 from ..suites import SCORING_COMMANDS
@@ -84,11 +83,6 @@ class _Step:
     def note(self, msg: str) -> None:
         if self.bar is not None:
             self.bar.update(self.task, description=msg)
-
-
-def read(path: Path) -> RecordSet:
-    """The record file ``path`` (errors are one line, exit 2)."""
-    return RecordSet.read(path)
 
 
 def print_json(document: Any) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from ..records import RecordsError
+from .._validation import RecordsError
 from ..suites import SUITES
 from . import confidence, diagnose, intervals, measures, sets, steps, tools
 from ._common import UserError, out

@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..records import RecordSet, write_table
 from ..suites.diagnose import DiagnoseOptions
-from ..suites.diagnose.inputs import parse_replies
 from ._common import (
     Files,
     ForceOpt,
@@ -50,6 +48,9 @@ def parse(
     kept with the rule that fired or why it failed)."""
     if protocol not in ("etc", "epd5", "presence"):
         raise ValueError("--protocol for parse must be etc, epd5 or presence")
+    from ..records import RecordSet, write_table
+    from ..suites.diagnose.inputs import parse_replies
+
     frame, summary = parse_replies(RecordSet.read(raw), reply_col=reply_col, protocol=protocol,
                                    letters_col=letters_col)
     write_table(frame, out_path)

@@ -8,12 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..records import RecordSet, write_table
 from ..report.terminal import TERMINAL_TABLES
-from ..suites.steps import (
-    parse_step_replies,
-    score_generator_consistency,
-)
 from ._common import (
     ApiKeyOpt,
     BaseUrlOpt,
@@ -59,6 +54,9 @@ def parse(
 ) -> None:
     """Turn raw process-judge replies into step records for `confeval steps score`
     (never evaluates the replies; unreadable steps are kept and counted)."""
+    from ..records import RecordSet, write_table
+    from ..suites.steps import parse_step_replies
+
     steps, summary = parse_step_replies(RecordSet.read(raw), id_col=id_col,
                                         consistency=consistency)
     write_table(steps, out_path)
@@ -87,6 +85,8 @@ def consistency(
     """Correlation across judges of CRS, CSS and CCS between two perturbation generators
     (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
     check_out(out_dir, "steps consistency", force)
+    from ..suites.steps import score_generator_consistency
+
     result = score_generator_consistency(pair)
     write_run(out_dir, {"command": "steps consistency", "pairs": pair},
               {"kind": "steps_consistency",

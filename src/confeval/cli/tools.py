@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ..records import write_table
 from ..runs import RunFolder
 from ._common import (
     BootOpt,
@@ -45,6 +44,7 @@ def simulate(
     n_levels: Annotated[int, typer.Option("--n-levels", help="scores: scale points.")] = 5,
 ) -> None:
     """Write SIMULATED records of a judge behaviour (seeded; documented in confeval.simulate)."""
+    from ..records import write_table
     from ..simulate import simulate as generate
 
     options: dict[str, Any] = {}

@@ -8,8 +8,9 @@ Modules: :mod:`.quantile` (the one conformal quantile), :mod:`.sets` (set scores
 error, informativeness, ranking-scoring gap).
 """
 
-from .._numeric import softmax
-from ._interval_base import BASE_MODELS, IntervalMethod, shared_base_models
+from __future__ import annotations
+
+from .._lazy import lazy_attributes
 from .interval_metrics import (
     adjust_to_labels,
     clip_intervals,
@@ -20,25 +21,11 @@ from .interval_metrics import (
     interval_metrics,
     ranking_scoring_gap,
 )
-from .quantile import (
-    SmallCalibrationWarning,
-    conformal_quantile,
-    mondrian_quantiles,
-    row_thresholds,
-)
-from .regression import INTERVAL_METHODS, get_interval_method, make_method
+from .names import BASE_MODELS, INTERVAL_METHOD_NAMES, SCORES
 from .set_metrics import set_metrics, uncertainty_aware_accuracy
-from .sets import (
-    SCORES,
-    SET_SCORES,
-    calibrate_and_predict,
-    get_set_score,
-    label_scores,
-    prediction_sets,
-    to_probabilities,
-)
 
-__all__ = ["BASE_MODELS", "INTERVAL_METHODS", "SCORES", "SET_SCORES", "IntervalMethod",
+__all__ = ["BASE_MODELS", "INTERVAL_METHODS", "INTERVAL_METHOD_NAMES", "SCORES", "SET_SCORES",
+           "IntervalMethod",
            "SmallCalibrationWarning", "adjust_to_labels", "calibrate_and_predict",
            "clip_intervals", "conformal_quantile", "coverage_by_level", "error_bin_coverage",
            "get_interval_method", "get_set_score", "informativeness_bands",
@@ -46,3 +33,16 @@ __all__ = ["BASE_MODELS", "INTERVAL_METHODS", "SCORES", "SET_SCORES", "IntervalM
            "mondrian_quantiles", "prediction_sets", "ranking_scoring_gap", "row_thresholds",
            "set_metrics", "shared_base_models", "softmax", "to_probabilities",
            "uncertainty_aware_accuracy"]
+
+# the methods load scikit-learn and scipy when first used; their names and the metrics
+# (numpy only, and named like their modules: imported here so that the name is always the
+# function) do not
+__getattr__ = lazy_attributes(__name__, {
+    ".._numeric": ("softmax",),
+    "._interval_base": ("IntervalMethod", "shared_base_models"),
+    ".quantile": ("SmallCalibrationWarning", "conformal_quantile", "mondrian_quantiles",
+                  "row_thresholds"),
+    ".regression": ("INTERVAL_METHODS", "get_interval_method", "make_method"),
+    ".sets": ("SET_SCORES", "calibrate_and_predict", "get_set_score", "label_scores",
+              "prediction_sets", "to_probabilities"),
+})

@@ -18,9 +18,8 @@ from sklearn.ensemble import (
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.model_selection import train_test_split
 
+from .names import BASE_MODELS
 from .quantile import conformal_quantile, mondrian_quantiles, row_thresholds
-
-BASE_MODELS = ("gbr", "hgb", "linear", "rf")
 
 
 def _booster(base: str, seed: int, quantile: float | None = None, n_trees: int = 100):

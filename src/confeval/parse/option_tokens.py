@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scipy.special import logsumexp
-
 from ._tokens import DEFAULT_FLOOR, MAX_REPLY_CHARS, TOKENIZER_MARKERS
 
 __all__ = ["extract_from_tokens", "normalise_token"]
@@ -55,6 +53,8 @@ def extract_from_tokens(tokens: Sequence[Any], letters: Sequence[str],
         key = normalise_token(alt)
         if key in wanted:
             by_letter.setdefault(key, []).append(lp)
+    from scipy.special import logsumexp  # scipy only when a reply is read, not at start-up
+
     raw = {L: float(logsumexp(by_letter[L])) if L in by_letter else floor for L in letters}
     return {"raw": raw, "position": position,
             "n_missing": sum(L not in by_letter for L in letters), "reason": None}

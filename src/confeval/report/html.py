@@ -24,7 +24,8 @@ from .figures import confusion_figure, reliability_figure, risk_coverage_figure
 __all__ = ["SECTION_RENDERERS", "check_metrics", "metric_table", "register_section",
            "render_report"]
 
-SECTION_RENDERERS: Registry[Callable[[Mapping[str, Any]], str]] = Registry("report section")
+SECTION_RENDERERS: Registry[Callable[[Mapping[str, Any]], str]] = Registry(
+    "report section", filled_by="confeval.report.sections")
 """Section kind -> ``fn(section) -> html``."""
 
 register_section = SECTION_RENDERERS.register

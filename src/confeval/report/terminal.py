@@ -17,7 +17,8 @@ from .._registry import Registry
 __all__ = ["TERMINAL_TABLES", "blank", "cell", "file_names", "file_table", "number",
            "register_table", "results_table", "simple_table"]
 
-TERMINAL_TABLES: Registry[Callable[[dict], Table]] = Registry("terminal table")
+TERMINAL_TABLES: Registry[Callable[[dict], Table]] = Registry(
+    "terminal table", filled_by="confeval.report.sections")
 """Section kind -> ``fn(results) -> rich Table``."""
 
 register_table = TERMINAL_TABLES.register

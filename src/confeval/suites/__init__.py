@@ -19,7 +19,6 @@ from typing import Any
 from rich.table import Table
 
 from .._registry import Registry
-from ..report import SECTION_RENDERERS
 from ..report.terminal import TERMINAL_TABLES
 from .base import LiveSuite, SuiteOptions
 
@@ -59,6 +58,8 @@ class SuiteEntry:
 
     def report_section(self) -> Callable[[Mapping[str, Any]], str]:
         """The HTML renderer of the suite's report section."""
+        from ..report.html import SECTION_RENDERERS  # matplotlib: only when a report is made
+
         return SECTION_RENDERERS[self.name]
 
     def terminal_table(self) -> Callable[[dict], Table]:

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..records import RecordsError, RecordSet, resolve_columns
 from ..runs import file_sha256
 from . import SCORING_COMMANDS
 
@@ -45,6 +44,8 @@ def _resolved_globs(path: Path, used: Mapping[str, Any]) -> dict[str, list[str]]
              if isinstance(v, str) and any(ch in v for ch in "*?[")}
     if not globs:
         return {}
+    from ..records import RecordsError, RecordSet, resolve_columns  # pandas: only for a glob
+
     columns = list(RecordSet.read(path).frame.columns)
     out = {}
     for key, spec in globs.items():

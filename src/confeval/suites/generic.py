@@ -11,8 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluate import evaluate_agreement, score_confidence_records
-from ..records import RecordSet
 from .base import MAX_BOOTSTRAP
 from .options import option
 
@@ -91,6 +89,9 @@ def score_confidence_file(path: str | Path, options: ConfidenceOptions,
                           progress: Progress | None = None) -> dict:
     """``confeval score`` on one record file: :func:`~confeval.evaluate.score_confidence_records`
     with the options."""
+    from ..evaluate import score_confidence_records
+    from ..records import RecordSet
+
     return score_confidence_records(
         RecordSet.read(Path(path)), options.confidence_col, options.correct_col,
         any_confidence=options.any_confidence, n_bins=options.n_bins,
@@ -105,6 +106,9 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
     score-token probabilities renormalised over the scale (they rarely sum to 1: mass on other
     tokens, as the judge-interval literature does), then
     :func:`~confeval.evaluate.evaluate_agreement`."""
+    from ..evaluate import evaluate_agreement
+    from ..records import RecordSet
+
     rs = RecordSet.read(Path(path))
     pred = rs.numeric([options.pred_col], what="pred_score")[:, 0]
     truth = rs.numeric([options.gt_col], what="gt_score")[:, 0]

@@ -7,23 +7,23 @@ IntervalsOptions(...))`` a record set and ``score_intervals_file`` a record file
 run``).
 """
 
-from .inputs import (
-    PAPER_DIFFICULTY,
-    IntervalsInputs,
-    join_records,
-    load_judge_items,
-    read_intervals_records,
-)
+from __future__ import annotations
+
+from ..._lazy import lazy_attributes
 from .options import DEFAULT_METHODS, LIVE_METHODS, IntervalsOptions
-from .scoring import (
-    PAPER_PROTOCOL,
-    score_intervals,
-    score_intervals_file,
-    score_intervals_records,
-    score_separately,
-)
 
 __all__ = ["DEFAULT_METHODS", "LIVE_METHODS", "PAPER_DIFFICULTY", "PAPER_PROTOCOL",
            "IntervalsInputs", "IntervalsOptions", "join_records", "load_judge_items",
            "read_intervals_records", "score_intervals", "score_intervals_file",
            "score_intervals_records", "score_separately"]
+
+# the heavy parts (scoring: scipy, pandas) load when first used; the options, which
+# the command line needs for its flags, are light
+__getattr__ = lazy_attributes(__name__, {
+    ".inputs": (
+        "PAPER_DIFFICULTY", "IntervalsInputs", "join_records", "load_judge_items",
+        "read_intervals_records"),
+    ".scoring": (
+        "PAPER_PROTOCOL", "score_intervals", "score_intervals_file", "score_intervals_records",
+        "score_separately"),
+})

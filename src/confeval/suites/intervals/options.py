@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...conformal import BASE_MODELS, INTERVAL_METHODS, SCORES
+from ...conformal.names import BASE_MODELS, INTERVAL_METHOD_NAMES, SCORES
 from ...parse import DEFAULT_FLOOR
 from .._seeds import format_seeds, parse_seed_tuple, parse_seeds
 from ..base import SuiteOptions, check_answer_mode
@@ -102,10 +102,11 @@ class IntervalsOptions(SuiteOptions):
             raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
         if not 0 < self.cal_fraction < 1:
             raise ValueError("--cal-fraction must be in (0, 1)")
-        unknown = [m for m in self.methods if m not in INTERVAL_METHODS and m not in SCORES]
+        unknown = [m for m in self.methods
+                   if m not in INTERVAL_METHOD_NAMES and m not in SCORES]
         if unknown:
             raise ValueError(f"unknown method(s) {unknown}; interval methods: "
-                             f"{', '.join(INTERVAL_METHODS)}; label-set methods: "
+                             f"{', '.join(INTERVAL_METHOD_NAMES)}; label-set methods: "
                              f"{', '.join(SCORES)}")
         if self.base is not None and self.base not in BASE_MODELS:
             raise ValueError(f"--base must be one of {', '.join(BASE_MODELS)}, got "

@@ -3,11 +3,19 @@ a multiple-choice question above the others? ``score_measures`` scores measures 
 the measures themselves are in :mod:`confeval.measures`; :mod:`.live` runs MCQA-Eval on a model
 and :mod:`.studies` holds the paper's studies of threshold-based evaluation."""
 
-from .._multiple_choice import load_mc_items
-from .inputs import MeasureInputs, option_rows, read_measure_records
+from __future__ import annotations
+
+from ..._lazy import lazy_attributes
 from .options import MEASURE_NAMES, MeasuresOptions
-from .scoring import score_measure_rows, score_measures, score_measures_file
 
 __all__ = ["load_mc_items", "MEASURE_NAMES", "MeasureInputs", "MeasuresOptions", "option_rows",
            "read_measure_records", "score_measure_rows", "score_measures",
            "score_measures_file"]
+
+# the heavy parts (scoring: scipy, pandas) load when first used; the options, which
+# the command line needs for its flags, are light
+__getattr__ = lazy_attributes(__name__, {
+    ".._multiple_choice": ("load_mc_items",),
+    ".inputs": ("MeasureInputs", "option_rows", "read_measure_records"),
+    ".scoring": ("score_measure_rows", "score_measures", "score_measures_file"),
+})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...conformal import SCORES
+from ...conformal.names import SCORES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
 from ..options import option

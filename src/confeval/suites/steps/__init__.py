@@ -7,15 +7,19 @@ a step record file or a run folder (the path a live run scores itself by),
 (``confeval steps run``).
 """
 
-from .inputs import load_step_items, parse_step_replies, step_frame, verdict_records
+from __future__ import annotations
+
+from ..._lazy import lazy_attributes
 from .options import StepsOptions
-from .scoring import (
-    generator_consistency,
-    score_generator_consistency,
-    score_steps,
-    score_steps_file,
-)
 
 __all__ = ["StepsOptions", "generator_consistency", "load_step_items", "parse_step_replies",
            "score_generator_consistency", "score_steps", "score_steps_file", "step_frame",
            "verdict_records"]
+
+# the heavy parts (scoring: scipy, pandas) load when first used; the options, which
+# the command line needs for its flags, are light
+__getattr__ = lazy_attributes(__name__, {
+    ".inputs": ("load_step_items", "parse_step_replies", "step_frame", "verdict_records"),
+    ".scoring": (
+        "generator_consistency", "score_generator_consistency", "score_steps", "score_steps_file"),
+})

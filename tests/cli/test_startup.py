@@ -1,0 +1,54 @@
+"""Start-up in proportion to the work: building the command line (``confeval --help``) imports
+no heavy library; each is loaded by the command that uses it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "matplotlib", "torch", "transformers",
+         "PIL", "openai")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = (f"import sys, json\n{code}\n"
+             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_command_line_imports_no_heavy_library():
+    assert _loaded_after("import confeval.cli.app") == []
+    # the help of every command is built from the options classes: still nothing heavy
+    assert _loaded_after(
+        "from confeval.cli.app import app\n"
+        "import typer.main\n"
+        "cmd = typer.main.get_command(app)\n"
+        "import click\n"
+        "ctx = click.Context(cmd)\n"
+        "for name in cmd.list_commands(ctx):\n"
+        "    sub = cmd.get_command(ctx, name)\n"
+        "    sub.get_help(click.Context(sub, info_name=name))\n") == []
+
+
+def test_a_command_loads_what_it_uses():
+    assert "pandas" in _loaded_after(
+        "from confeval.suites import SCORING_COMMANDS\n"
+        "SCORING_COMMANDS['score'].options_class()\n"
+        "import confeval.records")
+    assert "matplotlib" in _loaded_after(
+        "from confeval.report import render_report\n"
+        "render_report({'title': 't', 'sections': []})")
+
+
+def test_lazy_package_names_are_the_functions_whatever_was_imported_first():
+    """A package's names load lazily; one named like its module (conformal.set_metrics) is
+    the function even when a sibling module imported that module first."""
+    import confeval.conformal.regression  # noqa: F401 - imports the metrics modules first
+    from confeval.conformal import interval_metrics, prediction_sets, set_metrics
+    from confeval.suites.sets import score_sets
+
+    assert all(callable(f) and not hasattr(f, "__path__") and type(f).__name__ == "function"
+               for f in (interval_metrics, prediction_sets, set_metrics, score_sets))
