@@ -39,8 +39,8 @@ def test_a_command_loads_what_it_uses():
         "SCORING_COMMANDS['score'].options_class()\n"
         "import confeval.records")
     assert "matplotlib" in _loaded_after(
-        "from confeval.report import render_report\n"
-        "render_report({'title': 't', 'sections': []})")
+        "from confeval.report.figures import line_figure\n"
+        "line_figure({'a': ([0, 1], [0, 1])}, xlabel='x', ylabel='y', title='t')")
 
 
 def test_lazy_package_names_are_the_functions_whatever_was_imported_first():
@@ -52,3 +52,11 @@ def test_lazy_package_names_are_the_functions_whatever_was_imported_first():
 
     assert all(callable(f) and not hasattr(f, "__path__") and type(f).__name__ == "function"
                for f in (interval_metrics, prediction_sets, set_metrics, score_sets))
+
+
+def test_a_terminal_table_needs_no_matplotlib():
+    """A scoring command prints its table without loading the report's figures."""
+    assert "matplotlib" not in _loaded_after(
+        "from confeval.report.terminal import TERMINAL_TABLES\n"
+        "TERMINAL_TABLES['sets']\n"
+        "TERMINAL_TABLES['measures']\n")

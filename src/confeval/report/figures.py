@@ -8,11 +8,27 @@ import io
 import math
 from collections.abc import Mapping
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless; must precede pyplot
-import matplotlib.pyplot as plt
 import numpy as np
+
+
+class _Pyplot:
+    """matplotlib.pyplot, imported (with the headless Agg backend, which must precede it) at
+    the first figure: a command that only prints a terminal table does not pay for it."""
+
+    _module = None
+
+    def __getattr__(self, name: str):
+        if _Pyplot._module is None:  # once, as the eager import did
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot
+
+            _Pyplot._module = matplotlib.pyplot
+        return getattr(_Pyplot._module, name)
+
+
+plt = _Pyplot()
 
 __all__ = ["confusion_figure", "line_figure", "png_data_uri", "rank_calibration_figure",
            "ranking_figure",
