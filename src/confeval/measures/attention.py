@@ -17,6 +17,10 @@ The two measures differ only in where the attention comes from:
 Normalising per head before averaging follows ContextSL; LM-Polygraph's ``CSL`` averages the raw
 attention over heads first and normalises once, which weights heads by how much they attend to
 the answer at all. For a one-token answer every head's weight is 1 and CSL = SL (tested).
+
+``csl_per_head_batch`` and ``csl_batch`` take n answers at once: log-probabilities (n, T) and
+attention (n, H, T) padded on the right with the answers' lengths (:mod:`.ragged`), validated
+once; the single-answer functions are the same formula on one answer.
 """
 
 from __future__ import annotations
@@ -24,25 +28,52 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .likelihood import weighted_logprob
+from .likelihood import _tokens, token_batch, weighted_logprob
+from .ragged import token_mask
 
-__all__ = ["csl", "csl_per_head", "select_heads"]
+__all__ = ["csl", "csl_batch", "csl_per_head", "csl_per_head_batch", "select_heads"]
+
+_MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce
 
 
-def _head_weights(attention: ArrayLike, n_tokens: int) -> np.ndarray:
+def _attention(attention: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
+    """Attention of shape (*leading, heads, tokens) checked: finite and >= 0 everywhere
+    (padding included: it is multiplied by 0, and 0 x inf would be NaN)."""
     att = np.asarray(attention, dtype=np.float64)
-    if att.ndim == 1:
-        att = att[None, :]
-    if att.ndim != 2 or att.shape[1] != n_tokens:
-        raise ValueError(f"attention must be (heads, tokens) with {n_tokens} tokens, "
-                         f"got shape {att.shape}")
-    if not np.isfinite(att).all() or (att < 0).any():
+    if att.ndim == len(shape):   # one head
+        att = att[..., None, :]
+    if att.ndim != len(shape) + 1 or att.shape[:-2] != shape[:-1] or att.shape[-1] != shape[-1]:
+        raise ValueError(f"attention must be (heads, tokens) per answer with {shape[-1]} "
+                         f"tokens, got shape {att.shape}")
+    if att.size and not (_MIN(att, axis=None) >= 0 and _MAX(att, axis=None) < np.inf):
         raise ValueError("attention weights must be finite and >= 0")
-    total = att.sum(axis=1, keepdims=True)
-    # A head that pays no attention to the answer at all has no preference among its tokens:
-    # uniform weights (SL(norm)) rather than a division by zero.
-    uniform = np.full_like(att, 1.0 / n_tokens)
-    return np.divide(att, total, out=uniform, where=total > 0)
+    return att
+
+
+def _per_head(lp: np.ndarray, att: np.ndarray, real: np.ndarray | None) -> np.ndarray:
+    """CSL_h = sum_t w_h,t l_t with w_h = a_h / sum_t a_h over each answer's ``real`` tokens
+    (a 0/1 mask of lp's shape; ``None``: one answer, every token real): for a batch, numerators
+    and totals come from one matrix product with the stacked (l, mask) columns. A head paying
+    the answer no attention gets uniform weights (SL(norm)) rather than a division by zero; an
+    impossible token (l = -inf) that a head ignores adds nothing to that head
+    (:func:`.likelihood.weighted_logprob`)."""
+    if _MIN(lp, axis=None) == -np.inf:   # 0 x -inf: the guarded, slower form
+        real = np.ones_like(lp) if real is None else real
+        totals = np.sum(att * real[..., None, :], axis=-1)
+        weights = att * real[..., None, :] / np.where(totals > 0, totals, 1.0)[..., None]
+        uniform = real[..., None, :] / real.sum(axis=-1)[..., None, None]
+        weights = np.where((totals > 0)[..., None], weights, uniform)
+        return weighted_logprob(weights, lp[..., None, :])
+    if lp.ndim == 1:   # one answer: every token is real
+        sums, totals = att @ lp, _SUM(att, axis=-1)
+    else:   # sums and totals from one pass over the attention
+        both = np.matmul(att, np.stack([lp, real], axis=-1))
+        sums, totals = both[..., 0], both[..., 1]
+    if _MIN(totals, axis=None) > 0:
+        return sums / totals
+    n_tokens = lp.shape[-1] if real is None else real.sum(axis=-1)
+    mean = (lp.sum(axis=-1) / n_tokens)[..., None]
+    return np.where(totals > 0, sums / np.where(totals > 0, totals, 1.0), mean)
 
 
 def csl_per_head(token_logprobs: ArrayLike, attention: ArrayLike) -> np.ndarray:
@@ -56,10 +87,34 @@ def csl_per_head(token_logprobs: ArrayLike, attention: ArrayLike) -> np.ndarray:
     >>> csl_per_head([float("-inf"), -3.0], [[0.0, 1.0], [1.0, 1.0]]).tolist()
     [-3.0, -inf]
     """
-    lp = np.asarray(token_logprobs, dtype=np.float64)
-    if lp.ndim != 1 or lp.size == 0 or np.isnan(lp).any() or (lp > 0).any():
-        raise ValueError("token_logprobs must be a non-empty 1-D array of values <= 0")
-    return weighted_logprob(_head_weights(attention, lp.size), lp)
+    lp = _tokens(token_logprobs)
+    return _per_head(lp, _attention(attention, lp.shape), None)
+
+
+def csl_per_head_batch(token_logprobs: ArrayLike, attention: ArrayLike,
+                       lengths: ArrayLike | None = None) -> np.ndarray:
+    """CSL_h of every answer of a padded batch: log-probabilities (n, T), attention
+    (n, heads, T), lengths (n,); returns (n, heads).
+
+    Examples
+    --------
+    >>> csl_per_head_batch([[-1.0, -3.0], [-2.0, 0.0]],
+    ...                    [[[1.0, 1.0], [3.0, 1.0]], [[5.0, 7.0], [1.0, 0.0]]],
+    ...                    lengths=[2, 1]).tolist()
+    [[-2.0, -1.5], [-2.0, -2.0]]
+    """
+    lp, lengths = token_batch(token_logprobs, lengths)
+    real = token_mask(lengths, lp.shape[1]).astype(np.float64)
+    return _per_head(lp, _attention(attention, lp.shape), real)
+
+
+def _heads(heads: ArrayLike | None, n_heads: int) -> np.ndarray | slice:
+    if heads is None:
+        return slice(None)
+    idx = np.asarray(heads, dtype=np.int64)
+    if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= n_heads:
+        raise ValueError(f"heads must be indices in [0, {n_heads})")
+    return idx
 
 
 def csl(token_logprobs: ArrayLike, attention: ArrayLike, heads: ArrayLike | None = None
@@ -75,12 +130,17 @@ def csl(token_logprobs: ArrayLike, attention: ArrayLike, heads: ArrayLike | None
     -1.5
     """
     per_head = csl_per_head(token_logprobs, attention)
-    if heads is None:
-        return float(per_head.mean())
-    idx = np.asarray(heads, dtype=np.int64)
-    if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= per_head.size:
-        raise ValueError(f"heads must be indices in [0, {per_head.size})")
-    return float(per_head[idx].mean())
+    if heads is not None:
+        per_head = per_head[_heads(heads, per_head.size)]
+    return float(_SUM(per_head) / per_head.size)
+
+
+def csl_batch(token_logprobs: ArrayLike, attention: ArrayLike, lengths: ArrayLike | None = None,
+              heads: ArrayLike | None = None) -> np.ndarray:
+    """CSL of every answer of a padded batch (:func:`csl_per_head_batch` averaged over
+    ``heads``): (n,)."""
+    per_head = csl_per_head_batch(token_logprobs, attention, lengths)
+    return per_head[:, _heads(heads, per_head.shape[1])].mean(axis=1)
 
 
 def select_heads(per_head: ArrayLike, correct: ArrayLike, k: int = 10, *,

@@ -10,6 +10,11 @@ generated): l_t = log p(z_t | z_<t, x), t = 1..L.
 ``token_sar``             sum_t R~_t l_t with relevance weights R~ from :func:`token_relevance`
                           (Duan et al., 2024; the confidence form of TokenSAR).
 
+Each has a batched form (``*_batch``) over n answers at once: the log-probabilities as one
+(n, T) array padded on the right with each answer's length (:mod:`.ragged`), validated once for
+the batch. The single-answer functions are the same formulas on one row (tested equal to 1e-12
+on random ragged batches).
+
 For a one-token answer SL, SL(norm) and TokenSAR coincide (tested): about half of the CommonsenseQA
 options are single tokens for SmolLM2, so these measures cannot separate them there.
 """
@@ -21,17 +26,41 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["normalised_likelihood", "perplexity", "sequence_likelihood", "token_relevance",
-           "token_sar", "weighted_logprob"]
+from .ragged import checked_lengths, token_mask
+
+__all__ = ["normalised_likelihood", "normalised_likelihood_batch", "perplexity",
+           "perplexity_batch", "sequence_likelihood", "sequence_likelihood_batch",
+           "token_relevance", "token_sar", "token_sar_batch", "weighted_logprob"]
+
+_MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce
+_LOGPROB_RULE = "token log-probabilities must be <= 0 and not NaN"
 
 
 def _tokens(token_logprobs: ArrayLike) -> np.ndarray:
+    """One answer's log-probabilities, validated (the ufunc reductions are called directly:
+    on a 10-token answer numpy's wrappers would cost more than the measure)."""
     lp = np.asarray(token_logprobs, dtype=np.float64)
     if lp.ndim != 1 or lp.size == 0:
         raise ValueError("token_logprobs must be a non-empty 1-D array (one per token)")
-    if np.isnan(lp).any() or (lp > 0).any():
-        raise ValueError("token log-probabilities must be <= 0 and not NaN")
+    if not _MAX(lp) <= 0:   # a NaN fails the comparison too
+        raise ValueError(_LOGPROB_RULE)
     return lp
+
+
+def token_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A padded (n, T) batch of log-probabilities with its lengths, validated once: the padding
+    is zeroed (so sums over a row are over its tokens) and every token must be <= 0."""
+    lp = np.asarray(token_logprobs, dtype=np.float64)
+    if lp.ndim != 2:
+        raise ValueError(f"token_logprobs must be (answers, tokens) padded, got shape {lp.shape}")
+    lengths = checked_lengths(lengths, *lp.shape)
+    if lengths.size and lengths.min() < lp.shape[1]:
+        lp = np.where(token_mask(lengths, lp.shape[1]), lp, 0.0)
+    if lp.size and not _MAX(lp, axis=None) <= 0:
+        row = int(np.flatnonzero(~(lp <= 0).all(axis=1))[0])
+        raise ValueError(f"{_LOGPROB_RULE} (row {row})")
+    return lp, lengths
 
 
 def weighted_logprob(weights: np.ndarray, lp: np.ndarray) -> np.ndarray:
@@ -42,6 +71,16 @@ def weighted_logprob(weights: np.ndarray, lp: np.ndarray) -> np.ndarray:
         return np.where(weights > 0, weights * lp, 0.0).sum(axis=-1)
 
 
+def _weighted_sum(weights: np.ndarray, lp: np.ndarray) -> np.ndarray | float:
+    """sum_t w_t l_t over the last axis (:func:`weighted_logprob`); the guarded form only when
+    some token is impossible, a plain dot product otherwise."""
+    if _MIN(lp, axis=None) == -np.inf:
+        return weighted_logprob(weights, lp)
+    if lp.ndim == 1:
+        return np.dot(weights, lp)
+    return np.einsum("ij,ij->i", weights, lp)
+
+
 def sequence_likelihood(token_logprobs: ArrayLike) -> float:
     """SL: the answer's log-likelihood, the sum of its token log-probabilities.
 
@@ -50,7 +89,20 @@ def sequence_likelihood(token_logprobs: ArrayLike) -> float:
     >>> sequence_likelihood([-0.5, -1.5])
     -2.0
     """
-    return float(_tokens(token_logprobs).sum())
+    return float(_SUM(_tokens(token_logprobs)))
+
+
+def sequence_likelihood_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
+                              ) -> np.ndarray:
+    """SL of every answer of a padded (n, T) batch (:mod:`.ragged`): (n,).
+
+    Examples
+    --------
+    >>> sequence_likelihood_batch([[-0.5, -1.5], [-1.0, 0.0]], lengths=[2, 1]).tolist()
+    [-2.0, -1.0]
+    """
+    lp, _ = token_batch(token_logprobs, lengths)
+    return _SUM(lp, axis=1)
 
 
 def normalised_likelihood(token_logprobs: ArrayLike) -> float:
@@ -61,7 +113,21 @@ def normalised_likelihood(token_logprobs: ArrayLike) -> float:
     >>> normalised_likelihood([-0.5, -1.5])
     -1.0
     """
-    return float(_tokens(token_logprobs).mean())
+    lp = _tokens(token_logprobs)
+    return float(_SUM(lp) / lp.size)
+
+
+def normalised_likelihood_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
+                                ) -> np.ndarray:
+    """SL(norm) of every answer of a padded (n, T) batch: (n,).
+
+    Examples
+    --------
+    >>> normalised_likelihood_batch([[-0.5, -1.5], [-1.0, 0.0]], lengths=[2, 1]).tolist()
+    [-1.0, -1.0]
+    """
+    lp, lengths = token_batch(token_logprobs, lengths)
+    return _SUM(lp, axis=1) / lengths
 
 
 def perplexity(token_logprobs: ArrayLike) -> float:
@@ -72,7 +138,12 @@ def perplexity(token_logprobs: ArrayLike) -> float:
     >>> round(perplexity([-0.5, -1.5]), 6)
     2.718282
     """
-    return float(np.exp(-_tokens(token_logprobs).mean()))
+    return float(np.exp(-normalised_likelihood(token_logprobs)))
+
+
+def perplexity_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None) -> np.ndarray:
+    """Perplexity of every answer of a padded (n, T) batch: (n,)."""
+    return np.exp(-normalised_likelihood_batch(token_logprobs, lengths))
 
 
 def token_relevance(tokens: Sequence[str], similarity: Callable[[str, list[str]], ArrayLike],
@@ -99,6 +170,35 @@ def token_relevance(tokens: Sequence[str], similarity: Callable[[str, list[str]]
     return 1.0 - sims
 
 
+_RELEVANCE_RULE = "relevance must be one finite value >= 0 per token"
+
+
+def _relevance_totals(relevance: np.ndarray) -> np.ndarray | float:
+    """Each answer's total relevance (last axis), after checking every value is finite and
+    >= 0 (a NaN fails the minimum's comparison, an infinity makes the total infinite)."""
+    if not _MIN(relevance, axis=None) >= 0:
+        raise ValueError(_RELEVANCE_RULE)
+    totals = _SUM(relevance, axis=-1)
+    if not (totals < np.inf if relevance.ndim == 1 else _MAX(totals, axis=None) < np.inf):
+        raise ValueError(_RELEVANCE_RULE)
+    return totals
+
+
+def _token_sar(lp: np.ndarray, relevance: np.ndarray, totals, n_tokens):
+    """TokenSAR over the last axis: relevance-weighted log-probability with the weights
+    normalised to sum to 1; uniform weights (SL(norm)) where no token is relevant."""
+    if lp.ndim == 1:
+        if totals > 0:
+            return _weighted_sum(relevance / totals, lp)
+        return _SUM(lp) / n_tokens
+    relevant = totals > 0
+    weights = relevance / np.where(relevant, totals, 1.0)[:, None]
+    if not relevant.all():   # rows with no relevant token: uniform over their own tokens
+        uniform = token_mask(n_tokens, lp.shape[1]) / n_tokens[:, None]
+        weights = np.where(relevant[:, None], weights, uniform)
+    return _weighted_sum(weights, lp)
+
+
 def token_sar(token_logprobs: ArrayLike, relevance: ArrayLike) -> float:
     """TokenSAR as a confidence: -sum_i R~(z_i) (-l_i) = sum_i R~(z_i) l_i, with the relevance
     normalised to sum to 1 (Duan et al., 2024). When no token is relevant (all R = 0) the
@@ -113,7 +213,26 @@ def token_sar(token_logprobs: ArrayLike, relevance: ArrayLike) -> float:
     """
     lp = _tokens(token_logprobs)
     r = np.asarray(relevance, dtype=np.float64)
-    if r.shape != lp.shape or not np.isfinite(r).all() or (r < 0).any():
-        raise ValueError("relevance must be one finite value >= 0 per token")
-    weights = r / r.sum() if r.sum() > 0 else np.full(lp.size, 1.0 / lp.size)
-    return float(weighted_logprob(weights, lp))
+    if r.shape != lp.shape:
+        raise ValueError(_RELEVANCE_RULE)
+    return float(_token_sar(lp, r, _relevance_totals(r), lp.size))
+
+
+def token_sar_batch(token_logprobs: ArrayLike, relevance: ArrayLike,
+                    lengths: ArrayLike | None = None) -> np.ndarray:
+    """TokenSAR of every answer of a padded (n, T) batch, ``relevance`` padded alike: (n,).
+
+    Examples
+    --------
+    >>> token_sar_batch([[-0.1, -2.0], [-1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]],
+    ...                 lengths=[2, 1]).tolist()
+    [-2.0, -1.0]
+    """
+    lp, lengths = token_batch(token_logprobs, lengths)
+    r = np.asarray(relevance, dtype=np.float64)
+    if r.shape != lp.shape:
+        raise ValueError(f"relevance must have the log-probabilities' shape {lp.shape}, "
+                         f"got {r.shape}")
+    if lengths.size and lengths.min() < lp.shape[1]:
+        r = np.where(token_mask(lengths, lp.shape[1]), r, 0.0)
+    return _token_sar(lp, r, _relevance_totals(r), lengths)

@@ -18,6 +18,15 @@ does not, and cannot uniquely: several questions have exactly equal uncertaintie
 so the published AUARC depends on how float noise in the authors' arithmetic ordered those ties
 (overall AUARC: 0.7920 printed; 0.7894 with the tie-averaged rule, 0.7879 with input order).
 
+Batched forms (``degree_batch``, ``eccentricity_batch``, ``eigenvalue_batch``,
+``option_confidences_batch``) take the matrices of many questions as one stacked (q, m, m)
+array with each question's size (its first ``sizes[i]`` rows and columns are its matrix), are
+validated once, and decompose every Laplacian in one batched ``eigh``: a question smaller than
+m is padded with nodes decoupled from it whose Laplacian eigenvalue (3) lies above every
+threshold and every eigenvalue of a normalised Laplacian (<= 2), so they change nothing. The
+single-matrix functions are the batched ones on a batch of one. Identical rows (the same
+response) are found by comparing rows exactly, so their Ecc values tie exactly.
+
 Each function returns :class:`SimilarityMeasure` ``(confidence, uncertainty)``: a per-response
 confidence array of length m and the set-level uncertainty. W must be square, symmetric for
 eccentricity and eigenvalue (symmetrise an NLI matrix first), with entries in [0, 1].
@@ -25,46 +34,151 @@ eccentricity and eigenvalue (symmetrise an NLI matrix first), with entries in [0
 
 from __future__ import annotations
 
+import functools
+import os
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["SimilarityMeasure", "degree", "eccentricity", "eigenvalue", "jaccard_similarity",
-           "laplacian_eigen", "option_confidences"]
+__all__ = ["SimilarityMeasure", "degree", "degree_batch", "eccentricity", "eccentricity_batch",
+           "eigenvalue", "eigenvalue_batch", "jaccard_similarity", "laplacian_eigen",
+           "option_confidences", "option_confidences_batch"]
+
+_MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce
+_PAD_EIGENVALUE = 3.0   # above any normalised Laplacian's spectrum (<= 2) and any threshold
 
 
 class SimilarityMeasure(NamedTuple):
     """A black-box measure: per-response ``confidence`` (higher = more confident) and the
-    set-level ``uncertainty``."""
+    set-level ``uncertainty``. From a batched form: (q, m) confidences, NaN beyond each
+    question's size, and (q,) uncertainties."""
 
     confidence: np.ndarray
-    uncertainty: float
+    uncertainty: float | np.ndarray
 
 
-def _matrix(W: ArrayLike, *, symmetric: bool = False) -> np.ndarray:
-    """W validated: square, entries in [0, 1], a positive diagonal (a response is similar to
-    itself; a zero row would make the Laplacian's D^{-1/2} infinite) and, for the spectral
-    measures, symmetric (an NLI matrix is symmetrised first: eigh would silently read only
-    one triangle)."""
+class _Batch(NamedTuple):
+    w: np.ndarray                 # (q, m, m), zero outside each question's matrix
+    sizes: np.ndarray | int       # (q,) sizes, or m when every question has all m responses
+    real: np.ndarray | None       # (q, m) booleans, None when every question is full
+
+    def column(self):
+        """The sizes broadcastable against (q, m)."""
+        return self.sizes if self.real is None else self.sizes[:, None]
+
+
+def _stack(W: ArrayLike) -> np.ndarray:
+    try:
+        w = np.asarray(W, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("W must be a matrix of numbers") from None
+    if w.ndim != 3 or w.shape[1] != w.shape[2] or w.shape[1] == 0:
+        raise ValueError(f"W must be a stack of non-empty square matrices (q, m, m), got shape "
+                         f"{w.shape}")
+    return w
+
+
+def _single(W: ArrayLike) -> np.ndarray:
+    """One matrix as a stack of one (its shape checked as a matrix)."""
     try:
         w = np.asarray(W, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("W must be a matrix of numbers") from None
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
         raise ValueError(f"W must be a non-empty square matrix, got shape {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any() or (w > 1 + 1e-12).any():
+    return w[None]
+
+
+def _batch(w: np.ndarray, sizes: ArrayLike | None = None, *, spectral: bool = False) -> _Batch:
+    """A (q, m, m) stack of similarity matrices validated once: entries in [0, 1] within each
+    question's matrix, a positive diagonal (a response is similar to itself; a zero row would
+    make the Laplacian's D^{-1/2} infinite) and, for the spectral measures, symmetry
+    (an NLI matrix is symmetrised first: eigh would silently read only one triangle). What lies
+    outside a question's size is ignored."""
+    q, m = w.shape[:2]
+    real = None
+    if sizes is not None:
+        sizes = np.asarray(sizes)
+        if sizes.shape != (q,) or (q and sizes.dtype.kind not in "iu"):
+            raise ValueError(f"sizes must be {q} integers, one per matrix")
+        sizes = sizes.astype(np.int64, copy=False)
+        if q and (sizes.min() < 1 or sizes.max() > m):
+            raise ValueError(f"sizes must be in [1, {m}]")
+        if q and sizes.min() < m:
+            real = np.arange(m) < sizes[:, None]
+            w = np.where(real[:, :, None] & real[:, None, :], w, 0.0)
+        else:
+            sizes = None
+    if w.size and not (_MIN(w, axis=None) >= 0 and _MAX(w, axis=None) <= 1 + 1e-12):
         raise ValueError("W must hold similarities in [0, 1]")
-    zero = np.flatnonzero(np.diagonal(w) <= 0)
-    if zero.size:
+    _check_diagonal(w, real)
+    if spectral:
+        w = _symmetric(w)
+    return _Batch(w, m if sizes is None else sizes, real)
+
+
+def _check_diagonal(w: np.ndarray, real: np.ndarray | None) -> None:
+    diagonal = w.diagonal(0, 1, 2)
+    if real is not None:
+        diagonal = np.where(real, diagonal, 1.0)
+    if diagonal.size and not _MIN(diagonal, axis=None) > 0:
+        k, i = np.argwhere(diagonal <= 0)[0]
+        where = f"W[{i}, {i}]" if len(w) == 1 else f"W[{k}][{i}, {i}]"
         raise ValueError(f"W's diagonal must be positive (a response is similar to itself); "
-                         f"W[{zero[0]}, {zero[0]}] = {w[zero[0], zero[0]]}")
-    if symmetric and not np.allclose(w, w.T, rtol=0.0, atol=1e-9):
-        i, j = np.unravel_index(np.argmax(np.abs(w - w.T)), w.shape)
-        raise ValueError(f"W must be symmetric for a spectral measure (W[{i}, {j}] = "
-                         f"{w[i, j]} but W[{j}, {i}] = {w[j, i]}); symmetrise it first, "
+                         f"{where} = {w[k, i, i]}")
+
+
+def _symmetric(w: np.ndarray) -> np.ndarray:
+    """W itself when exactly symmetric; within 1e-9, its symmetric part; else an error."""
+    transposed = w.transpose(0, 2, 1)
+    if (w == transposed).all():
+        return w
+    asymmetry = np.abs(w - transposed)
+    if _MAX(asymmetry, axis=None) > 1e-9:
+        k, i, j = np.unravel_index(np.argmax(asymmetry), w.shape)
+        where = "" if len(w) == 1 else f" in matrix {k}"
+        raise ValueError(f"W must be symmetric for a spectral measure{where} (W[{i}, {j}] = "
+                         f"{w[k, i, j]} but W[{j}, {i}] = {w[k, j, i]}); symmetrise it first, "
                          "(W + W.T) / 2")
-    return w
+    return (w + transposed) / 2
+
+
+def _over_cores(function, batch: _Batch, *extra: np.ndarray):
+    """``function(batch, *extra)`` with the questions split between the machine's cores (numpy's
+    LAPACK and array loops release the GIL). Every step is per question, so the results do not
+    depend on the split or the number of cores."""
+    q = len(batch.w)
+    workers = min(_cores(), q // _QUESTIONS_PER_THREAD)
+    if workers < 2:
+        return function(batch, *extra)
+    bounds = np.linspace(0, q, workers + 1).astype(int)
+
+    def part(i: int):
+        rows = slice(bounds[i], bounds[i + 1])
+        sub = batch if batch.real is None else batch._replace(sizes=batch.sizes[rows],
+                                                               real=batch.real[rows])
+        return function(sub._replace(w=batch.w[rows]), *(e[rows] for e in extra))
+
+    parts = list(_pool().map(part, range(workers)))
+    joined = [np.concatenate(field) for field in zip(*parts)]
+    return SimilarityMeasure(*joined) if isinstance(parts[0], SimilarityMeasure) else tuple(joined)
+
+
+_QUESTIONS_PER_THREAD = 64
+
+
+@functools.cache
+def _cores() -> int:
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return max(1, min(len(usable) if usable else (os.cpu_count() or 1), 8))
+
+
+@functools.cache
+def _pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="confeval-measures")
 
 
 def _eigh(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,6 +186,168 @@ def _eigh(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.linalg.eigh(matrices)
     except np.linalg.LinAlgError as exc:  # no convergence: a clear error, not numpy's
         raise ValueError(f"the Laplacian's eigendecomposition failed ({exc})") from None
+
+
+def _eigvalsh(matrices: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.eigvalsh(matrices)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"the Laplacian's eigendecomposition failed ({exc})") from None
+
+
+def _laplacians(batch: _Batch) -> np.ndarray:
+    """I - D^{-1/2} W D^{-1/2} of every matrix, padding nodes decoupled with eigenvalue
+    :data:`_PAD_EIGENVALUE`. W is exactly symmetric (:func:`_symmetric`) and the scaling
+    d_i^{-1/2} d_j^{-1/2} is one commutative product, so the Laplacian is exactly symmetric."""
+    w, real = batch.w, batch.real
+    degrees = _SUM(w, axis=2)
+    if real is not None:   # padding nodes: no degree, scaled by 0 (their rows of W are 0)
+        degrees = np.where(real, degrees, np.inf)
+    inv_sqrt = 1.0 / np.sqrt(degrees)
+    lap = w * (inv_sqrt[:, :, None] * inv_sqrt[:, None, :])
+    np.negative(lap, out=lap)
+    diagonal = lap.reshape(len(lap), -1)[:, ::w.shape[1] + 1]   # a view of every diagonal
+    diagonal += 1.0 if real is None else np.where(real, 1.0, _PAD_EIGENVALUE)
+    return lap
+
+
+def _first_equal_rows(rows: np.ndarray, real: np.ndarray | None) -> np.ndarray | None:
+    """For every row of every (q, m, n) stack, the index of the first identical row (its own
+    index when none comes before), or ``None`` when no two rows are identical. Rows are compared
+    exactly, and only in stacks where two rows have equal sums (a necessary condition), so
+    distinct rows cost one sort of their sums."""
+    q, m = rows.shape[:2]
+    sums = _SUM(rows, axis=2)
+    if real is not None:   # padding rows never match: give them distinct sums
+        sums = np.where(real, sums, -1.0 - np.arange(m))
+    ordered = np.sort(sums, axis=1)
+    candidates = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+    if not candidates.size:
+        return None
+    sub = rows[candidates]
+    equal = (sub[:, :, None, :] == sub[:, None, :, :]).all(axis=3)
+    if real is not None:
+        equal &= real[candidates][:, :, None] & real[candidates][:, None, :]
+        equal[:, np.arange(m), np.arange(m)] = True
+    first = np.broadcast_to(np.arange(m), (q, m)).copy()
+    first[candidates] = np.argmax(equal, axis=2)
+    return first
+
+
+def _tie(values: np.ndarray, first: np.ndarray | None) -> np.ndarray:
+    """Each row's value replaced by its first identical row's (:func:`_first_equal_rows`)."""
+    return values if first is None else np.take_along_axis(values, first, axis=1)
+
+
+def _padding_nan(values: np.ndarray, real: np.ndarray | None) -> np.ndarray:
+    if real is not None:
+        values[~real] = np.nan
+    return values
+
+
+def _degree(batch: _Batch) -> SimilarityMeasure:
+    d = _SUM(batch.w, axis=2)
+    sizes = batch.sizes
+    return SimilarityMeasure(_padding_nan(d / batch.column(), batch.real),
+                             sizes - _SUM(d, axis=1) / sizes)
+
+
+def degree_batch(W: ArrayLike, sizes: ArrayLike | None = None) -> SimilarityMeasure:
+    """Degree measure of every matrix of a (q, m, m) stack (module docstring).
+
+    Examples
+    --------
+    >>> out = degree_batch([[[1, 1, 0], [1, 1, 0], [0, 0, 1]], [[1, 0, 0], [0, 1, 0], [0, 0, 0]]],
+    ...                    sizes=[3, 2])
+    >>> out.uncertainty.tolist()
+    [1.3333333333333333, 1.0]
+    """
+    return _degree(_batch(_stack(W), sizes))
+
+
+def degree(W: ArrayLike) -> SimilarityMeasure:
+    """Degree measure (module docstring).
+
+    Examples
+    --------
+    >>> degree([[1, 1, 0], [1, 1, 0], [0, 0, 1]]).uncertainty
+    1.3333333333333333
+    """
+    confidence, uncertainty = _degree(_batch(_single(W)))
+    return SimilarityMeasure(confidence[0], float(uncertainty[0]))
+
+
+def laplacian_eigen(W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (ascending) and eigenvectors of the normalised Laplacian of W (symmetric)."""
+    values, vectors = _eigh(_laplacians(_batch(_single(W), spectral=True)))
+    return values[0], vectors[0]
+
+
+def _eccentricity(batch: _Batch, threshold: float) -> SimilarityMeasure:
+    return _over_cores(functools.partial(_eccentricity_part, threshold=threshold), batch)
+
+
+def _eccentricity_part(batch: _Batch, threshold: float) -> SimilarityMeasure:
+    values, vectors = _eigh(_laplacians(batch))
+    # the embedding of response j: its row of the eigenvectors with eigenvalue < threshold
+    embedding = vectors * (values < threshold)[:, None, :]
+    if batch.real is not None:
+        embedding *= batch.real[:, :, None]
+    centred = embedding - (_SUM(embedding, axis=1) / batch.column())[:, None, :]
+    if batch.real is not None:
+        centred *= batch.real[:, :, None]
+    distance = np.sqrt(_SUM(centred * centred, axis=2))
+    # identical rows of W are the same response: the first one's value, so they tie exactly
+    distance = _tie(distance, _first_equal_rows(batch.w, batch.real))
+    uncertainty = np.sqrt(_SUM(distance * distance, axis=1))
+    return SimilarityMeasure(_padding_nan(-distance, batch.real), uncertainty)
+
+
+def eccentricity_batch(W: ArrayLike, sizes: ArrayLike | None = None, *,
+                       threshold: float = 0.9) -> SimilarityMeasure:
+    """Eccentricity of every matrix of a (q, m, m) stack (module docstring)."""
+    return _eccentricity(_batch(_stack(W), sizes, spectral=True), threshold)
+
+
+def eccentricity(W: ArrayLike, *, threshold: float = 0.9) -> SimilarityMeasure:
+    """Eccentricity measure (module docstring).
+
+    Examples
+    --------
+    >>> res = eccentricity([[1, 1, 0], [1, 1, 0], [0, 0, 1]])
+    >>> bool(res.confidence[0] == res.confidence[1] > res.confidence[2])
+    True
+    """
+    confidence, uncertainty = _eccentricity(_batch(_single(W), spectral=True), threshold)
+    return SimilarityMeasure(confidence[0], float(uncertainty[0]))
+
+
+def _eigenvalue(batch: _Batch) -> SimilarityMeasure:
+    return _over_cores(_eigenvalue_part, batch)
+
+
+def _eigenvalue_part(batch: _Batch) -> SimilarityMeasure:
+    values = _eigvalsh(_laplacians(batch))
+    u = _SUM(np.clip(1.0 - values, 0.0, None), axis=1)   # padding (eigenvalue 3) adds 0
+    confidence = np.repeat(-u[:, None], values.shape[1], axis=1)
+    return SimilarityMeasure(_padding_nan(confidence, batch.real), u)
+
+
+def eigenvalue_batch(W: ArrayLike, sizes: ArrayLike | None = None) -> SimilarityMeasure:
+    """Spectral (EigV) measure of every matrix of a (q, m, m) stack (module docstring)."""
+    return _eigenvalue(_batch(_stack(W), sizes, spectral=True))
+
+
+def eigenvalue(W: ArrayLike) -> SimilarityMeasure:
+    """Spectral (EigV) measure (module docstring).
+
+    Examples
+    --------
+    >>> round(eigenvalue(np.ones((3, 3))).uncertainty, 12)
+    1.0
+    """
+    confidence, uncertainty = _eigenvalue(_batch(_single(W), spectral=True))
+    return SimilarityMeasure(confidence[0], float(uncertainty[0]))
 
 
 def jaccard_similarity(texts: list[str]) -> np.ndarray:
@@ -100,60 +376,6 @@ def _text(value) -> str:
     return str(value)
 
 
-def degree(W: ArrayLike) -> SimilarityMeasure:
-    """Degree measure (module docstring).
-
-    Examples
-    --------
-    >>> degree([[1, 1, 0], [1, 1, 0], [0, 0, 1]]).uncertainty
-    1.3333333333333333
-    """
-    w = _matrix(W)
-    m = w.shape[0]
-    d = w.sum(axis=1)
-    return SimilarityMeasure(d / m, float((m - d).mean()))
-
-
-def laplacian_eigen(W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (ascending) and eigenvectors of the normalised Laplacian of W (symmetric)."""
-    w = _matrix(W, symmetric=True)
-    inv_sqrt = 1.0 / np.sqrt(w.sum(axis=1))
-    lap = np.eye(w.shape[0]) - inv_sqrt[:, None] * w * inv_sqrt[None, :]
-    return _eigh((lap + lap.T) / 2)   # exactly symmetric despite rounding
-
-
-def eccentricity(W: ArrayLike, *, threshold: float = 0.9) -> SimilarityMeasure:
-    """Eccentricity measure (module docstring).
-
-    Examples
-    --------
-    >>> res = eccentricity([[1, 1, 0], [1, 1, 0], [0, 0, 1]])
-    >>> bool(res.confidence[0] == res.confidence[1] > res.confidence[2])
-    True
-    """
-    w = _matrix(W, symmetric=True)
-    values, vectors = laplacian_eigen(w)
-    embedding = vectors[:, values < threshold]
-    # identical rows of W are the same response: compute once, so they tie exactly
-    _, first, inverse = np.unique(w, axis=0, return_index=True, return_inverse=True)
-    centred = embedding - embedding.mean(axis=0)
-    distance = np.linalg.norm(centred[first], axis=1)[inverse.ravel()]
-    return SimilarityMeasure(-distance, float(np.sqrt((distance ** 2).sum())))
-
-
-def eigenvalue(W: ArrayLike) -> SimilarityMeasure:
-    """Spectral (EigV) measure (module docstring).
-
-    Examples
-    --------
-    >>> round(eigenvalue(np.ones((3, 3))).uncertainty, 12)
-    1.0
-    """
-    values, _ = laplacian_eigen(W)
-    u = float(np.clip(1.0 - values, 0.0, None).sum())
-    return SimilarityMeasure(np.full(values.size, -u), u)
-
-
 def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
                        threshold: float = 0.9) -> dict[str, np.ndarray]:
     """MCQA-Eval's Algorithm 1: the black-box confidence of each injected option.
@@ -172,29 +394,55 @@ def option_confidences(samples_w: ArrayLike, cross_w: ArrayLike, *,
     >>> out["degree"].tolist()
     [1.0, 0.25]
     """
-    base = _matrix(samples_w, symmetric=True)
+    out = option_confidences_batch(_single(samples_w), np.asarray(cross_w, dtype=np.float64)[None],
+                                   threshold=threshold)
+    return {name: values[0] for name, values in out.items()}
+
+
+def option_confidences_batch(samples_w: ArrayLike, cross_w: ArrayLike, sizes: ArrayLike | None
+                             = None, *, threshold: float = 0.9) -> dict[str, np.ndarray]:
+    """Algorithm 1 (:func:`option_confidences`) for q questions at once: ``samples_w``
+    (q, n, n) with each question's number of samples in ``sizes`` (all n when ``None``),
+    ``cross_w`` (q, k, n) — k options each, their similarities to the samples (columns beyond a
+    question's size ignored). All q x k (n + 1)-node Laplacians go to one batched ``eigh``.
+    Returns ``{"degree": (q, k), "eccentricity": (q, k)}``."""
+    base = _batch(_stack(samples_w), sizes, spectral=True)
+    q, n = base.w.shape[:2]
     cross = np.asarray(cross_w, dtype=np.float64)
-    n = base.shape[0]
-    if cross.ndim != 2 or cross.shape[1] != n:
-        raise ValueError(f"cross_w must be (options, {n}), got {cross.shape}")
-    if not np.isfinite(cross).all() or (cross < 0).any() or (cross > 1 + 1e-12).any():
+    if cross.ndim != 3 or cross.shape[0] != q or cross.shape[2] != n:
+        raise ValueError(f"cross_w must be (options, {n}) per question, got shape "
+                         f"{cross.shape[1:] if cross.ndim == 3 else cross.shape}")
+    if base.real is not None:
+        cross = np.where(base.real[:, None, :], cross, 0.0)
+    if cross.size and not (_MIN(cross, axis=None) >= 0 and _MAX(cross, axis=None) <= 1 + 1e-12):
         raise ValueError("cross_w must hold similarities in [0, 1]")
+    degree, eccentricity = _over_cores(
+        functools.partial(_option_confidences_part, threshold=threshold), base, cross)
+    return {"degree": degree, "eccentricity": eccentricity}
+
+
+def _option_confidences_part(base: _Batch, cross: np.ndarray, threshold: float
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    q, n = base.w.shape[:2]
+    k = cross.shape[1]
     # options with the same similarity row (the same text) are one computation, so their
     # measures are the very same floats, never two decompositions a last bit apart
-    cross, inverse = np.unique(cross, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    k = cross.shape[0]
-    stacked = np.empty((k, n + 1, n + 1))
-    stacked[:, :n, :n] = base
-    stacked[:, n, :n] = cross
-    stacked[:, :n, n] = cross
-    stacked[:, n, n] = 1.0
-    degree_sum = stacked.sum(axis=2)
-    inv_sqrt = 1.0 / np.sqrt(degree_sum)
-    lap = np.eye(n + 1)[None] - inv_sqrt[:, :, None] * stacked * inv_sqrt[:, None, :]
-    values, vectors = _eigh((lap + lap.transpose(0, 2, 1)) / 2)
-    keep = (values < threshold)[:, None, :]
-    embedding = np.where(keep, vectors, 0.0)
-    centred = embedding[:, n, :] - embedding.mean(axis=1)
-    return {"degree": (degree_sum[:, n] / (n + 1))[inverse],
-            "eccentricity": -np.linalg.norm(centred, axis=1)[inverse]}
+    first = _first_equal_rows(cross, None)
+    stacked = np.empty((q, k, n + 1, n + 1))
+    stacked[:, :, :n, :n] = base.w[:, None]
+    stacked[:, :, n, :n] = cross
+    stacked[:, :, :n, n] = cross
+    stacked[:, :, n, n] = 1.0
+    real = None if base.real is None else np.repeat(
+        np.concatenate([base.real, np.ones((q, 1), dtype=bool)], axis=1), k, axis=0)
+    option = _Batch(stacked.reshape(q * k, n + 1, n + 1),
+                    n + 1 if real is None else np.repeat(base.sizes + 1, k), real)
+    values, vectors = _eigh(_laplacians(option))
+    embedding = vectors * (values < threshold)[:, None, :]
+    if real is not None:
+        embedding *= real[:, :, None]
+    centre = _SUM(embedding, axis=1) / option.column()
+    centred = embedding[:, n, :] - centre
+    degree_sum = _SUM(stacked[:, :, n, :], axis=2)
+    eccentricity = -np.sqrt(_SUM(centred * centred, axis=1)).reshape(q, k)
+    return (_tie(degree_sum / (base.column() + 1), first), _tie(eccentricity, first))

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["P_TRUE_CONTINUATIONS", "p_true", "p_true_prompt"]
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["P_TRUE_CONTINUATIONS", "p_true", "p_true_batch", "p_true_prompt"]
 
 P_TRUE_CONTINUATIONS = ("A", "B")
 """The continuations scored after the prompt: (A) True and (B) False."""
@@ -48,3 +51,24 @@ def p_true(logprob_a: float, logprob_b: float) -> float:
         return float("nan")
     diff = b - a
     return 1.0 / (1.0 + math.exp(diff)) if diff < 700 else 0.0
+
+
+def p_true_batch(logprob_a: ArrayLike, logprob_b: ArrayLike) -> np.ndarray:
+    """:func:`p_true` of n answers at once: (n,) log-probabilities of "A" and of "B" -> (n,);
+    NaN where both are -inf.
+
+    Examples
+    --------
+    >>> p_true_batch([math.log(0.6), 0.0], [math.log(0.2), float("-inf")]).round(6).tolist()
+    [0.75, 1.0]
+    """
+    a = np.asarray(logprob_a, dtype=np.float64)
+    b = np.asarray(logprob_b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("logprob_a and logprob_b must be two 1-D arrays of one length")
+    if a.size and not (np.maximum.reduce(a) <= 0 and np.maximum.reduce(b) <= 0):
+        raise ValueError("log-probabilities must be <= 0 and not NaN")
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = 1.0 / (1.0 + np.exp(b - a))   # exp overflows to inf -> 0, as the single form
+    out[(a == -np.inf) & (b == -np.inf)] = np.nan
+    return out

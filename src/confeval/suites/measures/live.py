@@ -138,19 +138,24 @@ class MeasuresSuite(LiveSuite):
         if not attention:
             unavailable.update(csl="the backend returns no attention weights",
                                csl_next="the backend returns no attention weights")
+        # every option's white-box measures at once: the options are one padded batch
+        lp, lengths = MS.pad_ragged([s.logprobs for s in scored])
+        sl = MS.sequence_likelihood_batch(lp, lengths)
+        sl_norm = MS.normalised_likelihood_batch(lp, lengths)
+        if attention:
+            next_heads = MS.csl_per_head_batch(lp, MS.pad_ragged(
+                [s.attention for s in scored])[0], lengths)
+            csl_heads = MS.csl_per_head_batch(lp, MS.pad_ragged(
+                [e.attention for e in elicited])[0], lengths)
         rows = []
         for k, (letter, text, s) in enumerate(zip(item["letters"], texts, scored)):
-            lp = np.asarray(s.logprobs)
             row: dict[str, Any] = {"option": letter, "text": text,
                                    "correct": int(letter == item["answer"]),
-                                   "token_ids": list(s.token_ids), "n_tokens": len(lp),
-                                   "sl": MS.sequence_likelihood(lp),
-                                   "sl_norm": MS.normalised_likelihood(lp)}
+                                   "token_ids": list(s.token_ids), "n_tokens": int(lengths[k]),
+                                   "sl": float(sl[k]), "sl_norm": float(sl_norm[k])}
             if attention:
-                next_heads = MS.csl_per_head(lp, s.attention)
-                csl_heads = MS.csl_per_head(lp, elicited[k].attention)
-                row.update(csl=float(csl_heads.mean()), csl_next=float(next_heads.mean()),
-                           csl_heads=csl_heads.tolist(), csl_next_heads=next_heads.tolist())
+                row.update(csl=float(csl_heads[k].mean()), csl_next=float(next_heads[k].mean()),
+                           csl_heads=csl_heads[k].tolist(), csl_next_heads=next_heads[k].tolist())
             rows.append(row)
         await self._p_true(rows, question, backend)
         self._token_sar(rows, scored, question, options, unavailable)
@@ -195,9 +200,12 @@ class MeasuresSuite(LiveSuite):
             vectors = encoder.encode([full, *reduced])
             return vectors[1:] @ vectors[0]
 
-        for row, s in zip(rows, scored):
-            relevance = MS.token_relevance(s.tokens, similarity, prefix=question + " ")
-            row["token_sar"] = MS.token_sar(s.logprobs, relevance)
+        relevance = [MS.token_relevance(s.tokens, similarity, prefix=question + " ")
+                     for s in scored]
+        lp, lengths = MS.pad_ragged([s.logprobs for s in scored])
+        values = MS.token_sar_batch(lp, MS.pad_ragged(relevance)[0], lengths)
+        for row, value in zip(rows, values):
+            row["token_sar"] = float(value)
 
     def _black_box(self, rows, samples, texts, question, options, unavailable) -> None:
         n = len(samples)
@@ -254,16 +262,20 @@ def _sample_rows(generations, samples: list[str], texts: list[str], gold: int,
     from its own generation, Deg/Ecc within the samples, and its similarity to the gold option
     (``score_j`` Jaccard, ``score_s`` embedding cosine) as the continuous correctness score."""
     n = len(samples)
-    rows = []
-    for i, (gen, text) in enumerate(zip(generations, samples)):
+    logprobs = []
+    for gen in generations:
         tokens = list(gen.tokens or ())
         if tokens and "\n" in tokens[-1].token:  # the stop token is not part of the answer
             tokens.pop()
-        lp = [t.logprob for t in tokens]
-        row: dict[str, Any] = {"sample": i, "text": text,
-                               "sl": MS.sequence_likelihood(lp) if lp else None,
-                               "sl_norm": MS.normalised_likelihood(lp) if lp else None}
-        rows.append(row)
+        logprobs.append([t.logprob for t in tokens])
+    scored = [i for i, lp in enumerate(logprobs) if lp]   # an empty answer has no likelihood
+    sl, sl_norm = {}, {}
+    if scored:
+        lp, lengths = MS.pad_ragged([logprobs[i] for i in scored])
+        sl = dict(zip(scored, MS.sequence_likelihood_batch(lp, lengths).tolist()))
+        sl_norm = dict(zip(scored, MS.normalised_likelihood_batch(lp, lengths).tolist()))
+    rows = [{"sample": i, "text": text, "sl": sl.get(i), "sl_norm": sl_norm.get(i)}
+            for i, text in enumerate(samples)]
     for key, w in matrices.items():
         within = w[:n, :n]
         degrees = MS.degree(within).confidence
