@@ -40,13 +40,17 @@ def as_float_1d(x: ArrayLike, name: str, *, lo: float | None = None,
         raise ValueError(f"{name} must be numeric: {exc}") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if not arr.size:
+        return arr
+    # the extremes are NaN or infinite exactly when some value is: two reductions check it all
+    smallest, largest = np.minimum.reduce(arr), np.maximum.reduce(arr)
+    if not (np.isfinite(smallest) and np.isfinite(largest)):
         bad = int((~np.isfinite(arr)).sum())
         raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
-    if lo is not None and arr.size and arr.min() < lo:
-        raise ValueError(f"{name} has values below {lo} (min {arr.min()!r})")
-    if hi is not None and arr.size and arr.max() > hi:
-        raise ValueError(f"{name} has values above {hi} (max {arr.max()!r})")
+    if lo is not None and smallest < lo:
+        raise ValueError(f"{name} has values below {lo} (min {smallest!r})")
+    if hi is not None and largest > hi:
+        raise ValueError(f"{name} has values above {hi} (max {largest!r})")
     return arr
 
 

@@ -270,3 +270,38 @@ def test_auarc_input_order_ties_follow_the_rows():
     assert auarc(conf, correct) == pytest.approx((1 + 0.75 + 2 / 3) / 3)  # the average
     with pytest.raises(ValueError, match="ties must be"):
         auarc(conf, correct, ties="random")
+
+
+def _argsort_path(monkeypatch):
+    from confeval.metrics import selective
+
+    monkeypatch.setattr(selective, "_sort_keys", lambda confidence, target: None)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda c: c, lambda c: np.round(c, 2), lambda c: np.round(c * 4) / 4, lambda c: -50 * c,
+    lambda c: c * 1e300, lambda c: np.r_[c[:-1], -0.0], lambda c: c * 5e-324,
+    lambda c: c - 0.5, lambda c: np.log(c)])
+def test_the_direct_sort_equals_the_argsort_path_bit_for_bit(transform, monkeypatch):
+    """AUARC/AURC/PRR sort (confidence bits << 1 | correct) directly when that is exact (0/1
+    targets; confidences of one sign, scaled by a power of two into [0, 2)); the answer is the
+    argsort path's to the last bit, ties included, and mixed signs or subnormals fall back."""
+    rng = np.random.default_rng(5)
+    conf = transform(rng.uniform(0.01, 1, size=5000))
+    correct = (rng.uniform(size=5000) < 0.6).astype(float)
+    def all_four():
+        return (auarc(conf, correct), aurc(conf, 1 - correct),
+                prediction_rejection_ratio(conf, correct),
+                auarc(conf, correct, integration="trapezoid"))
+
+    fast = all_four()
+    _argsort_path(monkeypatch)
+    assert fast == all_four()
+
+
+def test_soft_targets_take_the_argsort_path():
+    from confeval.metrics.selective import _sort_keys
+
+    assert _sort_keys(np.array([0.2, 0.4]), np.array([0.5, 1.0])) is None
+    assert _sort_keys(np.array([-0.2, 0.4]), np.array([0.0, 1.0])) is None
+    assert _sort_keys(np.array([0.2, 0.4]), np.array([0.0, 1.0])) is not None

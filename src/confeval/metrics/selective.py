@@ -105,9 +105,8 @@ def _running_mean_area(confidence: np.ndarray, target: np.ndarray) -> tuple[floa
     sum_{k=s+1}^{e} (C_s + (k - s) m) / k = (C_s - s m) (H_e - H_s) + (e - s) m, where
     H_e - H_s = digamma(e + 1) - digamma(s + 1): O(blocks) work after the sort."""
     n = confidence.size
-    order = np.argsort(-confidence)
-    c_sorted, cum = confidence.take(order), np.cumsum(target.take(order))
-    tie = np.equal(c_sorted[1:], c_sorted[:-1])
+    tie, cum = _descending_targets(confidence, target)
+    np.cumsum(cum, out=cum)
     if not tie.any():
         first = float(cum[0])
         np.divide(cum, np.arange(1, n + 1, dtype=np.float64), out=cum)
@@ -121,6 +120,64 @@ def _running_mean_area(confidence: np.ndarray, target: np.ndarray) -> tuple[floa
     harmonic = digamma(ends + 1) - digamma(starts + 1)
     total = ((c_start - starts * m) * harmonic + length * m).sum()
     return float(total / n), float(m[0])
+
+
+def _descending_targets(confidence: np.ndarray, target: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(tie, targets): the targets from the most to the least confident (a fresh array) and
+    ``tie[i]`` whether positions i and i + 1 share a confidence.
+
+    A 0/1 target is carried inside the sort key — the confidence's bits shifted left by one
+    with the target in the freed bit — so one direct sort of integers replaces the indirect
+    argsort (about 3x faster on 10^6 rows); :func:`_sort_keys` says when that is exact."""
+    keys = _sort_keys(confidence, target)
+    if keys is None:
+        order = np.argsort(-confidence)
+        c_sorted = confidence.take(order)
+        return np.equal(c_sorted[1:], c_sorted[:-1]), target.take(order)
+    keys, descending = keys
+    keys.sort()
+    if descending:
+        keys = keys[::-1]
+    values = keys >> np.uint64(1)
+    return np.equal(values[1:], values[:-1]), (keys & np.uint64(1)).astype(np.float64)
+
+
+_SMALLEST_NORMAL = np.finfo(np.float64).tiny
+
+
+def _sort_keys(confidence: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, bool] | None:
+    """Integer keys whose ascending order is the confidences' order (``descending``: reverse
+    it for most-confident-first) with the 0/1 target in the lowest bit, or ``None`` when that
+    cannot be exact: a target other than 0/1, confidences of both signs, or values that a
+    power-of-two scaling into [0, 2) would make subnormal.
+
+    For x in [0, 2) the float64 bits are below 2^62 and increase with x, so (bits << 1) | y
+    fits in 64 bits and sorts by x first. All-negative confidences are negated (0 - x: exact,
+    and -0.0 becomes +0.0, whose bits are the smallest); larger magnitudes are scaled by a
+    power of two, which is exact for normal numbers."""
+    n = confidence.size
+    if n < 2:
+        return None
+    ones = target == 1.0
+    if np.count_nonzero(ones) + np.count_nonzero(target == 0.0) != n:
+        return None
+    smallest, largest = np.minimum.reduce(confidence), np.maximum.reduce(confidence)
+    if smallest >= 0:
+        x, descending, top = confidence + 0.0, True, largest   # + 0.0: -0.0 becomes +0.0
+    elif largest <= 0:
+        x, descending, top = 0.0 - confidence, False, -smallest
+    else:
+        return None
+    if top >= 2.0:
+        factor = 2.0 ** (1 - int(np.frexp(top)[1]))
+        least = np.min(x, where=x > 0, initial=np.inf)
+        if least * factor < _SMALLEST_NORMAL:
+            return None
+        x *= factor
+    keys = x.view(np.uint64) << np.uint64(1)
+    keys |= ones
+    return keys, descending
 
 
 def accuracy_rejection_curve(confidence: ArrayLike, correct: ArrayLike
