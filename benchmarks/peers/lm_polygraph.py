@@ -11,7 +11,8 @@
 * ``estimators/token_sar.py::token_level_sar_scores`` and ``TokenSAR`` — relevance
   R = 1 - token similarity normalised to sum 1, ``sum(-ll * R)``;
 * ``estimators/csl.py::CSL`` — attention averaged over heads, normalised once, ``-sum(ll * w)``;
-* ``ue_metrics/pred_rej_area.py::PredictionRejectionArea`` (max_rejection = 1) with
+* ``ue_metrics/pred_rej_area.py::PredictionRejectionArea`` (max_rejection = 1), its
+  normalised PRR (``utils/manager.py``) and ``ue_metrics/risk_cov_curve.py`` (AURC), with
   ``ue_metric.py::normalize``.
 
 Every estimator returns an uncertainty (higher = less confident).
@@ -98,3 +99,26 @@ def prediction_rejection_area(estimator: np.ndarray, target: np.ndarray) -> floa
     cumsum = np.cumsum(sorted_metrics)[-num_rej:]
     scores = (cumsum / np.arange((num_obs - num_rej) + 1, num_obs + 1))[::-1]
     return np.sum(scores) / num_rej
+
+
+def risk_coverage_auc(estimator: np.ndarray, target: np.ndarray) -> float:
+    """``ue_metrics/risk_cov_curve.py::RiskCoverageCurveAUC`` (normalize=True): risk 1 - target,
+    (estimator, risk) pairs sorted in Python by the estimator, mean of the running mean risk."""
+    target = _normalize(target)
+    risk = 1 - np.array(target)
+    cr_pair = list(zip(estimator, risk))
+    cr_pair.sort(key=lambda x: x[0])
+    cumulative_risk = np.cumsum([x[1] for x in cr_pair])
+    cumulative_risk = cumulative_risk / np.arange(1, len(estimator) + 1)
+    return cumulative_risk.mean()
+
+
+def prediction_rejection_ratio(estimator: np.ndarray, target: np.ndarray) -> float:
+    """``utils/manager.py`` + ``ue_metric.py::normalize_metric``: (PRA - random) / (oracle -
+    random) with the oracle PRA(-target, target). LM-Polygraph estimates the random score as
+    the mean PRA over 1,000 seeded shuffles (``get_random_scores``); here its exact
+    expectation, the mean target, so the timing covers the same work as confeval's PRR."""
+    score = prediction_rejection_area(estimator, target)
+    oracle = prediction_rejection_area(-np.asarray(target), target)
+    random = np.mean(_normalize(target))
+    return (score - random) / (oracle - random)

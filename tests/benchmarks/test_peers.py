@@ -86,3 +86,7 @@ def test_selective_peers_equal_confeval_without_ties(seed):
         M.auarc(confidence, correct), rel=1e-12)
     assert uq_nlg.auarc(-confidence, correct) == pytest.approx(
         M.auarc(confidence, correct, integration="trapezoid"), rel=1e-12)
+    assert lm_polygraph.risk_coverage_auc(-confidence, correct) == pytest.approx(
+        M.aurc(confidence, 1 - correct), rel=1e-12)
+    assert lm_polygraph.prediction_rejection_ratio(-confidence, correct) == pytest.approx(
+        M.prediction_rejection_ratio(confidence, correct), rel=1e-12)

@@ -1,0 +1,333 @@
+"""Every benchmark in one run and one table: the work, confeval's time, each reference's time
+measured in the same run (interleaved, best of ``--repeats``), the ratio and its target.
+
+ratio = reference time / confeval time (above 1: confeval is faster); for a row with a time
+budget (judge sweep, large bootstrap, start-up) the ratio column is empty and the target is
+the budget in seconds. "per call" rows loop confeval's single-answer function over the work as
+the references loop over theirs; "batched" rows make one call of the batched form, against the
+fastest reference's loop. The references are transcriptions of public code in
+``benchmarks/peers/`` (tested equal to confeval, ``tests/benchmarks/test_peers.py``) or the
+installed library itself (scikit-learn, torchmetrics). Not a pass/fail test.
+
+    python benchmarks/run_all.py [--repeats 5] [--only measures,metrics,...] [--skip-slow]
+
+Groups: measures, metrics, sweep (needs ../shared/data), bootstrap, live (the embedded model),
+startup. ``--skip-slow`` leaves out sweep, bootstrap and live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peers import contextsl, lm_polygraph, sar, uq_nlg
+
+from confeval import measures as MS
+from confeval import metrics as M
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@dataclass
+class Row:
+    work: str
+    seconds: float
+    references: dict[str, float] = field(default_factory=dict)
+    target: float | None = None        # ratio target (vs the fastest reference) ...
+    budget: float | None = None        # ... or a time budget in seconds
+    note: str = ""
+
+    def ratio(self) -> float | None:
+        return min(self.references.values()) / self.seconds if self.references else None
+
+    def met(self) -> str:
+        if self.budget is not None:
+            return "yes" if self.seconds <= self.budget else "NO"
+        if self.target is None or self.ratio() is None:
+            return ""
+        return "yes" if self.ratio() >= self.target else "NO"
+
+
+def interleaved(functions: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Best time of each function over ``repeats`` rounds, the functions taking turns within
+    each round (so that a noisy moment costs every contender alike)."""
+    best = dict.fromkeys(functions, float("inf"))
+    for _ in range(repeats):
+        for name, function in functions.items():
+            started = time.perf_counter()
+            function()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+def _compare(work: str, ours: Callable, references: dict[str, Callable], repeats: int,
+             target: float | None, note: str = "") -> Row:
+    times = interleaved({"confeval": ours, **references}, repeats)
+    ours_s = times.pop("confeval")
+    return Row(work, ours_s, times, target=target, note=note)
+
+
+# ---------------------------------------------------------------------------- measures
+
+
+def _similarity_data(rng, questions=1000, samples=20):
+    stack = rng.random((questions, samples, samples))
+    stack = (stack + stack.transpose(0, 2, 1)) / 2
+    stack[:, np.arange(samples), np.arange(samples)] = 1.0
+    return stack, list(stack)
+
+
+def _token_data(rng, answers=10_000, heads=32):
+    lps = [-rng.exponential(size=rng.integers(1, 21)) for _ in range(answers)]
+    sims = [rng.random(lp.size) for lp in lps]
+    relevance = [1.0 - s for s in sims]
+    attention = [rng.random((heads, lp.size)) for lp in lps]
+    return lps, sims, relevance, attention
+
+
+def measures_rows(repeats: int) -> list[Row]:
+    rng = np.random.default_rng(0)
+    stack, matrices = _similarity_data(rng)
+    lps, sims, relevance, attention = _token_data(rng)
+    nll = [-lp for lp in lps]
+    padded, lengths = MS.pad_ragged(lps)
+    rel_padded = MS.pad_ragged(relevance)[0]
+    att_padded = MS.pad_ragged(attention)[0]
+    rows = []
+    black_box = {
+        "Deg": (MS.degree, MS.degree_batch, uq_nlg.degree, lm_polygraph.deg_mat),
+        "Ecc": (MS.eccentricity, MS.eccentricity_batch, uq_nlg.eccentricity,
+                lm_polygraph.eccentricity),
+        "EigV": (MS.eigenvalue, MS.eigenvalue_batch, uq_nlg.eigv, lm_polygraph.eig_val_laplacian),
+    }
+    for name, (single, batched, uq, poly) in black_box.items():
+        refs = {"UQ-NLG": lambda f=uq: [f(w) for w in matrices],
+                "LM-Polygraph": lambda f=poly: [f(w) for w in matrices]}
+        work = f"{name}, 1,000 questions x 20 samples"
+        rows.append(_compare(f"{work}, per call", lambda f=single: [f(w) for w in matrices],
+                             refs, repeats, 1.0))
+        rows.append(_compare(f"{work}, batched", lambda f=batched: f(stack), refs, repeats, 5.0))
+    white_box = [
+        ("TokenSAR, 10,000 answers",
+         lambda: [MS.token_sar(lp, r) for lp, r in zip(lps, relevance)],
+         lambda: MS.token_sar_batch(padded, rel_padded, lengths),
+         {"LM-Polygraph": lambda: lm_polygraph.token_sar(lps, sims),
+          "SAR (numpy)": lambda: sar.token_sar(nll, relevance)}),
+        ("CSL all heads, 10,000 answers x 32 heads",
+         lambda: [MS.csl(lp, a) for lp, a in zip(lps, attention)],
+         lambda: MS.csl_batch(padded, att_padded, lengths),
+         {"LM-Polygraph": lambda: lm_polygraph.csl(lps, attention),
+          "ContextSL (numpy)": lambda: contextsl.attn_nll_all(nll, attention)}),
+        ("SL, 10,000 answers",
+         lambda: [MS.sequence_likelihood(lp) for lp in lps],
+         lambda: MS.sequence_likelihood_batch(padded, lengths),
+         {"LM-Polygraph": lambda: lm_polygraph.max_sequence_probability(lps)}),
+    ]
+    for work, single, batched, refs in white_box:
+        rows.append(_compare(f"{work}, per call", single, refs, repeats, 1.0))
+        rows.append(_compare(f"{work}, batched", batched, refs, repeats, 5.0))
+    return rows
+
+
+# ---------------------------------------------------------------------------- metrics
+
+
+def metrics_rows(repeats: int, n: int = 1_000_000) -> list[Row]:
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(size=n)
+    correct = (rng.uniform(size=n) < conf).astype(np.float64)
+    rows = [
+        _compare("AUARC, 10^6 rows", lambda: M.auarc(conf, correct),
+                 {"LM-Polygraph": lambda: lm_polygraph.prediction_rejection_area(-conf, correct),
+                  "UQ-NLG": lambda: uq_nlg.auarc(-conf, correct)}, repeats, 1.5),
+        _compare("AURC, 10^6 rows", lambda: M.aurc(conf, 1 - correct),
+                 {"LM-Polygraph": lambda: lm_polygraph.risk_coverage_auc(-conf, correct)},
+                 min(repeats, 3), 1.5),
+        _compare("PRR, 10^6 rows", lambda: M.prediction_rejection_ratio(conf, correct),
+                 {"LM-Polygraph": lambda: lm_polygraph.prediction_rejection_ratio(-conf,
+                                                                                   correct)},
+                 repeats, 1.5),
+        _compare("AUROC, 10^6 rows", lambda: M.auroc(conf, correct),
+                 {"scikit-learn": lambda: roc_auc_score(correct, conf)}, repeats, None),
+    ]
+    try:
+        import torch
+        from torchmetrics.functional.classification import binary_calibration_error
+    except ImportError:
+        rows.append(Row("ECE (15 bins), 10^6 rows", _time_once(
+            lambda: M.expected_calibration_error(conf, correct)),
+            note="torchmetrics not installed"))
+    else:
+        preds, target = torch.from_numpy(conf), torch.from_numpy(correct.astype(np.int64))
+        rows.append(_compare(
+            "ECE (15 bins), 10^6 rows", lambda: M.expected_calibration_error(conf, correct),
+            {"torchmetrics": lambda: binary_calibration_error(preds, target, n_bins=15)},
+            repeats, None, note="torchmetrics bins are left-closed in float32"))
+    return rows
+
+
+def _time_once(function: Callable) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------------- slow rows
+
+
+def sweep_rows(repeats: int) -> list[Row]:
+    features = DATA / "vlm-judge-uncertainty" / "results" / "v2" / "features_s2.csv"
+    if not features.is_file():
+        return [Row("judge sweep (9 methods + 3 label sets x 10 seeds)", float("nan"),
+                    budget=30.0, note=f"skipped: {features} absent")]
+    import pandas as pd
+
+    from confeval.suites.intervals.scoring import DEFAULT_METHODS, score_intervals
+
+    df = pd.read_csv(features)
+    X = df[[f"s2_lp{k}" for k in range(1, 6)]].to_numpy()
+    seconds = _time_once(lambda: score_intervals(X, df.gt_score.to_numpy(),
+                                                 methods=DEFAULT_METHODS, seeds=range(1, 11)))
+    return [Row(f"judge sweep, {len(DEFAULT_METHODS)} methods x 10 seeds, {len(df):,} items",
+                seconds, budget=30.0, note=f"{os.cpu_count()} cores")]
+
+
+def bootstrap_rows(repeats: int, n: int = 1_000_000, resamples: int = 1000) -> list[Row]:
+    from confeval.evaluate import evaluate_confidence
+
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(size=n)
+    correct = (rng.uniform(size=n) < conf).astype(np.float64)
+    seconds = _time_once(lambda: evaluate_confidence(conf, correct, n_resamples=resamples))
+    return [Row(f"score: every metric + {resamples:,} bootstrap resamples, 10^6 rows", seconds,
+                budget=60.0)]
+
+
+def live_rows(repeats: int, questions: int = 10) -> list[Row]:
+    from confeval.backends.local import local_backend
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from live_throughput import _time, _workloads
+
+    backend = local_backend()
+    work = _workloads(questions)["measures"]
+    backend.kv_reuse, backend.batch_size = True, 8
+    _time(backend, work[:2], True)
+    fast, _ = _time(backend, work, True)
+    backend.kv_reuse, backend.batch_size = False, 1
+    slow, _ = _time(backend, work, True)
+    rows = [Row(f"option injection, {questions} questions x 5 options (embedded model)", fast,
+                {"one option at a time": slow}, target=3.0)]
+    rows.extend(_sampling_rows(backend, work, questions))
+    return rows
+
+
+def _sampling_rows(backend, work, questions: int) -> list[Row]:
+    from confeval.backends import GenerateParams
+
+    params = [GenerateParams(max_tokens=16, temperature=1.0, seed=i, stop=("\n",),
+                             logprobs=True) for i in range(len(work))]
+    samples = 20
+
+    def batched():
+        for (prompt, _), p in zip(work, params):
+            asyncio.run(backend.generate(prompt, p, n=samples))
+
+    def one_at_a_time():
+        for (prompt, _), p in zip(work, params):
+            for _ in range(samples):
+                asyncio.run(backend.generate(prompt, p, n=1))
+
+    times = interleaved({"batched": batched, "loop": one_at_a_time}, 1)
+    return [Row(f"sampling, {questions} questions x {samples} samples (embedded model)",
+                times["batched"], {"one sample at a time": times["loop"]}, target=3.0)]
+
+
+def startup_rows(repeats: int) -> list[Row]:
+    """``confeval --help`` and ``confeval score`` on a 500-row CSV (defaults), as a user runs
+    them: the installed entry point, a new process each time, median of at least 5."""
+    entry = Path(sys.executable).with_name("confeval")
+    exe = [str(entry)] if entry.exists() else [sys.executable, "-m", "confeval.cli"]
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "small.csv"
+        rng = np.random.default_rng(0)
+        conf = rng.uniform(size=500)
+        lines = ["confidence,correct"] + [f"{c:.6f},{int(rng.uniform() < c)}" for c in conf]
+        csv.write_text("\n".join(lines) + "\n")
+        commands = {"confeval --help": ([*exe, "--help"], 0.3),
+                    "confeval score, a 500-row CSV": ([*exe, "score", str(csv), "-c", "confidence",
+                                                        "-y", "correct"], 0.8)}
+        rows = []
+        for work, (argv, budget) in commands.items():
+            times = []
+            for _ in range(max(repeats, 5)):
+                started = time.perf_counter()
+                subprocess.run(argv, capture_output=True, check=True, cwd=tmp)
+                times.append(time.perf_counter() - started)
+            rows.append(Row(f"{work} (median)", statistics.median(times), budget=budget))
+        return rows
+
+
+GROUPS = {"measures": measures_rows, "metrics": metrics_rows, "sweep": sweep_rows,
+          "bootstrap": bootstrap_rows, "live": live_rows, "startup": startup_rows}
+SLOW = ("sweep", "bootstrap", "live")
+
+
+def _seconds(s: float) -> str:
+    if s != s:
+        return "–"
+    return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def print_table(rows: list[Row]) -> None:
+    print(f"{'work':58s} {'confeval':>10s}  {'reference(s)':34s} {'ratio':>6s} "
+          f"{'target':>7s} {'met':>4s}")
+    for r in rows:
+        refs = ", ".join(f"{k} {_seconds(v)}" for k, v in r.references.items())
+        ratio = r.ratio()
+        target = (f"<= {r.budget:g} s" if r.budget is not None
+                  else f">= {r.target:g}" if r.target is not None else "")
+        print(f"{r.work:58s} {_seconds(r.seconds):>10s}  {refs:34s} "
+              f"{'' if ratio is None else f'{ratio:.2f}':>6s} {target:>7s} {r.met():>4s}"
+              + (f"  ({r.note})" if r.note else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated groups: "
+                        + ", ".join(GROUPS))
+    parser.add_argument("--skip-slow", action="store_true",
+                        help=f"leave out {', '.join(SLOW)}")
+    args = parser.parse_args()
+    chosen = [g for g in (args.only.split(",") if args.only else GROUPS) if g]
+    unknown = [g for g in chosen if g not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
+    if args.skip_slow:
+        chosen = [g for g in chosen if g not in SLOW]
+    rows: list[Row] = []
+    for group in chosen:
+        rows.extend(GROUPS[group](args.repeats))
+    print(f"confeval benchmarks on {os.cpu_count()} cores, best of {args.repeats} interleaved "
+          "(ratio = reference / confeval; above 1 = confeval faster)")
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
