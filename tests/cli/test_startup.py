@@ -60,3 +60,15 @@ def test_a_terminal_table_needs_no_matplotlib():
         "from confeval.report.terminal import TERMINAL_TABLES\n"
         "TERMINAL_TABLES['sets']\n"
         "TERMINAL_TABLES['measures']\n")
+
+
+def test_scoring_confidence_loads_no_scipy():
+    """``confeval score`` computes every metric and its bootstrap without scipy (scipy.stats
+    alone took half a second to import): mid-ranks and harmonic numbers are numpy."""
+    loaded = _loaded_after(
+        "import numpy as np\n"
+        "from confeval.evaluate import evaluate_confidence\n"
+        "rng = np.random.default_rng(0)\n"
+        "c = rng.uniform(size=300)\n"
+        "evaluate_confidence(c, (rng.uniform(size=300) < c).astype(float), n_resamples=20)")
+    assert "scipy" not in loaded

@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from .._validation import as_float_1d, as_prob_matrix, index_in, same_length
 from .selective import UndefinedMetricWarning
@@ -49,17 +48,17 @@ def _correlation(fn, pred, truth, name):
 
 def pearson(pred: ArrayLike, truth: ArrayLike) -> float:
     """Pearson correlation (``scipy.stats.pearsonr``)."""
-    return _correlation(stats.pearsonr, pred, truth, "Pearson r")
+    return _correlation(_scipy_stats().pearsonr, pred, truth, "Pearson r")
 
 
 def spearman(pred: ArrayLike, truth: ArrayLike) -> float:
     """Spearman rank correlation with mid-ranks for ties (``scipy.stats.spearmanr``)."""
-    return _correlation(stats.spearmanr, pred, truth, "Spearman rho")
+    return _correlation(_scipy_stats().spearmanr, pred, truth, "Spearman rho")
 
 
 def kendall(pred: ArrayLike, truth: ArrayLike) -> float:
     """Kendall tau-b, which corrects for ties (``scipy.stats.kendalltau``)."""
-    return _correlation(stats.kendalltau, pred, truth, "Kendall tau")
+    return _correlation(_scipy_stats().kendalltau, pred, truth, "Kendall tau")
 
 
 def exact_accuracy(pred: ArrayLike, truth: ArrayLike) -> float:
@@ -163,3 +162,10 @@ def overconfidence_rate(probs: ArrayLike, threshold: float = 0.99) -> float:
     if top.size == 0:
         raise ValueError("need at least one item")
     return float(np.mean(top > threshold))
+
+
+def _scipy_stats():
+    """scipy.stats, imported when a correlation is computed (it takes half a second)."""
+    from scipy import stats
+
+    return stats

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
+from .._numeric import mid_ranks
 from .calibration import brier_score, expected_calibration_error, uniform_bin_indices
 from .classification import accuracy
 from .selective import auroc
@@ -93,7 +93,7 @@ def _ece_rows(conf, correct, n_bins: int = 15):
 def _auroc_rows(score, correct):
     n_pos = correct.sum(axis=1)
     n_neg = correct.shape[1] - n_pos
-    ranks = rankdata(score, axis=1)
+    ranks = mid_ranks(score, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = ((ranks * correct).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
     return np.where((n_pos > 0) & (n_neg > 0), out, np.nan)

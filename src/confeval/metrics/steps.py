@@ -35,7 +35,6 @@ Section 3.3 and Appendix C.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import as_binary, as_unit_interval, same_length
@@ -152,6 +151,8 @@ def confidence_sensitivity(p: ArrayLike, label: ArrayLike, error_type: ArrayLike
 def encode_error_types(error_type: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer code per step (-1: correct step or no type) and the sorted type names; a type
     counts only on a ground-truth-incorrect step."""
+    import pandas as pd  # only here: the metrics load without pandas
+
     text = pd.Series(error_type, dtype=object).fillna("").astype(str).str.strip().to_numpy()
     typed = (np.asarray(label) == 0) & (text != "")
     names, inverse = np.unique(text[typed].astype(str), return_inverse=True)
