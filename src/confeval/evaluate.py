@@ -43,30 +43,53 @@ def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
 def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress
                        ) -> dict[str, dict]:
     """Bootstrap intervals of a large sample from count-weighted resamples over one sort
-    (:mod:`confeval.metrics.weighted`): the same percentile intervals, O(n) per resample."""
+    (:mod:`confeval.metrics.weighted`): the same percentile intervals, a few passes over the
+    counts per block of resamples, the blocks shared between the cores."""
     sample = SortedSample(conf, target, n_bins)
-    metrics = {"accuracy": sample.mean, "auarc": sample.auarc}
-    if n_bins is not None:
-        metrics.update(ece=sample.ece, brier=sample.brier)
-    if binary:
-        metrics["auroc"] = sample.auroc
-    reps: dict[str, list] = {name: [] for name in metrics}
+    blocks = [(start, min(_COUNT_BLOCK, n_resamples - start))
+              for start in range(0, n_resamples, _COUNT_BLOCK)]
+    streams = np.random.SeedSequence(seed).spawn(len(blocks))
+
+    def block_metrics(i: int) -> dict[str, np.ndarray]:
+        # the ordinary (multinomial) bootstrap: n draws with replacement per resample, as
+        # counts; rows are exchangeable under resampling, so the counts are drawn for the
+        # sorted rows directly. Block i's stream is its own: the numbers do not depend on
+        # how the blocks are shared between threads.
+        counts = next(resample_counts(conf.size, blocks[i][1], np.random.default_rng(streams[i]),
+                                      scheme="multinomial"))
+        found = sample.metrics(counts)
+        if not binary:
+            found.pop("auroc", None)
+        return found
+
+    reps: dict[str, list] = {}
     done = 0
-    # the Poisson bootstrap, 8 resamples a block: memory stays O(8n) and progress is fine-grained
-    for counts in resample_counts(conf.size, n_resamples, np.random.default_rng(seed),
-                                  scheme="poisson", block=8):
-        weights = sample.sort(counts)
-        for name, fn in metrics.items():
-            reps[name].append(fn(weights))
-        done += counts.shape[0]
-        if progress is not None:
-            progress(done, n_resamples)
+    with _threads() as pool:
+        for found, (_, size) in zip(pool.map(block_metrics, range(len(blocks))), blocks):
+            for name, values in found.items():
+                reps.setdefault(name, []).append(values)
+            done += size
+            if progress is not None:
+                progress(done, n_resamples)
     out = {}
     for name, parts in reps.items():
         lo, hi, se = _interval(point.get(name, np.nan), np.concatenate(parts), 0.95,
                                "percentile")
         out[name] = {"low": lo, "high": hi, "std_error": se}
     return out
+
+
+_COUNT_BLOCK = 4
+"""Resamples per block of the large-sample bootstrap (memory: a few (4, n) float arrays)."""
+
+
+def _threads():
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return ThreadPoolExecutor(max_workers=max(1, min(len(usable) if usable
+                                                     else (os.cpu_count() or 1), 4)))
 
 
 def _intervals(specs: dict[str, tuple], n_resamples: int, seed: int) -> dict[str, dict]:
@@ -97,10 +120,12 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
     rce_bins : int, default 20
         Equal-mass bins of the rank-calibration error.
     n_resamples : int, default 1000
-        Bootstrap resamples for the 95% intervals in ``ci`` (0 to skip). From
+        Bootstrap resamples for the 95% intervals in ``ci`` (0 to skip): percentile intervals
+        for every metric, AUROC's included (DeLong's variance is not used). From
         :data:`~confeval.metrics.weighted.FAST_BOOTSTRAP_ROWS` rows on, resamples are drawn as
-        counts over one sort (:mod:`confeval.metrics.weighted`: the same bootstrap, O(n) per
-        resample instead of a sort each).
+        multinomial counts over one sort (:mod:`confeval.metrics.weighted`: the same bootstrap,
+        a few passes per block of resamples instead of a sort each, blocks shared between the
+        cores).
     seed : int, default 0
     progress : callable(done, total), optional
         Called after each block of resamples of the large-sample path.

@@ -31,6 +31,12 @@ def test_weighted_metrics_equal_the_repeated_sample(kind):
         if kind != "graded":
             expected = M.auroc(c, t) if kind != "all tied" else 0.5
             assert sample.auroc(weights)[r] == pytest.approx(expected, abs=1e-12)
+    together = sample.metrics(weights)   # one pass for all: the same numbers
+    singles = {"accuracy": sample.mean, "brier": sample.brier, "ece": sample.ece,
+               "auarc": sample.auarc, "auroc": sample.auroc}
+    assert set(together) == set(singles) - ({"auroc"} if kind == "graded" else set())
+    for name, values in together.items():
+        np.testing.assert_allclose(values, singles[name](weights), rtol=1e-13, atol=1e-15)
 
 
 def test_counts_are_seeded_poisson_and_touch_no_global_rng():
@@ -60,4 +66,21 @@ def test_large_sample_intervals_agree_with_the_index_bootstrap(monkeypatch):
         width = slow[name]["high"] - slow[name]["low"]
         assert abs(fast[name]["low"] - slow[name]["low"]) < 0.25 * width + 1e-9, name
         assert abs(fast[name]["std_error"] / slow[name]["std_error"] - 1) < 0.2, name
-    assert seen[-1] == (400, 400) and len(seen) == 50
+    assert seen[-1] == (400, 400) and len(seen) == 400 // E._COUNT_BLOCK
+
+
+def test_large_sample_intervals_do_not_depend_on_the_threads(monkeypatch):
+    """Each block of resamples has its own seeded stream: one thread or several, the same
+    intervals to the last bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import confeval.evaluate as E
+
+    rng = np.random.default_rng(6)
+    conf = np.round(rng.random(2000) * 10) / 10   # with ties
+    correct = (rng.random(2000) < conf).astype(float)
+    monkeypatch.setattr(E, "FAST_BOOTSTRAP_ROWS", 1000)
+    monkeypatch.setattr(E, "_threads", lambda: ThreadPoolExecutor(max_workers=1))
+    one = evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"]
+    monkeypatch.setattr(E, "_threads", lambda: ThreadPoolExecutor(max_workers=3))
+    assert evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"] == one

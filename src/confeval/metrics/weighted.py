@@ -4,11 +4,13 @@ the rows sorted by confidence once, every metric is a weighted sum over the sort
 their tie blocks. Metrics take the sorted weights, ``SortedSample.sort(counts)``.
 
 Used for large inputs (``evaluate_confidence`` with at least :data:`FAST_BOOTSTRAP_ROWS` rows),
-where re-sorting a million rows a thousand times took minutes: one sort, then O(n) work per
-resample. The counts come from the package's one resampling engine,
-:func:`confeval.metrics.bootstrap.resample_counts`. Each function is exact for given counts:
-the metric of the sample in which row i is repeated ``counts[i]`` times (tested against
-:func:`numpy.repeat`). Ties follow the package's
+where re-sorting a million rows a thousand times took minutes: one sort, then a few passes over
+the (b, n) weights per block of b resamples — the weighted sums as one matrix product, the ECE
+bins and tie blocks as contiguous ranges of the sorted rows, AUROC and AUARC from the running
+position of each row (one cumulative sum) in closed form. The counts come from the package's
+one resampling engine, :func:`confeval.metrics.bootstrap.resample_counts`. Each function is
+exact for given counts: the metric of the sample in which row i is repeated ``counts[i]`` times
+(tested against :func:`numpy.repeat`). Ties follow the package's
 rule (AUROC: a tied pair counts one half; AUARC: the expectation over orders of a tie block).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .calibration import uniform_bin_indices
+from .selective import harmonic_numbers
 
 __all__ = ["FAST_BOOTSTRAP_ROWS", "SortedSample"]
 
@@ -26,84 +29,135 @@ FAST_BOOTSTRAP_ROWS = 200_000
 
 class SortedSample:
     """One sample sorted once by confidence (descending), with its tie blocks and ECE bins;
-    metrics of count-weighted resamples, ``counts`` of shape (b, n) in the original order."""
+    metrics of count-weighted resamples, ``counts`` of shape (b, n) in the original order,
+    taken as weights of the sorted rows (:meth:`sort`).
+
+    :meth:`metrics` computes them all from one block, sharing the passes they have in common;
+    the single-metric methods are the same formulas one at a time."""
 
     def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None
                  ) -> None:
         self.order = np.argsort(-confidence)
         c = confidence[self.order]
         self.t = target[self.order]
-        starts = np.r_[True, c[1:] != c[:-1]]
-        self.block = np.cumsum(starts) - 1          # tie block of each sorted row
-        self.n_blocks = int(self.block[-1]) + 1 if c.size else 0
         self.conf = c
+        starts = np.r_[True, c[1:] != c[:-1]]
+        self.block_starts = np.flatnonzero(starts)   # tie blocks: contiguous sorted rows
+        self.n_blocks = self.block_starts.size
+        self.tied = self.n_blocks < c.size
+        self.binary = bool(((self.t == 0) | (self.t == 1)).all())
+        # the weighted sums every resample needs, as one (n, 3) matrix: target, 1, squared error
+        self._columns = np.stack([self.t, np.ones_like(c), (c - self.t) ** 2], axis=1)
         self.n_bins = n_bins
         self.bins = None if n_bins is None else uniform_bin_indices(c, n_bins)
+        if self.bins is not None:   # descending confidences: each bin is a contiguous range
+            cuts = np.flatnonzero(self.bins[1:] != self.bins[:-1]) + 1
+            self._bin_ranges = list(zip(np.r_[0, cuts], np.r_[cuts, c.size]))
+        self._gap = self.t - c
+        self._scored = np.flatnonzero(self.t != 0)   # rows whose target adds to AUARC
         self._harmonic = np.zeros(1)
 
     def harmonic(self, k: np.ndarray) -> np.ndarray:
-        """H_k = sum_{j <= k} 1/j for integer-valued k (the table grows as resamples need)."""
+        """H_k for integer-valued k >= 0 from a table (:func:`~.selective.harmonic_numbers`,
+        grown as resamples need)."""
         k = k.astype(np.int64)
         top = int(k.max()) if k.size else 0
         if top >= self._harmonic.size:
-            size = max(top + 1, 2 * self._harmonic.size)
-            self._harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, size))]
+            self._harmonic = harmonic_numbers(np.arange(max(top + 1, 2 * self._harmonic.size),
+                                                        dtype=np.float64))
         return self._harmonic[k]
 
     def sort(self, counts: np.ndarray) -> np.ndarray:
         """Counts (b, n) in the original row order -> the weights of the sorted rows, which
-        every metric below takes."""
+        every metric below takes. (A resample's counts are exchangeable over rows, so a
+        bootstrap may also draw them for the sorted rows directly.)"""
         return counts[:, self.order]
 
-    def _w(self, w: np.ndarray) -> np.ndarray:
-        return w
+    # ------------------------------------------------------------------ metrics
+    def metrics(self, w: np.ndarray) -> dict[str, np.ndarray]:
+        """Every metric of the b resamples of ``w`` (b, n): accuracy (the mean target), Brier
+        and ECE (when bins were given), AUROC (binary targets) and AUARC."""
+        sums = w @ self._columns                  # (b, 3): sum w t, sum w, sum w (c - t)^2
+        total = sums[:, 1]
+        out = {"accuracy": sums[:, 0] / total}
+        if self.bins is not None:
+            out["brier"] = sums[:, 2] / total
+            out["ece"] = self._ece(w, total)
+        ends = np.cumsum(w, axis=1)               # each sorted row's last position
+        if self.binary:
+            out["auroc"] = self._auroc(w, ends, sums[:, 0], total)
+        out["auarc"] = self._auarc(w, ends, total)
+        return out
 
-    def _per_block(self, w: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Sum of weight x value over each tie block, per resample: (b, blocks)."""
-        weighted = w * values
-        if self.n_blocks == self.conf.size:  # no ties: a block is a row
-            return weighted
-        return np.stack([np.bincount(self.block, weights=row, minlength=self.n_blocks)
-                         for row in weighted])
+    def mean(self, w: np.ndarray) -> np.ndarray:
+        sums = w @ self._columns
+        return sums[:, 0] / sums[:, 1]
 
-    def mean(self, counts: np.ndarray) -> np.ndarray:
-        w = self._w(counts)
-        return (w * self.t).sum(axis=1) / w.sum(axis=1)
+    def brier(self, w: np.ndarray) -> np.ndarray:
+        sums = w @ self._columns
+        return sums[:, 2] / sums[:, 1]
 
-    def brier(self, counts: np.ndarray) -> np.ndarray:
-        w = self._w(counts)
-        return (w * (self.conf - self.t) ** 2).sum(axis=1) / w.sum(axis=1)
+    def ece(self, w: np.ndarray) -> np.ndarray:
+        return self._ece(w, w.sum(axis=1))
 
-    def ece(self, counts: np.ndarray) -> np.ndarray:
-        w = self._w(counts)
-        diff = w * (self.t - self.conf)
-        gap = np.stack([np.bincount(self.bins, weights=row, minlength=self.n_bins)
-                        for row in diff])
-        return np.abs(gap).sum(axis=1) / w.sum(axis=1)
+    def auroc(self, w: np.ndarray) -> np.ndarray:
+        """Weighted Mann-Whitney (binary targets): a tied pair counts one half; NaN with one
+        class."""
+        return self._auroc(w, np.cumsum(w, axis=1), w @ self.t, w.sum(axis=1))
 
-    def auroc(self, counts: np.ndarray) -> np.ndarray:
-        """Weighted Mann-Whitney over tie blocks (binary targets); NaN with one class."""
-        w = self._w(counts)
-        pos = self._per_block(w, self.t)
-        neg = self._per_block(w, 1.0 - self.t)
-        # blocks are in descending confidence: a positive beats the negatives after it
-        neg_below = neg[:, ::-1].cumsum(axis=1)[:, ::-1] - neg
-        wins = (pos * (neg_below + 0.5 * neg)).sum(axis=1)
-        total = pos.sum(axis=1) * neg.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total > 0, wins / np.where(total > 0, total, 1), np.nan)
-
-    def auarc(self, counts: np.ndarray) -> np.ndarray:
-        """The mean of the running accuracies over k = 1..n of the resample, tie blocks in
+    def auarc(self, w: np.ndarray) -> np.ndarray:
+        """The mean of the running accuracies over k = 1..N of the resample, tie blocks in
         closed form (see :func:`confeval.metrics.selective.auarc`)."""
-        w = self._w(counts)
-        length = self._per_block(w, np.ones_like(self.t))
-        sums = self._per_block(w, self.t)
-        ends = length.cumsum(axis=1)
-        starts = ends - length
-        c_start = sums.cumsum(axis=1) - sums
+        return self._auarc(w, np.cumsum(w, axis=1), w.sum(axis=1))
+
+    # ------------------------------------------------------------------ formulas
+    def _ece(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+        gaps = np.stack([w[:, a:b] @ self._gap[a:b] for a, b in self._bin_ranges], axis=1)
+        return np.abs(gaps).sum(axis=1) / total
+
+    def _blocks(self, w: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(weight, weighted target) of every tie block, (b, blocks)."""
+        last = np.r_[self.block_starts[1:], w.shape[1]] - 1
+        block_ends = ends[:, last]
+        length = np.diff(block_ends, axis=1, prepend=0.0)
+        cum_t = np.cumsum(w * self.t, axis=1)[:, last]
+        return length, np.diff(cum_t, axis=1, prepend=0.0)
+
+    def _auroc(self, w, ends, positives, total) -> np.ndarray:
+        negatives = total - positives
+        if self.tied:
+            length, pos = self._blocks(w, ends)
+            neg = length - pos
+            neg_after = negatives[:, None] - np.cumsum(neg, axis=1)
+            wins = (pos * (neg_after + 0.5 * neg)).sum(axis=1)
+        else:
+            # every copy of a negative row j is outranked by the positive copies before it:
+            # its end position e_j minus the negative copies up to it, C_j; and
+            # sum_j w_j C_j = (N-^2 + sum_j w_j^2) / 2 over the negative rows
+            neg_t = 1.0 - self.t
+            at_negatives = np.einsum("ij,ij,j->i", w, ends, neg_t)
+            squares = np.einsum("ij,ij,j->i", w, w, neg_t)
+            wins = at_negatives - (negatives ** 2 + squares) / 2
+        pairs = positives * negatives
         with np.errstate(invalid="ignore", divide="ignore"):
-            m = np.where(length > 0, sums / np.where(length > 0, length, 1), 0.0)
-        harmonic = self.harmonic(ends) - self.harmonic(starts)
-        total = ((c_start - starts * m) * harmonic + length * m).sum(axis=1)
-        return total / ends[:, -1]
+            return np.where(pairs > 0, wins / np.where(pairs > 0, pairs, 1.0), np.nan)
+
+    def _auarc(self, w, ends, total) -> np.ndarray:
+        if self.tied:
+            length, sums = self._blocks(w, ends)
+            block_ends = np.cumsum(length, axis=1)
+            starts = block_ends - length
+            c_start = np.cumsum(sums, axis=1) - sums
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.where(length > 0, sums / np.where(length > 0, length, 1), 0.0)
+            harmonic = self.harmonic(block_ends) - self.harmonic(starts)
+            return ((c_start - starts * m) * harmonic + length * m).sum(axis=1) / total
+        # rows untied: row i's k copies hold positions (s, e], each target t_i, and
+        # N AUARC = sum_i t_i sum_{p=s+1}^{e} (H_N - H_{p-1})
+        #         = sum_i t_i [k (H_N + 1) - e H_e + s H_s]   (sum_{j<e} H_j = e H_e - e)
+        scored = self._scored
+        k, e, t = w[:, scored], ends[:, scored], self.t[scored]
+        s = e - k
+        h_total = self.harmonic(total)
+        inner = k * (h_total[:, None] + 1) - e * self.harmonic(e) + s * self.harmonic(s)
+        return (inner @ t) / total
