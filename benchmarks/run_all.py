@@ -238,24 +238,23 @@ def live_rows(repeats: int, questions: int = 10) -> list[Row]:
 
 
 def _sampling_rows(backend, work, questions: int) -> list[Row]:
+    """A measures run's sampling: 20 answers to each question, drawn as one batch (the prompt
+    once, its cache repeated) against one at a time (kv_reuse off) — the same seeded samples."""
     from confeval.backends import GenerateParams
 
-    params = [GenerateParams(max_tokens=16, temperature=1.0, seed=i, stop=("\n",),
-                             logprobs=True) for i in range(len(work))]
     samples = 20
+    params = GenerateParams(max_tokens=16, temperature=1.0, seed=1, stop=("\n",),
+                            logprobs=True)
 
-    def batched():
-        for (prompt, _), p in zip(work, params):
-            asyncio.run(backend.generate(prompt, p, n=samples))
+    def draw(together: bool):
+        backend.kv_reuse = together
+        for prompt, _ in work:
+            asyncio.run(backend.generate(prompt, params, n=samples))
+        backend.kv_reuse = True
 
-    def one_at_a_time():
-        for (prompt, _), p in zip(work, params):
-            for _ in range(samples):
-                asyncio.run(backend.generate(prompt, p, n=1))
-
-    times = interleaved({"batched": batched, "loop": one_at_a_time}, 1)
-    return [Row(f"sampling, {questions} questions x {samples} samples (embedded model)",
-                times["batched"], {"one sample at a time": times["loop"]}, target=3.0)]
+    times = interleaved({"batched": lambda: draw(True), "loop": lambda: draw(False)}, 1)
+    return [Row(f"sampling, {questions} questions x {samples} answers (embedded model)",
+                times["batched"], {"one answer at a time": times["loop"]}, target=3.0)]
 
 
 def startup_rows(repeats: int) -> list[Row]:

@@ -243,3 +243,25 @@ def test_shared_prefix_cache_equals_repeating_the_prompt(tiny):
             assert np.asarray(x.attention) == f32_approx(np.asarray(y.attention))
     sums = asyncio.run(reused.score(MESSAGES, conts))
     assert sums == pytest.approx(asyncio.run(full.score(MESSAGES, conts)), abs=1e-4)
+
+
+def test_samples_drawn_together_equal_samples_drawn_alone(tiny):
+    """A question's samples as one batch (the prompt once, its cache repeated): each sample
+    keeps its own seeded generator, so texts equal one-at-a-time sampling and log-probabilities
+    agree to float32 rounding, whatever the batch size."""
+    b = HFBackend(tiny)
+    params = GenerateParams(max_tokens=8, temperature=1.0, seed=11, logprobs=True,
+                            top_logprobs=2, stop=("\n",))
+    together = asyncio.run(b.generate(MESSAGES, params, n=6))
+    b.sample_batch_size = 4   # 4 + 2
+    chunked = asyncio.run(b.generate(MESSAGES, params, n=6))
+    b.kv_reuse = False
+    alone = asyncio.run(b.generate(MESSAGES, params, n=6))
+    assert len({g.text for g in alone}) > 1
+    for other in (together, chunked):
+        assert [g.text for g in other] == [g.text for g in alone]
+        assert [g.finish_reason for g in other] == [g.finish_reason for g in alone]
+        for g, ref in zip(other, alone):
+            assert [t.token for t in g.tokens] == [t.token for t in ref.tokens]
+            np.testing.assert_allclose([t.logprob for t in g.tokens],
+                                       [t.logprob for t in ref.tokens], atol=1e-4)

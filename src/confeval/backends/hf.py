@@ -16,7 +16,11 @@
   ``torch.Generator`` seeded with ``seed + sample_index`` — reproducible, and no global RNG is
   touched. ``temperature = 0`` is greedy. Reported log-probabilities (and the top-k
   alternatives) are those of the model's distribution at temperature 1, as OpenAI-compatible
-  servers report them; tokens are the decoded strings of single token ids.
+  servers report them; tokens are the decoded strings of single token ids. The n samples of a
+  prompt are drawn together (up to ``sample_batch_size``, 32, per forward pass): the prompt
+  runs once, its cache is repeated for every sample, and each sample keeps its own generator,
+  so it is the sample drawn alone up to float32 rounding (``kv_reuse=False`` draws them one at
+  a time).
 * **Images.** A folder holding an image-text model (a config with a ``vision_config``, e.g.
   LLaVA) loads with ``AutoModelForImageTextToText`` and its ``AutoProcessor``; image parts of
   the messages (``data:`` URLs, ``file://`` URLs or local paths — never fetched from the web)
@@ -102,6 +106,7 @@ class HFBackend(Backend):
         self.device = device
         self.batch_size = max(1, int(batch_size))
         self.kv_reuse = bool(kv_reuse)
+        self.sample_batch_size = 32   # samples of one prompt drawn in one batch
         caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
             {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
@@ -385,44 +390,72 @@ class HFBackend(Backend):
     # ------------------------------------------------------------------ generation
     def _sample(self, prompt: list[int], params: GenerateParams, index: int,
                 extra: dict | None = None) -> Generation:
+        """Sample ``index`` alone (batch size 1): the reference the batched path equals."""
+        return self._sample_batch(prompt, params, [index], extra)[0]
+
+    def _sample_batch(self, prompt: list[int], params: GenerateParams, indices: list[int],
+                      extra: dict | None = None) -> list[Generation]:
+        """Samples ``indices`` of one prompt together: the prompt runs once, its key/value
+        cache is repeated for every sample, and each step is one forward pass of all of them.
+        Sample i draws from its own generator seeded ``seed + i``, one draw per step, exactly
+        as when sampled alone, so its tokens do not depend on the batch (up to float32
+        rounding of the batched logits, which moves a draw only if it falls that close to a
+        boundary). A finished sample stops drawing; the batch runs until all are done."""
         torch = self._torch
-        gen = torch.Generator().manual_seed(int(params.seed or 0) + index)
+        n = len(indices)
+        gens = [torch.Generator().manual_seed(int(params.seed or 0) + i) for i in indices]
         eos = self.tokenizer.eos_token_id
-        ids = torch.tensor([prompt], device=self.device)
-        past = None
-        produced: list[int] = []
-        tokens: list[TokenLogprob] = []
-        text, finish = "", "length"
+        filler = eos if eos is not None else 0   # what a finished row feeds (never read)
+        produced: list[list[int]] = [[] for _ in range(n)]
+        tokens: list[list[TokenLogprob]] = [[] for _ in range(n)]
+        texts, finish = [""] * n, ["length"] * n
+        done = [False] * n
         with torch.no_grad():
-            for step in range(params.max_tokens):
-                # Images enter on the prompt's pass only; later steps reuse the KV cache.
-                more = self._extra(extra, 1) if step == 0 else {}
-                outputs = self.net(input_ids=ids, past_key_values=past, use_cache=True, **more)
-                past = outputs.past_key_values
-                logits = outputs.logits[0, -1].float().cpu()
-                logp = torch.log_softmax(logits, dim=-1)
-                next_id = self._choose(logits, params, gen)
-                if params.logprobs:
-                    top = []
-                    if params.top_logprobs:
-                        vals, idx = torch.topk(logp, min(params.top_logprobs, logp.numel()))
-                        top = [(self.tokenizer.decode([int(j)]), float(v))
-                               for v, j in zip(vals, idx)]
-                    tokens.append(TokenLogprob(self.tokenizer.decode([next_id]),
-                                               float(logp[next_id]), tuple(top)))
-                if eos is not None and next_id == eos:
-                    finish = "stop"
+            # Images enter on the prompt's pass only; later steps reuse the KV cache.
+            outputs = self.net(input_ids=torch.tensor([prompt], device=self.device),
+                               use_cache=True, **self._extra(extra, 1))
+            past = outputs.past_key_values
+            if n > 1:
+                past.batch_repeat_interleave(n)
+            logits = outputs.logits[:, -1].float().cpu().expand(n, -1)
+            for _ in range(params.max_tokens):
+                step = [filler] * n
+                for row in range(n):
+                    if done[row]:
+                        continue
+                    next_id = self._choose(logits[row], params, gens[row])
                     if params.logprobs:
-                        tokens.pop()
+                        tokens[row].append(self._token_logprob(logits[row], next_id, params))
+                    if eos is not None and next_id == eos:
+                        finish[row], done[row] = "stop", True
+                        if params.logprobs:
+                            tokens[row].pop()
+                        continue
+                    produced[row].append(next_id)
+                    text = self.tokenizer.decode(produced[row], skip_special_tokens=True)
+                    stops = [s for s in params.stop if s and s in text]
+                    if stops:
+                        text = text[:min(text.index(s) for s in stops)]
+                        finish[row], done[row] = "stop", True
+                    texts[row] = text
+                    step[row] = next_id
+                if all(done):
                     break
-                produced.append(next_id)
-                text = self.tokenizer.decode(produced, skip_special_tokens=True)
-                if any(s and s in text for s in params.stop):
-                    text = text[:min(text.index(s) for s in params.stop if s and s in text)]
-                    finish = "stop"
-                    break
-                ids = torch.tensor([[next_id]], device=self.device)
-        return Generation(text, tuple(tokens) if params.logprobs else None, finish)
+                outputs = self.net(input_ids=torch.tensor(step, device=self.device)[:, None],
+                                   past_key_values=past, use_cache=True)
+                past = outputs.past_key_values
+                logits = outputs.logits[:, -1].float().cpu()
+        return [Generation(texts[row], tuple(tokens[row]) if params.logprobs else None,
+                           finish[row]) for row in range(n)]
+
+    def _token_logprob(self, logits, token: int, params: GenerateParams) -> TokenLogprob:
+        torch = self._torch
+        logp = torch.log_softmax(logits, dim=-1)
+        top = []
+        if params.top_logprobs:
+            vals, idx = torch.topk(logp, min(params.top_logprobs, logp.numel()))
+            top = [(self.tokenizer.decode([int(j)]), float(v)) for v, j in zip(vals, idx)]
+        return TokenLogprob(self.tokenizer.decode([token]), float(logp[token]), tuple(top))
 
     def _choose(self, logits, params: GenerateParams, gen) -> int:
         torch = self._torch
@@ -439,8 +472,19 @@ class HFBackend(Backend):
     async def _generate(self, messages, params, n):
         prompt, extra = self.encode(messages)
         self._check_length(prompt, params.max_tokens)
-        return await asyncio.to_thread(
-            self._locked, lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
+        if not self.kv_reuse:   # one sample at a time (the reference the batches equal)
+            return await asyncio.to_thread(
+                self._locked, lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
+        size = self.sample_batch_size
+
+        def batches() -> list[Generation]:
+            out: list[Generation] = []
+            for start in range(0, n, size):
+                out.extend(self._sample_batch(prompt, params,
+                                              list(range(start, min(n, start + size))), extra))
+            return out
+
+        return await asyncio.to_thread(self._locked, batches)
 
     def _locked(self, fn, *args):
         with self._lock:
