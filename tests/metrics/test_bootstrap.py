@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from confeval.metrics import (
+    auarc,
     auroc,
     bootstrap_ci,
     brier_score,
@@ -37,7 +38,7 @@ def test_seeded_and_no_global_rng():
     assert np.array_equal(np.random.get_state()[1], state)  # noqa: NPY002
 
 
-@pytest.mark.parametrize("metric", [expected_calibration_error, auroc, brier_score])
+@pytest.mark.parametrize("metric", [expected_calibration_error, auroc, brier_score, auarc])
 def test_batched_path_equals_loop_path(metric):
     rng = np.random.default_rng(0)
     conf = rng.uniform(size=300)
@@ -121,3 +122,23 @@ def test_percentile_interval_is_numpys_linear_quantile_and_counts_undefined():
     assert np.isnan(percentile_interval(np.full(3, np.nan))[0])
     with pytest.raises(ValueError, match="confidence_level"):
         percentile_interval(reps, 1.0)
+
+
+@pytest.mark.parametrize("levels", [None, 5, 2])
+def test_batched_auarc_equals_the_metric_row_by_row(levels):
+    """Rows with ties within and equal values across rows: each row's AUARC as the metric's."""
+    from confeval.metrics import auarc as single
+    from confeval.metrics.bootstrap import _auarc_rows
+
+    rng = np.random.default_rng(levels or 0)
+    conf = rng.uniform(size=(40, 60))
+    if levels:
+        conf = np.round(conf * levels) / levels
+    correct = (rng.uniform(size=(40, 60)) < 0.6).astype(float)
+    correct[3] = rng.uniform(size=60)   # graded targets too
+    np.testing.assert_allclose(_auarc_rows(conf, correct),
+                               [single(c, y) for c, y in zip(conf, correct)],
+                               rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(_auarc_rows(conf, correct, integration="trapezoid"),
+                               [single(c, y, integration="trapezoid")
+                                for c, y in zip(conf, correct)], rtol=1e-13)

@@ -2,8 +2,8 @@
 
 ``bootstrap_ci(metric, *arrays)`` resamples the rows of ``arrays`` (all of length n) with
 replacement and recomputes ``metric`` on each resample. Metrics registered in
-:data:`BATCHED` (mean, accuracy, ECE with uniform bins, Brier, AUROC) are evaluated on a whole
-block of resamples at once as 2-D arrays; any other callable is evaluated once per resample
+:data:`BATCHED` (mean, accuracy, ECE with uniform bins, Brier, AUROC, AUARC) are evaluated on
+a whole block of resamples at once as 2-D arrays; any other callable is evaluated once per resample
 (a loop over resamples, never over samples). ``clusters=`` resamples whole clusters (e.g.
 all steps of an item) instead of rows.
 
@@ -30,7 +30,7 @@ import numpy as np
 from .._numeric import mid_ranks
 from .calibration import brier_score, expected_calibration_error, uniform_bin_indices
 from .classification import accuracy
-from .selective import auroc
+from .selective import auarc, auroc, harmonic_numbers
 
 __all__ = ["BATCHED", "RESAMPLING_SCHEMES", "BootstrapDiff", "BootstrapResult", "bootstrap_ci",
            "paired_bootstrap", "percentile_interval", "resample_counts"]
@@ -99,7 +99,36 @@ def _auroc_rows(score, correct):
     return np.where((n_pos > 0) & (n_neg > 0), out, np.nan)
 
 
+def _auarc_rows(conf, correct, **options):
+    """AUARC of every row (one resample each) with the tie rule of
+    :func:`~confeval.metrics.selective.auarc`: each row sorted once, then the tie blocks of all
+    rows handled as one flat array (a block ends at a new value or a new row) in closed form.
+    Options other than the defaults fall back to the metric itself, row by row."""
+    if options and options != {"integration": "mean", "ties": "average"}:
+        return np.array([auarc(c, y, **options) for c, y in zip(conf, correct)])
+    b, n = conf.shape
+    order = np.argsort(-conf, axis=1)
+    c = np.take_along_axis(conf, order, axis=1).ravel()
+    t = np.take_along_axis(correct, order, axis=1).ravel()
+    new = np.ones(b * n, dtype=bool)
+    new[1:] = c[1:] != c[:-1]
+    new[::n] = True                                   # every row starts a block
+    first = np.flatnonzero(new)                       # flat index of each block's start
+    row = first // n
+    length = np.diff(np.r_[first, b * n]).astype(np.float64)
+    sums = np.add.reduceat(t, first)
+    starts = (first - row * n).astype(np.float64)    # positions within the row
+    ends = starts + length
+    before = np.cumsum(sums) - sums                   # targets before the block, flat ...
+    c_start = before - before[np.searchsorted(first, row * n)]   # ... minus the rows before
+    m = sums / length
+    area = (c_start - starts * m) * (harmonic_numbers(ends) - harmonic_numbers(starts)) \
+        + length * m
+    return np.bincount(row, weights=area, minlength=b) / n
+
+
 BATCHED: dict[Callable, Callable] = {
+    auarc: _auarc_rows,
     np.mean: _mean_rows,
     accuracy: _accuracy_rows,
     brier_score: _brier_rows,
