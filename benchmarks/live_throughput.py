@@ -35,9 +35,9 @@ def _workloads(n: int):
     judge = [(build_judge_messages(it, direct=True), [f"Score: {k}" for k in LEVELS])
              for it in load_builtin("arith-judge", n, 0)]
     if CQA.is_file():
-        from confeval.suites.measures import load_mcq_items
+        from confeval.suites._multiple_choice import load_mc_items
 
-        items = load_mcq_items(str(CQA))[:n]
+        items = load_mc_items(str(CQA), n)
     else:
         items = [{**it, "options": it["options"][:5]} for it in load_builtin("arith-mc", n, 0)]
     measures = [(raw_prompt(GENERATION_PROMPT.format(question=it["question"])),

@@ -39,9 +39,9 @@ FILLER = ["the", "a", "maybe", "probably", "answer", "is", "it", "I", "think", "
 
 def _questions(n: int, rng: np.random.Generator) -> list[list[str]]:
     if CQA.is_file():
-        from confeval.suites.measures import load_mcq_items
+        from confeval.suites._multiple_choice import load_mc_items
 
-        return [it["options"] for it in load_mcq_items(str(CQA))[:n]]
+        return [it["options"] for it in load_mc_items(str(CQA), n)]
     words = [f"w{i}" for i in range(2000)]
     return [[" ".join(rng.choice(words, rng.integers(1, 4))) for _ in range(5)]
             for _ in range(n)]

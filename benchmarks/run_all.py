@@ -98,10 +98,10 @@ def _token_data(rng, answers=10_000, heads=32):
     return lps, sims, relevance, attention
 
 
-def measures_rows(repeats: int) -> list[Row]:
+def measures_rows(repeats: int, questions: int = 1000, answers: int = 10_000) -> list[Row]:
     rng = np.random.default_rng(0)
-    stack, matrices = _similarity_data(rng)
-    lps, sims, relevance, attention = _token_data(rng)
+    stack, matrices = _similarity_data(rng, questions)
+    lps, sims, relevance, attention = _token_data(rng, answers)
     nll = [-lp for lp in lps]
     padded, lengths = MS.pad_ragged(lps)
     rel_padded = MS.pad_ragged(relevance)[0]
@@ -116,22 +116,22 @@ def measures_rows(repeats: int) -> list[Row]:
     for name, (single, batched, uq, poly) in black_box.items():
         refs = {"UQ-NLG": lambda f=uq: [f(w) for w in matrices],
                 "LM-Polygraph": lambda f=poly: [f(w) for w in matrices]}
-        work = f"{name}, 1,000 questions x 20 samples"
+        work = f"{name}, {questions:,} questions x 20 samples"
         rows.append(_compare(f"{work}, per call", lambda f=single: [f(w) for w in matrices],
                              refs, repeats, 1.0))
         rows.append(_compare(f"{work}, batched", lambda f=batched: f(stack), refs, repeats, 5.0))
     white_box = [
-        ("TokenSAR, 10,000 answers",
+        (f"TokenSAR, {answers:,} answers",
          lambda: [MS.token_sar(lp, r) for lp, r in zip(lps, relevance)],
          lambda: MS.token_sar_batch(padded, rel_padded, lengths),
          {"LM-Polygraph": lambda: lm_polygraph.token_sar(lps, sims),
           "SAR (numpy)": lambda: sar.token_sar(nll, relevance)}),
-        ("CSL all heads, 10,000 answers x 32 heads",
+        (f"CSL all heads, {answers:,} answers x 32 heads",
          lambda: [MS.csl(lp, a) for lp, a in zip(lps, attention)],
          lambda: MS.csl_batch(padded, att_padded, lengths),
          {"LM-Polygraph": lambda: lm_polygraph.csl(lps, attention),
           "ContextSL (numpy)": lambda: contextsl.attn_nll_all(nll, attention)}),
-        ("SL, 10,000 answers",
+        (f"SL, {answers:,} answers",
          lambda: [MS.sequence_likelihood(lp) for lp in lps],
          lambda: MS.sequence_likelihood_batch(padded, lengths),
          {"LM-Polygraph": lambda: lm_polygraph.max_sequence_probability(lps)}),
@@ -146,36 +146,37 @@ def measures_rows(repeats: int) -> list[Row]:
 
 
 def metrics_rows(repeats: int, n: int = 1_000_000) -> list[Row]:
+    rows_label = "10^6 rows" if n == 1_000_000 else f"{n:,} rows"
     from sklearn.metrics import roc_auc_score
 
     rng = np.random.default_rng(0)
     conf = rng.uniform(size=n)
     correct = (rng.uniform(size=n) < conf).astype(np.float64)
     rows = [
-        _compare("AUARC, 10^6 rows", lambda: M.auarc(conf, correct),
+        _compare(f"AUARC, {rows_label}", lambda: M.auarc(conf, correct),
                  {"LM-Polygraph": lambda: lm_polygraph.prediction_rejection_area(-conf, correct),
                   "UQ-NLG": lambda: uq_nlg.auarc(-conf, correct)}, repeats, 1.5),
-        _compare("AURC, 10^6 rows", lambda: M.aurc(conf, 1 - correct),
+        _compare(f"AURC, {rows_label}", lambda: M.aurc(conf, 1 - correct),
                  {"LM-Polygraph": lambda: lm_polygraph.risk_coverage_auc(-conf, correct)},
                  min(repeats, 3), 1.5),
-        _compare("PRR, 10^6 rows", lambda: M.prediction_rejection_ratio(conf, correct),
+        _compare(f"PRR, {rows_label}", lambda: M.prediction_rejection_ratio(conf, correct),
                  {"LM-Polygraph": lambda: lm_polygraph.prediction_rejection_ratio(-conf,
                                                                                    correct)},
                  repeats, 1.5),
-        _compare("AUROC, 10^6 rows", lambda: M.auroc(conf, correct),
+        _compare(f"AUROC, {rows_label}", lambda: M.auroc(conf, correct),
                  {"scikit-learn": lambda: roc_auc_score(correct, conf)}, repeats, None),
     ]
     try:
         import torch
         from torchmetrics.functional.classification import binary_calibration_error
     except ImportError:
-        rows.append(Row("ECE (15 bins), 10^6 rows", _time_once(
+        rows.append(Row(f"ECE (15 bins), {rows_label}", _time_once(
             lambda: M.expected_calibration_error(conf, correct)),
             note="torchmetrics not installed"))
     else:
         preds, target = torch.from_numpy(conf), torch.from_numpy(correct.astype(np.int64))
         rows.append(_compare(
-            "ECE (15 bins), 10^6 rows", lambda: M.expected_calibration_error(conf, correct),
+            f"ECE (15 bins), {rows_label}", lambda: M.expected_calibration_error(conf, correct),
             {"torchmetrics": lambda: binary_calibration_error(preds, target, n_bins=15)},
             repeats, None, note="torchmetrics bins are left-closed in float32"))
     return rows

@@ -1,0 +1,37 @@
+"""The benchmark scripts still run (on tiny inputs): a renamed function must not leave a
+benchmark broken until someone runs it."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+
+@pytest.mark.parametrize("script", sorted(p.stem for p in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_imports(script):
+    assert hasattr(importlib.import_module(script), "main" if script != "steps_scale"
+                   else "main_")
+
+
+def test_run_all_prints_one_table_on_small_inputs(capsys):
+    import run_all
+
+    rows = run_all.measures_rows(1, questions=20, answers=50) + run_all.metrics_rows(1, n=2000)
+    run_all.print_table(rows)
+    out = capsys.readouterr().out
+    assert "Ecc, 20 questions x 20 samples, batched" in out and "AUARC, 2,000 rows" in out
+    assert all(r.seconds > 0 and r.references for r in rows if "ECE" not in r.work)
+
+
+def test_the_workloads_of_the_live_and_scale_benchmarks_build():
+    import live_throughput
+    import measures_scale
+
+    assert len(measures_scale._questions(3, np.random.default_rng(0))) == 3
+    assert {k: len(v) for k, v in live_throughput._workloads(2).items()} == {"judge": 2,
+                                                                             "measures": 2}
