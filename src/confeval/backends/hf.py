@@ -29,13 +29,15 @@
   in cache keys is the path plus a fingerprint of the config and weights, so changed weights
   never reuse stale answers.
 
-Work runs in a worker thread, one call at a time, so the event loop stays responsive.
+Work runs on the backend's own worker thread, one call at a time, so the event loop stays
+responsive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,7 +112,13 @@ class HFBackend(Backend):
         caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
             {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
+        # A prompt pass whose only use is the next token's distribution computes the
+        # vocabulary logits of its last position alone (the output layer is ~20% of a small
+        # model's work per position), where the model's forward takes logits_to_keep.
+        self._last_logits_only = ({"logits_to_keep": 1} if "logits_to_keep" in
+                                  inspect.signature(self.net.forward).parameters else {})
         self._lock = threading.Lock()
+        self._executor = None
         self._fingerprint = self._make_fingerprint()
 
     # ------------------------------------------------------------------ identity
@@ -288,7 +296,7 @@ class HFBackend(Backend):
         n_prompt = len(prompt)
         with torch.no_grad():
             first = self.net(input_ids=torch.tensor([prompt], device=self.device),
-                             use_cache=True)
+                             use_cache=True, **self._last_logits_only)
         cache = first.past_key_values
         last = torch.log_softmax(first.logits[0, -1].double().cpu(), dim=-1)
         pad = self.tokenizer.pad_token_id
@@ -376,8 +384,8 @@ class HFBackend(Backend):
         if any(not c for c in conts):
             raise BackendError("hf: an empty continuation has no tokens to score")
         self._check_length(prompt, max(map(len, conts)) + len(tail))
-        return await asyncio.to_thread(
-            self._locked, lambda: self.token_scores_ids(prompt, conts, tail,
+        return await self._in_worker(
+            lambda: self.token_scores_ids(prompt, conts, tail,
                                                         attention=attention, extra=extra))
 
     async def _score(self, messages, continuations):
@@ -385,7 +393,7 @@ class HFBackend(Backend):
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
                  for c in continuations]
         self._check_length(prompt, max(map(len, conts), default=0))
-        return await asyncio.to_thread(self._locked, self.score_ids, prompt, conts, extra)
+        return await self._in_worker(self.score_ids, prompt, conts, extra)
 
     # ------------------------------------------------------------------ generation
     def _sample(self, prompt: list[int], params: GenerateParams, index: int,
@@ -413,7 +421,7 @@ class HFBackend(Backend):
         with torch.no_grad():
             # Images enter on the prompt's pass only; later steps reuse the KV cache.
             outputs = self.net(input_ids=torch.tensor([prompt], device=self.device),
-                               use_cache=True, **self._extra(extra, 1))
+                               use_cache=True, **self._extra(extra, 1), **self._last_logits_only)
             past = outputs.past_key_values
             if n > 1:
                 past.batch_repeat_interleave(n)
@@ -473,8 +481,8 @@ class HFBackend(Backend):
         prompt, extra = self.encode(messages)
         self._check_length(prompt, params.max_tokens)
         if not self.kv_reuse:   # one sample at a time (the reference the batches equal)
-            return await asyncio.to_thread(
-                self._locked, lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
+            return await self._in_worker(
+                lambda: [self._sample(prompt, params, i, extra) for i in range(n)])
         size = self.sample_batch_size
 
         def batches() -> list[Generation]:
@@ -484,7 +492,22 @@ class HFBackend(Backend):
                                               list(range(start, min(n, start + size))), extra))
             return out
 
-        return await asyncio.to_thread(self._locked, batches)
+        return await self._in_worker(batches)
+
+    async def _in_worker(self, fn, *args):
+        """``fn(*args)`` on the backend's own worker thread, one call at a time: the event loop
+        stays free, and torch always runs on the same thread (a fresh thread per call, as
+        ``asyncio.to_thread`` gives under a new event loop, cost ~50 ms of thread set-up per
+        call on the embedded model)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker(), self._locked, fn, *args)
+
+    def _worker(self):
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="confeval-hf")
+        return self._executor
 
     def _locked(self, fn, *args):
         with self._lock:
