@@ -22,7 +22,8 @@ from .metrics.bootstrap import _interval, resample_counts
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
 from .records import RecordSet
 
-__all__ = ["evaluate_agreement", "evaluate_confidence", "score_confidence_records"]
+__all__ = ["compare_confidence", "evaluate_agreement", "evaluate_confidence",
+           "score_confidence_records"]
 
 
 def _quiet(fn: Callable, *args, **kwargs) -> float:
@@ -301,3 +302,80 @@ def evaluate_agreement(pred: ArrayLike, truth: ArrayLike, probs: ArrayLike | Non
             "mae": (M.mean_absolute_error, (p, t), {}),
         }, n_resamples, seed)
     return result
+
+
+COMPARED_CONFIDENCE_METRICS = {
+    # name: (metric, arrays it reads, higher is better)
+    "accuracy": (np.mean, ("correct",), True),
+    "auroc": (M.auroc, ("confidence", "correct"), True),
+    "auarc": (M.auarc, ("confidence", "correct"), True),
+    "ece": (M.expected_calibration_error, ("confidence", "correct"), False),
+    "brier": (M.brier_score, ("confidence", "correct"), False),
+}
+"""The metrics :func:`compare_confidence` compares, with their direction."""
+
+
+def compare_confidence(models: dict[str, tuple[ArrayLike, ArrayLike]], *, n_bins: int = 15,
+                       n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
+    """Several models' confidences against their correctness on the same items, compared:
+    ``models[name] = (confidence, correct)``, every model over the same n items in the same
+    order. For each metric of :data:`COMPARED_CONFIDENCE_METRICS`: each model's value (the
+    metric :func:`evaluate_confidence` reports), its 95% percentile interval and rank interval
+    from paired bootstrap resamples of the items (the same resamples for every model), every
+    pair's difference and p-value — the exact McNemar test for accuracy, DeLong's test for
+    AUROC when the two models share their correctness labels (a paired bootstrap when they do
+    not: DeLong compares ROC curves of the same cases), the paired bootstrap otherwise — Holm
+    adjusted within the metric, and significance groups at ``alpha``
+    (:func:`~confeval.metrics.compare.compare_metric`)."""
+    from .metrics import compare as C
+
+    if len(models) < 2:
+        raise ValueError("compare needs at least two models")
+    names = list(models)
+    data = {}
+    for name, (confidence, correct) in models.items():
+        conf = as_unit_interval(confidence, f"{name}: confidence")
+        target = as_unit_interval(correct, f"{name}: correct")
+        same_length(confidence=conf, correct=target)
+        data[name] = {"confidence": conf, "correct": target}
+    sizes = {name: d["correct"].size for name, d in data.items()}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"every model must cover the same items; sizes {sizes}")
+    binary = all(np.isin(d["correct"], (0.0, 1.0)).all() for d in data.values())
+    out: dict = {"n_items": sizes[names[0]], "metrics": {}}
+    for offset, (metric_name, (fn, reads, higher)) in enumerate(
+            COMPARED_CONFIDENCE_METRICS.items()):
+        if metric_name == "auroc" and not binary:
+            continue
+        kwargs = {"n_bins": n_bins} if metric_name == "ece" else {}
+        arrays = [[data[name][r] for r in reads] for name in names]
+        values = [_quiet(fn, *a, **kwargs) for a in arrays]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+            reps = C.paired_replicates(fn, arrays, n_resamples=n_resamples, seed=seed + offset,
+                                       **kwargs)
+        tests = _exact_pair_tests(metric_name, names, data, C)
+        out["metrics"][metric_name] = C.compare_metric(reps, values, names,
+                                                       higher_is_better=higher,
+                                                       pair_tests=tests, alpha=alpha)
+    first = next(iter(out["metrics"].values()))
+    out["models"] = first["ranked"]
+    return out
+
+
+def _exact_pair_tests(metric: str, names: list[str], data: dict, C) -> dict:
+    tests = {}
+    for a, b in C.all_pairs(names):
+        ya, yb = data[a]["correct"], data[b]["correct"]
+        pair = {}
+        if metric == "accuracy" and np.isin(ya, (0.0, 1.0)).all() and np.isin(yb, (0, 1)).all():
+            pair = (C.mcnemar_exact(ya, yb), "mcnemar_exact")
+        elif metric == "auroc" and np.array_equal(ya, yb):
+            try:
+                pair = (C.delong_test(data[a]["confidence"], data[b]["confidence"], ya)[1],
+                        "delong")
+            except ValueError:   # fewer than two items of a class: no test
+                pair = (float("nan"), "delong")
+        if pair:
+            tests[(a, b)] = tests[(b, a)] = pair
+    return tests
