@@ -22,8 +22,8 @@ from .metrics.bootstrap import _interval, resample_counts
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
 from .records import RecordSet
 
-__all__ = ["compare_confidence", "evaluate_agreement", "evaluate_confidence",
-           "score_confidence_records"]
+__all__ = ["compare_confidence", "compare_confidence_records", "evaluate_agreement",
+           "evaluate_confidence", "score_confidence_records"]
 
 
 def _quiet(fn: Callable, *args, **kwargs) -> float:
@@ -379,3 +379,49 @@ def _exact_pair_tests(metric: str, names: list[str], data: dict, C) -> dict:
         if pair:
             tests[(a, b)] = tests[(b, a)] = pair
     return tests
+
+
+def compare_confidence_records(sets: dict[str, RecordSet], confidence_col: str, correct_col: str,
+                               id_col: str, *, n_bins: int = 15, n_resamples: int = 1000,
+                               seed: int = 0, alpha: float = 0.05) -> dict:
+    """:func:`compare_confidence` on record sets, one per model, their items aligned by
+    ``id_col``: every model's usable rows are read as ``confeval score`` reads them (unusable
+    rows excluded and counted per model), only the ids every model has are compared, in one
+    order, and ``not_shared[name]`` counts the ids some other model has and this one lacks. A
+    repeated id within one model, fewer than two models or no shared item is a
+    :class:`ValueError` naming the source."""
+    if len(sets) < 2:
+        raise ValueError("compare needs at least two models")
+    per_model: dict[str, dict] = {}
+    for name, rs in sets.items():
+        if id_col not in rs.frame.columns:
+            raise ValueError(f"{rs.source}: no id column {id_col!r} (columns: "
+                             f"{', '.join(map(str, rs.frame.columns))})")
+        conf = rs.numeric([confidence_col], what="confidence", lo=0.0, hi=1.0)[:, 0]
+        correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
+        ids = rs.frame[id_col].astype(str).to_numpy()
+        keep = rs.mask & (rs.frame[id_col].notna().to_numpy())
+        seen, repeated = np.unique(ids[keep], return_counts=True)
+        if (repeated > 1).any():
+            raise ValueError(f"{rs.source}: id {seen[repeated > 1][0]!r} appears "
+                             f"{int(repeated.max())} times in {id_col!r}; ids must be unique")
+        per_model[name] = {"rs": rs, "rows": dict(zip(ids[keep], np.flatnonzero(keep))),
+                           "confidence": conf, "correct": correct}
+    every = set.intersection(*(set(m["rows"]) for m in per_model.values()))
+    union = set.union(*(set(m["rows"]) for m in per_model.values()))
+    if not every:
+        raise ValueError("no item id is shared by every model: "
+                         + ", ".join(f"{m['rs'].source} ({len(m['rows'])} ids)"
+                                     for m in per_model.values()))
+    shared = sorted(every)
+    models = {}
+    for name, m in per_model.items():
+        rows = np.array([m["rows"][i] for i in shared])
+        models[name] = (m["confidence"][rows], m["correct"][rows])
+    out = compare_confidence(models, n_bins=n_bins, n_resamples=n_resamples, seed=seed,
+                             alpha=alpha)
+    return {"suite": "score", "models": out["models"], "n_items_shared": len(shared),
+            "not_shared": {name: len(union) - len(m["rows"]) for name, m in per_model.items()},
+            "excluded": {name: m["rs"].excluded for name, m in per_model.items()},
+            "metrics": {metric: {k: v for k, v in table.items() if k != "ranked"}
+                        for metric, table in out["metrics"].items()}}
