@@ -68,26 +68,27 @@ class _Batch(NamedTuple):
         return self.sizes if self.real is None else self.sizes[:, None]
 
 
-def _stack(W: ArrayLike) -> np.ndarray:
+def _numbers(W: ArrayLike, ndim: int) -> np.ndarray:
+    """W as float64 with square (non-empty) last two axes: one matrix (``ndim`` 2) or a
+    stack (3)."""
     try:
         w = np.asarray(W, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("W must be a matrix of numbers") from None
-    if w.ndim != 3 or w.shape[1] != w.shape[2] or w.shape[1] == 0:
-        raise ValueError(f"W must be a stack of non-empty square matrices (q, m, m), got shape "
-                         f"{w.shape}")
+    if w.ndim != ndim or w.shape[-1] != w.shape[-2] or w.shape[-1] == 0:
+        what = "a non-empty square matrix" if ndim == 2 else \
+            "a stack of non-empty square matrices (q, m, m)"
+        raise ValueError(f"W must be {what}, got shape {w.shape}")
     return w
 
 
+def _stack(W: ArrayLike) -> np.ndarray:
+    return _numbers(W, 3)
+
+
 def _single(W: ArrayLike) -> np.ndarray:
-    """One matrix as a stack of one (its shape checked as a matrix)."""
-    try:
-        w = np.asarray(W, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("W must be a matrix of numbers") from None
-    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] == 0:
-        raise ValueError(f"W must be a non-empty square matrix, got shape {w.shape}")
-    return w[None]
+    """One matrix as a stack of one."""
+    return _numbers(W, 2)[None]
 
 
 def _batch(w: np.ndarray, sizes: ArrayLike | None = None, *, spectral: bool = False) -> _Batch:
