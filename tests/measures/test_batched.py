@@ -211,3 +211,14 @@ def test_stack_errors_name_the_matrix():
         MS.degree_batch(w, sizes=[0, 3])
     # beyond a size nothing is read: the asymmetric entry is outside matrix 1's 2 x 2
     assert MS.eccentricity_batch(w, sizes=[3, 2]).uncertainty.shape == (2,)
+
+
+def test_identical_rows_are_found_in_bounded_chunks(monkeypatch):
+    """The exact row comparison runs over chunks of stacks (memory bounded whatever q and m):
+    the ties found do not depend on the chunk size."""
+    rng = np.random.default_rng(12)
+    stack, sizes, _ = _stack(rng, 60, 7)
+    whole = MS.eccentricity_batch(stack, sizes)
+    monkeypatch.setattr(similarity, "_COMPARISON_ELEMENTS", 1)   # one stack per chunk
+    one_by_one = MS.eccentricity_batch(stack, sizes)
+    np.testing.assert_array_equal(whole.confidence, one_by_one.confidence)

@@ -225,14 +225,21 @@ def _first_equal_rows(rows: np.ndarray, real: np.ndarray | None) -> np.ndarray |
     candidates = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
     if not candidates.size:
         return None
-    sub = rows[candidates]
-    equal = (sub[:, :, None, :] == sub[:, None, :, :]).all(axis=3)
-    if real is not None:
-        equal &= real[candidates][:, :, None] & real[candidates][:, None, :]
-        equal[:, np.arange(m), np.arange(m)] = True
     first = np.broadcast_to(np.arange(m), (q, m)).copy()
-    first[candidates] = np.argmax(equal, axis=2)
+    # the pairwise comparison holds m x m x n booleans per stack: bounded chunks of stacks
+    chunk = max(1, _COMPARISON_ELEMENTS // (m * m * rows.shape[2]))
+    for start in range(0, candidates.size, chunk):
+        part = candidates[start:start + chunk]
+        sub = rows[part]
+        equal = (sub[:, :, None, :] == sub[:, None, :, :]).all(axis=3)
+        if real is not None:
+            equal &= real[part][:, :, None] & real[part][:, None, :]
+            equal[:, np.arange(m), np.arange(m)] = True
+        first[part] = np.argmax(equal, axis=2)
     return first
+
+
+_COMPARISON_ELEMENTS = 1 << 24
 
 
 def _tie(values: np.ndarray, first: np.ndarray | None) -> np.ndarray:
