@@ -14,8 +14,8 @@ from rich.table import Table
 
 from .._registry import Registry
 
-__all__ = ["TERMINAL_TABLES", "blank", "cell", "file_names", "file_table", "number",
-           "register_table", "results_table", "simple_table"]
+__all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_tables", "file_names", "file_table",
+           "number", "register_table", "results_table", "simple_table"]
 
 TERMINAL_TABLES: Registry[Callable[[dict], Table]] = Registry(
     "terminal table", filled_by="confeval.report.sections")
@@ -132,3 +132,29 @@ def confidence_table(results: dict) -> Table:
 @register_table("agreement")
 def agreement_table(results: dict) -> Table:
     return results_table(results, AGREEMENT_COLUMNS, "Judge vs reference scores")
+
+
+def compare_tables(document: dict) -> list[Table]:
+    """``confeval compare``'s terminal output: one ranked table per metric — rank (and its
+    95% interval), model, value [interval], group letters — and a caption with the shared
+    items and what each model lacked."""
+    doc = document["compare"]
+    lacking = ", ".join(f"{name} {count:,}" for name, count in doc["not_shared"].items()
+                        if count)
+    tables = []
+    for metric, table in doc["metrics"].items():
+        direction = "higher is better" if table["higher_is_better"] else "lower is better"
+        t = simple_table(f"{metric} ({direction}), {doc['n_items_shared']:,} shared items",
+                         caption=("not shared: " + lacking) if lacking else None)
+        for header in ("rank", "model", "value [95%]", "group"):
+            t.add_column(header, justify="left" if header == "model" else "right")
+        ranked = sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])
+        for name, row in ranked:
+            span = (f" [{row['rank_low']:g}-{row['rank_high']:g}]"
+                    if row["rank_low"] == row["rank_low"] else "")
+            value = number(row["value"])
+            if row["low"] == row["low"]:
+                value += f" [{number(row['low'])}, {number(row['high'])}]"
+            t.add_row(f"{row['rank']}{span}", name, value, row["group"])
+        tables.append(t)
+    return tables
