@@ -22,8 +22,8 @@ from .metrics.bootstrap import _interval, resample_counts
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
 from .records import RecordSet
 
-__all__ = ["compare_confidence", "compare_confidence_records", "evaluate_agreement",
-           "evaluate_confidence", "score_confidence_records"]
+__all__ = ["compare_confidence", "confidence_metrics", "evaluate_agreement",
+           "evaluate_confidence", "read_confidence_records", "score_confidence_records"]
 
 
 def _quiet(fn: Callable, *args, **kwargs) -> float:
@@ -192,6 +192,23 @@ MAX_CONFUSION_LEVELS = 50
 distinct values (a judge's continuous scores would make it n x n)."""
 
 
+def read_confidence_records(rs: RecordSet, confidence_col: str, correct_col: str, *,
+                            any_confidence: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, correct) of the usable rows of ``rs``: rows without a usable confidence
+    (missing, not a number, outside [0, 1] unless ``any_confidence``) or correctness are
+    excluded and counted in ``rs``; fewer than two usable rows is a :class:`ValueError`
+    naming the source."""
+    conf = rs.numeric([confidence_col], what="confidence",
+                      lo=None if any_confidence else 0.0,
+                      hi=None if any_confidence else 1.0)[:, 0]
+    correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
+    keep = rs.mask
+    if keep.sum() < 2:
+        raise ValueError(f"{rs.source}: fewer than two usable rows "
+                         f"(excluded: {rs.excluded or 'none'})")
+    return conf[keep], correct[keep]
+
+
 def score_confidence_records(rs: RecordSet, confidence_col: str, correct_col: str, *,
                              any_confidence: bool = False, n_bins: int = 15,
                              rce_bins: int = 20, n_resamples: int = 1000, seed: int = 0,
@@ -202,15 +219,9 @@ def score_confidence_records(rs: RecordSet, confidence_col: str, correct_col: st
     Rows without a usable confidence (missing, not a number, outside [0, 1] unless
     ``any_confidence``) or correctness are excluded and counted in ``rs``; fewer than two
     usable rows is a :class:`ValueError` naming the source."""
-    conf = rs.numeric([confidence_col], what="confidence",
-                      lo=None if any_confidence else 0.0,
-                      hi=None if any_confidence else 1.0)[:, 0]
-    correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
-    keep = rs.mask
-    if keep.sum() < 2:
-        raise ValueError(f"{rs.source}: fewer than two usable rows "
-                         f"(excluded: {rs.excluded or 'none'})")
-    res = evaluate_confidence(conf[keep], correct[keep], n_bins=n_bins, rce_bins=rce_bins,
+    conf, correct = read_confidence_records(rs, confidence_col, correct_col,
+                                            any_confidence=any_confidence)
+    res = evaluate_confidence(conf, correct, n_bins=n_bins, rce_bins=rce_bins,
                               n_resamples=n_resamples, seed=seed,
                               probability_scale=not any_confidence, progress=progress)
     return {**rs.summary(), **res}
@@ -326,102 +337,49 @@ def compare_confidence(models: dict[str, tuple[ArrayLike, ArrayLike]], *, n_bins
     AUROC when the two models share their correctness labels (a paired bootstrap when they do
     not: DeLong compares ROC curves of the same cases), the paired bootstrap otherwise — Holm
     adjusted within the metric, and significance groups at ``alpha``
-    (:func:`~confeval.metrics.compare.compare_metric`)."""
+    (:func:`~confeval.metrics.compare.compare_models`)."""
     from .metrics import compare as C
 
     if len(models) < 2:
         raise ValueError("compare needs at least two models")
-    names = list(models)
     data = {}
     for name, (confidence, correct) in models.items():
         conf = as_unit_interval(confidence, f"{name}: confidence")
         target = as_unit_interval(correct, f"{name}: correct")
         same_length(confidence=conf, correct=target)
-        data[name] = {"confidence": conf, "correct": target}
-    sizes = {name: d["correct"].size for name, d in data.items()}
+        data[name] = (conf, target)
+    sizes = {name: d[1].size for name, d in data.items()}
     if len(set(sizes.values())) > 1:
         raise ValueError(f"every model must cover the same items; sizes {sizes}")
+    tables = C.compare_models(confidence_metrics(data, n_bins=n_bins),
+                              n_resamples=n_resamples, seed=seed, alpha=alpha)
+    first = next(iter(tables.values()))
+    return {"n_items": next(iter(sizes.values())), "models": first["ranked"],
+            "metrics": tables}
+
+
+def confidence_metrics(models: dict[str, tuple[np.ndarray, np.ndarray]], *, n_bins: int = 15,
+                       probability_scale: bool = True) -> dict:
+    """Every metric of :data:`COMPARED_CONFIDENCE_METRICS` as a
+    :class:`~confeval.metrics.compare.PairedMetric` over validated, aligned arrays
+    (``models[name] = (confidence, correct)``): AUROC only when every correctness is 0/1, ECE
+    and Brier only on the probability scale. Each value is the one :func:`evaluate_confidence`
+    reports."""
+    from .metrics.compare import PairedMetric
+
+    data = {name: {"confidence": c, "correct": y} for name, (c, y) in models.items()}
     binary = all(np.isin(d["correct"], (0.0, 1.0)).all() for d in data.values())
-    out: dict = {"n_items": sizes[names[0]], "metrics": {}}
-    for offset, (metric_name, (fn, reads, higher)) in enumerate(
-            COMPARED_CONFIDENCE_METRICS.items()):
-        if metric_name == "auroc" and not binary:
+    metrics = {}
+    for metric_name, (fn, reads, higher) in COMPARED_CONFIDENCE_METRICS.items():
+        if (metric_name == "auroc" and not binary) or (
+                metric_name in ("ece", "brier") and not probability_scale):
             continue
         kwargs = {"n_bins": n_bins} if metric_name == "ece" else {}
-        arrays = [[data[name][r] for r in reads] for name in names]
-        values = [_quiet(fn, *a, **kwargs) for a in arrays]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", M.UndefinedMetricWarning)
-            reps = C.paired_replicates(fn, arrays, n_resamples=n_resamples, seed=seed + offset,
-                                       **kwargs)
-        tests = _exact_pair_tests(metric_name, names, data, C)
-        out["metrics"][metric_name] = C.compare_metric(reps, values, names,
-                                                       higher_is_better=higher,
-                                                       pair_tests=tests, alpha=alpha)
-    first = next(iter(out["metrics"].values()))
-    out["models"] = first["ranked"]
-    return out
+        arrays = {name: [d[r] for r in reads] for name, d in data.items()}
+        metrics[metric_name] = PairedMetric(
+            fn, arrays, higher, kwargs, test=_PAIR_TESTS.get(metric_name, "paired_bootstrap"),
+            values={name: _quiet(fn, *a, **kwargs) for name, a in arrays.items()})
+    return metrics
 
 
-def _exact_pair_tests(metric: str, names: list[str], data: dict, C) -> dict:
-    tests = {}
-    for a, b in C.all_pairs(names):
-        ya, yb = data[a]["correct"], data[b]["correct"]
-        pair = {}
-        if metric == "accuracy" and np.isin(ya, (0.0, 1.0)).all() and np.isin(yb, (0, 1)).all():
-            pair = (C.mcnemar_exact(ya, yb), "mcnemar_exact")
-        elif metric == "auroc" and np.array_equal(ya, yb):
-            try:
-                pair = (C.delong_test(data[a]["confidence"], data[b]["confidence"], ya)[1],
-                        "delong")
-            except ValueError:   # fewer than two items of a class: no test
-                pair = (float("nan"), "delong")
-        if pair:
-            tests[(a, b)] = tests[(b, a)] = pair
-    return tests
-
-
-def compare_confidence_records(sets: dict[str, RecordSet], confidence_col: str, correct_col: str,
-                               id_col: str, *, n_bins: int = 15, n_resamples: int = 1000,
-                               seed: int = 0, alpha: float = 0.05) -> dict:
-    """:func:`compare_confidence` on record sets, one per model, their items aligned by
-    ``id_col``: every model's usable rows are read as ``confeval score`` reads them (unusable
-    rows excluded and counted per model), only the ids every model has are compared, in one
-    order, and ``not_shared[name]`` counts the ids some other model has and this one lacks. A
-    repeated id within one model, fewer than two models or no shared item is a
-    :class:`ValueError` naming the source."""
-    if len(sets) < 2:
-        raise ValueError("compare needs at least two models")
-    per_model: dict[str, dict] = {}
-    for name, rs in sets.items():
-        if id_col not in rs.frame.columns:
-            raise ValueError(f"{rs.source}: no id column {id_col!r} (columns: "
-                             f"{', '.join(map(str, rs.frame.columns))})")
-        conf = rs.numeric([confidence_col], what="confidence", lo=0.0, hi=1.0)[:, 0]
-        correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
-        ids = rs.frame[id_col].astype(str).to_numpy()
-        keep = rs.mask & (rs.frame[id_col].notna().to_numpy())
-        seen, repeated = np.unique(ids[keep], return_counts=True)
-        if (repeated > 1).any():
-            raise ValueError(f"{rs.source}: id {seen[repeated > 1][0]!r} appears "
-                             f"{int(repeated.max())} times in {id_col!r}; ids must be unique")
-        per_model[name] = {"rs": rs, "rows": dict(zip(ids[keep], np.flatnonzero(keep))),
-                           "confidence": conf, "correct": correct}
-    every = set.intersection(*(set(m["rows"]) for m in per_model.values()))
-    union = set.union(*(set(m["rows"]) for m in per_model.values()))
-    if not every:
-        raise ValueError("no item id is shared by every model: "
-                         + ", ".join(f"{m['rs'].source} ({len(m['rows'])} ids)"
-                                     for m in per_model.values()))
-    shared = sorted(every)
-    models = {}
-    for name, m in per_model.items():
-        rows = np.array([m["rows"][i] for i in shared])
-        models[name] = (m["confidence"][rows], m["correct"][rows])
-    out = compare_confidence(models, n_bins=n_bins, n_resamples=n_resamples, seed=seed,
-                             alpha=alpha)
-    return {"suite": "score", "models": out["models"], "n_items_shared": len(shared),
-            "not_shared": {name: len(union) - len(m["rows"]) for name, m in per_model.items()},
-            "excluded": {name: m["rs"].excluded for name, m in per_model.items()},
-            "metrics": {metric: {k: v for k, v in table.items() if k != "ranked"}
-                        for metric, table in out["metrics"].items()}}
+_PAIR_TESTS = {"accuracy": "mcnemar_exact", "auroc": "delong"}

@@ -61,12 +61,24 @@ class Problem:
     detail: str = ""
 
 
+_FORMATS = ((".jsonl.gz", "jsonl"), (".ndjson.gz", "jsonl"), (".jsonl", "jsonl"),
+            (".ndjson", "jsonl"), (".csv.gz", "csv"), (".csv", "csv"), (".tsv.gz", "tsv"),
+            (".tsv", "tsv"), (".parquet", "parquet"), (".pq", "parquet"))
+
+
+def stem_of(path: Path) -> str:
+    """A record file's name without its format extension (``llava-v1.5-7b.csv.gz`` ->
+    ``llava-v1.5-7b``); any other name (a run folder) as it is."""
+    name = path.name
+    for suffix, _ in _FORMATS:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def _format_of(path: Path) -> str:
     name = path.name.lower()
-    for suffix, fmt in ((".jsonl.gz", "jsonl"), (".ndjson.gz", "jsonl"), (".jsonl", "jsonl"),
-                        (".ndjson", "jsonl"), (".csv.gz", "csv"), (".csv", "csv"),
-                        (".tsv.gz", "tsv"), (".tsv", "tsv"), (".parquet", "parquet"),
-                        (".pq", "parquet")):
+    for suffix, fmt in _FORMATS:
         if name.endswith(suffix):
             return fmt
     raise RecordsError(f"{path}: unknown file format (expected .csv, .csv.gz, .tsv, .jsonl, "

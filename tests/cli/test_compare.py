@@ -2,6 +2,8 @@
 ``confeval score`` on the shared items, names and one-line errors."""
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -67,10 +69,68 @@ def test_names_table_and_one_line_errors(tmp_path, capsys):
     for argv, message in [
         (["compare", str(paths[0]), *args], "at least two inputs"),
         (["compare", str(paths[0]), str(paths[0]), *args], "two inputs are named 'judge0'"),
-        (["compare", *map(str, paths[:2]), "--suite", "sets", *args], "compares score so far"),
+        (["compare", *map(str, paths[:2]), "--suite", "sets", *args],
+         "--confidence-col, --correct-col: not an option of confeval compare --suite sets"),
+        (["compare", *map(str, paths[:2]), "--suite", "nope", *args],
+         "confeval compare compares score, sets"),
         (["compare", *map(str, paths[:2]), "--id-col", "nope", "-c", "p", "-y", "y"],
          "no id column 'nope'"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_formats_and_run_folder(tmp_path, capsys):
+    paths = _write(tmp_path)
+    args = ["--id-col", "id", "-c", "p", "-y", "y", "--bootstrap", "100"]
+    assert main(["compare", *map(str, paths), *args, "--format", "markdown"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| model | accuracy ↑ |") and len(lines) == 2 + 3
+    assert main(["compare", *map(str, paths), *args, "--format", "latex"]) == 0
+    assert r"\begin{tabular}" in capsys.readouterr().out
+    out = tmp_path / "cmp"
+    assert main(["compare", *map(str, paths), *args, "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in out.iterdir()) == ["compare.csv", "metrics.json",
+                                                     "report.html", "run.json"]
+    run = json.loads((out / "run.json").read_text())["config"]
+    assert run["command"] == "compare" and [i["name"] for i in run["inputs"]] == \
+        ["judge0", "judge1", "judge2"]
+    assert all(len(i["sha256"]) == 64 for i in run["inputs"])
+    section = json.loads((out / "metrics.json").read_text())["sections"][0]
+    assert section["kind"] == "compare" and section["results"] == doc["compare"]
+    page = (out / "report.html").read_text()
+    for metric in ("accuracy", "auroc", "ece", "brier", "auarc"):
+        assert f"forest plot of {metric}" in page and f"p-value heatmap of {metric}" in page
+    table = pd.read_csv(out / "compare.csv")
+    assert list(table["model"]) == doc["compare"]["models"]
+    assert main(["compare", *map(str, paths), *args, "--format", "html"]) == 2
+    assert "--format 'html'" in capsys.readouterr().err
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="headless Chromium is not "
+                    "installed (apt-get install chromium)")
+def test_report_shows_forest_plots_heatmaps_and_a_table_in_chromium(tmp_path, capsys):
+    paths = _write(tmp_path)
+    out = tmp_path / "cmp"
+    assert main(["compare", *map(str, paths), "--id-col", "id", "-c", "p", "-y", "y",
+                 "--bootstrap", "100", "--out", str(out)]) == 0
+    page = (out / "report.html").as_uri()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--no-first-run", "--disable-component-update", "--disable-sync"]
+    shot = tmp_path / "shot.png"
+    subprocess.run(["chromium", *flags, f"--user-data-dir={tmp_path / 'p1'}",
+                    "--window-size=1200,2400", f"--screenshot={shot}", page],
+                   check=True, capture_output=True, timeout=120)
+    from PIL import Image
+
+    image = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    top = image[:600]   # the table at the top of the page is drawn: not a blank band
+    assert (top < 200).mean() > 0.01
+    dom = subprocess.run(["chromium", *flags, f"--user-data-dir={tmp_path / 'p2'}",
+                          "--dump-dom", page], check=True, capture_output=True, timeout=120,
+                         text=True).stdout
+    assert dom.count("alt=\"forest plot of") == 5 and dom.count("alt=\"p-value heatmap") == 5
+    assert dom.count("<tr><th scope=\"row\">judge") >= 3

@@ -129,44 +129,31 @@ def test_compare_confidence_refuses_one_model_and_unequal_items():
                             "b": (models["model1"][0][:10], models["model1"][1][:10])})
 
 
-def test_records_are_aligned_by_id_and_missing_items_counted(tmp_path):
-    """Files in different row orders, one with items missing and one with an unusable row:
-    compared on the shared ids only, each value equal to evaluate_confidence on those items,
-    and not_shared counting what each model lacks."""
-    import pandas as pd
+def test_paired_bootstrap_p_is_the_normal_test_with_the_bootstrap_standard_error():
+    from scipy.stats import norm
 
-    from confeval.evaluate import compare_confidence_records
-    from confeval.records import RecordSet
+    from confeval.metrics.compare import paired_bootstrap_p
 
-    models = _models(n=120)
-    sets, frames = {}, {}
-    rng = np.random.default_rng(4)
-    for name in ("model0", "model1", "model3"):
-        conf, correct = models[name]
-        frame = pd.DataFrame({"id": [f"q{i}" for i in range(120)], "p": conf, "y": correct})
-        frame = frame.sample(frac=1.0, random_state=int(rng.integers(100)))   # own order
-        frames[name] = frame
-    frames["model1"] = frames["model1"][~frames["model1"]["id"].isin(["q3", "q7"])]
-    frames["model3"] = frames["model3"].astype({"p": object})
-    frames["model3"].loc[frames["model3"]["id"] == "q5", "p"] = "oops"
-    for name, frame in frames.items():
-        path = tmp_path / f"{name}.csv"
-        frame.to_csv(path, index=False)
-        sets[name] = RecordSet.read(path)
-    out = compare_confidence_records(sets, "p", "y", "id", n_resamples=100)
-    assert out["n_items_shared"] == 117
-    assert out["not_shared"] == {"model0": 0, "model1": 2, "model3": 1}
-    assert out["excluded"]["model3"] == {"non_numeric_confidence": 1}
-    keep = np.array([i not in (3, 5, 7) for i in range(120)])
-    for name in frames:
-        conf, correct = models[name]
-        expected = evaluate_confidence(conf[keep], correct[keep], n_resamples=0)
-        assert out["metrics"]["auroc"]["models"][name]["value"] == pytest.approx(
-            expected["auroc"], abs=1e-12)
-    with pytest.raises(ValueError, match="no id column 'item'"):
-        compare_confidence_records(sets, "p", "y", "item")
-    twice = pd.concat([frames["model0"], frames["model0"].head(1)])
-    twice.to_csv(tmp_path / "twice.csv", index=False)
-    with pytest.raises(ValueError, match="twice.csv: id 'q.*' appears 2 times"):
-        compare_confidence_records({"a": RecordSet.read(tmp_path / "twice.csv"),
-                                    "b": sets["model0"]}, "p", "y", "id")
+    reps = np.random.default_rng(0).normal(0.03, 0.01, size=1000)
+    se = np.std(reps, ddof=1)
+    assert paired_bootstrap_p(0.03, reps) == pytest.approx(2 * norm.sf(0.03 / se), rel=1e-12)
+    assert paired_bootstrap_p(0.0, np.zeros(50)) == 1.0     # the same model twice
+    assert paired_bootstrap_p(0.2, np.full(50, 0.2)) == 0.0  # a difference in every resample
+    assert np.isnan(paired_bootstrap_p(0.1, np.array([np.nan, np.nan])))
+
+
+def test_exact_tests_fall_back_to_the_bootstrap_where_their_condition_fails():
+    from confeval.metrics.compare import PairedMetric, compare_models
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200).astype(float)
+    soft = rng.random(200)
+    metric = PairedMetric(np.mean, {"a": [y], "b": [1 - y], "c": [soft]}, True,
+                          test="mcnemar_exact")
+    pairs = {(p["a"], p["b"]): p["test"] for p in compare_models(
+        {"m": metric}, n_resamples=50)["m"]["pairs"]}
+    tests = {frozenset(k): v for k, v in pairs.items()}
+    assert tests[frozenset("ab")] == "mcnemar_exact"
+    assert tests[frozenset("ac")] == tests[frozenset("bc")] == "paired_bootstrap"
+    with pytest.raises(ValueError, match="unknown test"):
+        PairedMetric(np.mean, {"a": [y]}, True, test="t_test")

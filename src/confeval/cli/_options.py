@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -63,12 +63,46 @@ def _parameter(field: dataclasses.Field, resolved: Any, stage: str) -> inspect.P
                              annotation=annotation)
 
 
-def with_options(options_cls: type, stage: str) -> Callable[[Callable], Callable]:
+def _beside(fields: list[dataclasses.Field], beside: Mapping[str, type], stage: str,
+            ignored: Mapping[str, Sequence[str]]) -> tuple[list, dict[str, Any]]:
+    """The fields of other options classes offered beside ``fields`` (``confeval compare``'s
+    suite options): each name once, optional (None: the class's own default), its help
+    prefixed by the classes that have it."""
+    taken = {f.name for f in fields}
+    found: dict[str, tuple[dataclasses.Field, Any, list[str]]] = {}
+    for owner, cls in beside.items():
+        resolved = field_types(cls)
+        for f in option_fields(cls, stage):
+            if f.name in taken or f.name in ignored.get(owner, ()):
+                continue
+            if f.name in found:
+                if found[f.name][1] != resolved[f.name]:
+                    raise TypeError(f"--{f.name}: one flag, two types ({owner})")
+                found[f.name][2].append(owner)
+            else:
+                found[f.name] = (f, resolved[f.name], [owner])
+    extra, types = [], {}
+    for name, (f, resolved, owners) in found.items():
+        spec = dataclasses.replace(spec_of(f), help=f"[{', '.join(owners)}] {spec_of(f).help}")
+        optional = dataclasses.field(default=None, metadata={"confeval": spec})
+        optional.name = name
+        extra.append(optional)
+        types[name] = resolved | None
+    return extra, types
+
+
+def with_options(options_cls: type, stage: str, *, beside: Mapping[str, type] | None = None,
+                 ignored: Mapping[str, Sequence[str]] | None = None
+                 ) -> Callable[[Callable], Callable]:
     """Decorate a command ``fn(given: Given, **own)``: the returned function has ``fn``'s own
     parameters plus one ``--flag`` per option field of ``stage``, and hands ``fn`` those
-    values gathered in a :class:`Given`."""
+    values gathered in a :class:`Given`. ``beside`` adds the fields of other classes (by
+    owner name, minus ``ignored[owner]``) as optional flags whose value is None unless given."""
     fields = option_fields(options_cls, stage)
     resolved = field_types(options_cls)
+    if beside:
+        extra, types = _beside(fields, beside, stage, ignored or {})
+        fields, resolved = fields + extra, {**resolved, **types}
     names = [f.name for f in fields]
 
     def decorate(fn: Callable) -> Callable:

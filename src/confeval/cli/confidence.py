@@ -4,11 +4,22 @@ items, ranked, with paired tests."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
 
-from ._common import Files, JsonOpt, out, print_json
+from ._common import (
+    Files,
+    ForceOpt,
+    JsonOpt,
+    OutOpt,
+    UserError,
+    check_out,
+    out,
+    print_json,
+    write_run,
+)
 from ._options import Given, with_options
 from ._suite_commands import add_scoring_command
 
@@ -20,24 +31,49 @@ NameOpt = Annotated[list[str] | None, typer.Option(
          "for several.")]
 
 
-def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt = False
-            ) -> None:
-    """Compare models (judges, measures) on the same items: every metric per model with its
-    interval and rank interval, every pair's difference and p-value (exact McNemar for
-    accuracy, DeLong for AUROC on shared labels, a paired bootstrap otherwise), Holm-adjusted,
-    and group letters (models no adjusted test separates share a letter). One input per
-    model; items are aligned by --id-col."""
+FormatOpt = Annotated[str, typer.Option(
+    "--format", help="table (terminal tables), markdown, latex or csv: the table as papers "
+                     "print it (models by metrics, group letters).")]
+
+
+def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt = False,
+            table_format: FormatOpt = "table", out_dir: OutOpt = None,
+            force: ForceOpt = False) -> None:
+    """Compare models (judges, measures) scored by one suite on the same items: every metric
+    per model with its interval and rank interval, every pair's difference and p-value (exact
+    McNemar for 0/1 outcomes such as accuracy and coverage, DeLong for AUROC on shared labels,
+    a paired bootstrap over items otherwise), Holm-adjusted, and group letters (models no
+    adjusted test separates share a letter). One input per model; items are aligned by
+    --id-col. The suite's own scoring options (in [brackets]: the suites that have them) are
+    given as to its score command. --out writes run.json, metrics.json, report.html (forest
+    plots, p-value heatmaps) and compare.csv."""
+    from ..report import paper
     from ..report.terminal import compare_tables
-    from ..suites.generic import CompareOptions, compare_files, model_names
+    from ..suites.compare import CompareOptions, compare_files, compare_run_config, model_names
     from ..suites.options import build
 
-    options = build(CompareOptions, given.values, what="confeval compare")
-    document = {"compare": compare_files(model_names(list(files), name), options)}
+    if table_format not in paper.FORMATS:
+        raise UserError(f"--format {table_format!r}: choose from {', '.join(paper.FORMATS)}")
+    check_out(out_dir, "compare", force)
+    own = {f.name for f in dataclasses.fields(CompareOptions)}
+    options = build(CompareOptions, {k: v for k, v in given.values.items() if k in own},
+                    what="confeval compare")
+    suite_values = {k: v for k, v in given.on_command_line().items() if k not in own}
+    inputs = model_names(list(files), name)
+    document = {"compare": compare_files(inputs, options, suite_values)}
     if as_json:
         print_json(document)
-        return
-    for table in compare_tables(document):
-        out.print(table)
+    elif table_format == "table":
+        for table in compare_tables(document):
+            out.print(table)
+    else:
+        writer = {"markdown": paper.to_markdown, "latex": paper.to_latex, "csv": paper.to_csv}
+        out.print(writer[table_format](document), end="", markup=False)
+    if out_dir is not None:
+        write_run(out_dir, compare_run_config(inputs, document["compare"]),
+                  {"kind": "compare", "title": f"Comparison ({options.suite} suite)",
+                   "results": document["compare"]})
+        (out_dir / "compare.csv").write_text(paper.to_csv(document), encoding="utf-8")
 
 
 def register(app: typer.Typer) -> None:
@@ -48,6 +84,9 @@ def register(app: typer.Typer) -> None:
     add_scoring_command(app, "agreement", "agreement", (
         "Agreement of a judge's scores with reference scores (correlations, accuracy, "
         "bias)."))
-    from ..suites.generic import CompareOptions
+    from ..suites.compare import COMPARISONS, CompareOptions
 
-    app.command("compare")(with_options(CompareOptions, "score")(compare))
+    beside = {suite: entry.options_class() for suite, entry in COMPARISONS.items()}
+    ignored = {suite: entry.ignored for suite, entry in COMPARISONS.items()}
+    app.command("compare")(with_options(CompareOptions, "score", beside=beside,
+                                        ignored=ignored)(compare))

@@ -30,8 +30,8 @@ class _Pyplot:
 
 plt = _Pyplot()
 
-__all__ = ["confusion_figure", "line_figure", "png_data_uri", "rank_calibration_figure",
-           "ranking_figure",
+__all__ = ["confusion_figure", "forest_figure", "line_figure", "png_data_uri",
+           "pvalue_heatmap", "rank_calibration_figure", "ranking_figure",
            "reliability_figure", "risk_coverage_figure", "roc_figure"]
 
 
@@ -277,5 +277,53 @@ def line_figure(series: Mapping[str, tuple], *, xlabel: str, ylabel: str, title:
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def forest_figure(table: Mapping, metric: str) -> str:
+    """One metric's forest plot: each model's value with its 95% interval, best on top, the
+    group letters beside the names."""
+    ranked = sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])[::-1]
+    fig, ax = plt.subplots(figsize=(5.6, 0.26 * len(ranked) + 1.1))
+    y = np.arange(len(ranked))
+    values = np.array([row["value"] for _, row in ranked], dtype=float)
+    low = np.array([row["low"] for _, row in ranked], dtype=float)
+    high = np.array([row["high"] for _, row in ranked], dtype=float)
+    ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(values)
+    ax.errorbar(values[ok], y[ok], xerr=[values[ok] - low[ok], high[ok] - values[ok]],
+                fmt="o", color="#4C78A8", ms=4, capsize=2, lw=1.2)
+    ax.set_yticks(y, [f"{name}  ({row['group']})" for name, row in ranked], fontsize=7)
+    arrow = "higher is better" if table["higher_is_better"] else "lower is better"
+    ax.set(xlabel=f"{metric} ({arrow})", title=metric)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def pvalue_heatmap(table: Mapping, metric: str) -> str:
+    """Holm-adjusted p-values of every pair of models, models in rank order; cells below 0.05
+    dark, the diagonal blank."""
+    names = [n for n, _ in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])]
+    index = {n: i for i, n in enumerate(names)}
+    mat = np.full((len(names), len(names)), np.nan)
+    for pair in table["pairs"]:
+        i, j = index[pair["a"]], index[pair["b"]]
+        mat[i, j] = mat[j, i] = pair["p_holm"]
+    size = 0.26 * len(names) + 1.8
+    fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    image = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
+    ax.set_yticks(range(len(names)), names, fontsize=6)
+    if len(names) <= 12:
+        for (i, j), v in np.ndenumerate(mat):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.2f}" if v >= 0.01 else "<.01", ha="center",
+                        va="center", fontsize=6,
+                        color="white" if v < 0.5 else "black")
+    ax.set_title(f"{metric}: Holm-adjusted p-values", fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     return png_data_uri(fig)

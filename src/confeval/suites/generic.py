@@ -8,14 +8,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import MAX_BOOTSTRAP
+from .compare import Comparison
 from .options import option
 
-__all__ = ["AgreementOptions", "CompareOptions", "ConfidenceOptions", "compare_files",
-           "score_agreement_file", "score_confidence_file"]
+if TYPE_CHECKING:
+    from ..records import RecordSet
+
+__all__ = ["AgreementOptions", "ConfidenceOptions", "score_agreement_file",
+           "score_confidence_file"]
 
 _SCORE = ("score",)
 
@@ -138,74 +143,23 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
     return {**rs.summary(), **res}
 
 
-COMPARE_SUITES = ("score",)
-"""Suites ``confeval compare`` compares so far (the others: the compare issue, next slices)."""
+def _read_confidence(rs: RecordSet, options: ConfidenceOptions) -> dict[str, np.ndarray]:
+    from ..evaluate import read_confidence_records
+
+    conf, correct = read_confidence_records(rs, options.confidence_col, options.correct_col,
+                                            any_confidence=options.any_confidence)
+    return {"confidence": conf, "correct": correct}
 
 
-@dataclasses.dataclass(frozen=True)
-class CompareOptions:
-    """Options of ``confeval compare``: the suite whose metrics compare the models, the column
-    that aligns items across models, the suite's own columns and the paired bootstrap."""
+def _confidence_metrics(aligned: dict[str, dict[str, np.ndarray]],
+                        options: ConfidenceOptions) -> dict:
+    from ..evaluate import confidence_metrics
 
-    id_col: str = option(dataclasses.MISSING, "Column with each item's id: items are aligned "
-                         "across models by it, and only ids every model has are compared.",
-                         stages=_SCORE)
-    confidence_col: str = option(dataclasses.MISSING, "Column with the confidence.",
-                                 stages=_SCORE, short="-c")
-    correct_col: str = option(dataclasses.MISSING, "Column with correctness (0/1 or [0, 1]).",
-                              stages=_SCORE, short="-y")
-    suite: str = option("score", "Suite whose metrics compare the models (so far: score).",
-                        stages=_SCORE)
-    n_bins: int = option(15, "ECE bins (equal width).", stages=_SCORE, minimum=1)
-    bootstrap: int = option(1000, "Paired bootstrap resamples of the items.", stages=_SCORE,
-                            minimum=1)
-    seed: int = option(0, "Seed of the bootstrap.", stages=_SCORE)
-    alpha: float = option(0.05, "Significance level of the Holm-adjusted pairwise tests "
-                          "(the group letters).", stages=_SCORE)
-
-    def __post_init__(self) -> None:
-        if self.suite not in COMPARE_SUITES:
-            raise ValueError(f"--suite {self.suite!r}: confeval compare compares "
-                             f"{', '.join(COMPARE_SUITES)} so far")
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
-        if self.n_bins < 1:
-            raise ValueError("--n-bins must be at least 1")
-        _check_bootstrap(self.bootstrap)
+    return confidence_metrics({name: (a["confidence"], a["correct"])
+                               for name, a in aligned.items()}, n_bins=options.n_bins,
+                              probability_scale=not options.any_confidence)
 
 
-def compare_files(inputs: dict[str, str | Path], options: CompareOptions) -> dict:
-    """``confeval compare`` on record files or run folders, one model each (``inputs``: name
-    -> path): :func:`~confeval.evaluate.compare_confidence_records` with the options, in the
-    issue's JSON contract (``{"suite", "models", "n_items_shared", "not_shared", "metrics"}``)."""
-    from ..evaluate import compare_confidence_records
-    from ..records import RecordSet
-
-    if len(inputs) < 2:
-        raise ValueError("confeval compare needs at least two inputs (one model each)")
-    sets = {name: RecordSet.read(Path(path)) for name, path in inputs.items()}
-    return compare_confidence_records(sets, options.confidence_col, options.correct_col,
-                                      options.id_col, n_bins=options.n_bins,
-                                      n_resamples=options.bootstrap, seed=options.seed,
-                                      alpha=options.alpha)
-
-
-def model_names(paths: list[Path], overrides: list[str] | None = None) -> dict[str, Path]:
-    """Each input's model name: ``NAME=PATH`` overrides, else the file name without its
-    extensions (a run folder: the folder's name); two inputs of one name are an error."""
-    given = {}
-    for item in overrides or []:
-        name, sep, target = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--name {item!r}: expected NAME=INPUT")
-        given[str(Path(target))] = name
-    names: dict[str, Path] = {}
-    for path in paths:
-        name = given.pop(str(path), None) or path.name.split(".")[0]
-        if name in names:
-            raise ValueError(f"two inputs are named {name!r} ({names[name]} and {path}); "
-                             "rename one with --name NAME=INPUT")
-        names[name] = path
-    if given:
-        raise ValueError(f"--name names an input that was not given: {', '.join(given)}")
-    return names
+SCORE_COMPARISON = Comparison(_read_confidence, _confidence_metrics)
+"""``confeval compare --suite score``: accuracy (exact McNemar), AUROC (DeLong), AUARC, ECE,
+Brier (paired bootstrap) of each model's confidence column."""

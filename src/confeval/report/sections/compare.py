@@ -1,0 +1,66 @@
+"""The report section of ``confeval compare``: the paper table (models by metrics, group
+letters), then per metric the ranked table with intervals and rank intervals, a forest plot and
+a heatmap of the Holm-adjusted pairwise p-values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..figures import forest_figure, pvalue_heatmap
+from ..html import _img, esc, fmt, register_section, scroll
+
+__all__ = ["render_compare"]
+
+_TESTS = {"mcnemar_exact": "exact McNemar", "delong": "DeLong",
+          "paired_bootstrap": "paired bootstrap"}
+
+
+@register_section("compare")
+def render_compare(section: Mapping[str, Any]) -> str:
+    """The whole comparison: summary line, paper table, per-metric tables and figures."""
+    doc = section["results"]
+    metrics = doc.get("metrics") or {}
+    if not metrics:
+        return "<p>No results.</p>"
+    lacking = ", ".join(f"{esc(n)} {c:,}" for n, c in doc.get("not_shared", {}).items() if c)
+    parts = [f"<p>{len(doc['models'])} models of the {esc(doc.get('suite', ''))} suite on "
+             f"{doc.get('n_items_shared', 0):,} shared items"
+             + (f"; items some other model has and this one lacks: {lacking}" if lacking
+                else "") + ". Models sharing a letter are separated by no Holm-adjusted "
+             "test at the chosen level.</p>", _paper_table(doc)]
+    for metric, table in metrics.items():
+        tests = sorted({_TESTS.get(p["test"], p["test"]) for p in table["pairs"]})
+        direction = "higher is better" if table["higher_is_better"] else "lower is better"
+        parts.append(f"<h3>{esc(metric)} ({direction})</h3>")
+        parts.append(f"<p class='muted'>pairwise tests: {esc(', '.join(tests))}; "
+                     "Holm-adjusted over the pairs.</p>")
+        parts.append(scroll(_ranked_table(table)))
+        parts.append(_img(forest_figure(table, metric), f"forest plot of {metric}"))
+        parts.append(_img(pvalue_heatmap(table, metric), f"p-value heatmap of {metric}"))
+    return "".join(parts)
+
+
+def _paper_table(doc: Mapping[str, Any]) -> str:
+    metrics = doc["metrics"]
+    head = "".join(f"<th>{esc(m)} {'↑' if t['higher_is_better'] else '↓'}</th>"
+                   for m, t in metrics.items())
+    rows = []
+    for name in doc["models"]:
+        cells = "".join(f"<td>{fmt(t['models'][name]['value'])} "
+                        f"<sup>{esc(t['models'][name]['group'])}</sup></td>"
+                        for t in metrics.values())
+        rows.append(f"<tr><th scope='row'>{esc(name)}</th>{cells}</tr>")
+    return scroll(f"<table class='compare'><thead><tr><th>model</th>{head}</tr></thead>"
+                  f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _ranked_table(table: Mapping[str, Any]) -> str:
+    rows = []
+    for name, row in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"]):
+        rows.append(f"<tr><td>{row['rank']} <span class='muted'>[{fmt(row['rank_low'], 1)}–"
+                    f"{fmt(row['rank_high'], 1)}]</span></td><th scope='row'>{esc(name)}</th>"
+                    f"<td>{fmt(row['value'])}<div class='ci'>[{fmt(row['low'])}, "
+                    f"{fmt(row['high'])}]</div></td><td>{esc(row['group'])}</td></tr>")
+    return ("<table><thead><tr><th>rank [95%]</th><th>model</th><th>value [95%]</th>"
+            f"<th>group</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")

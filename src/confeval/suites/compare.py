@@ -1,0 +1,269 @@
+"""``confeval compare``: several models (judges, measures) scored by one suite on the same
+items, ranked, with paired tests.
+
+The one path: each input (a record file or a run folder, one model each) is read by its suite's
+own reader, which excludes and counts unusable rows exactly as ``confeval <suite> score`` does;
+the usable rows are aligned by item id (``--id-col``): only the ids every model has are compared,
+in the order of the first input, and ``not_shared[name]`` counts the ids some other model has
+and this one lacks. The suite's comparison turns the aligned arrays into per-item metrics
+(:class:`~confeval.metrics.compare.PairedMetric`) — where it splits items (the conformal
+calibration/test halves) it splits the shared item positions once, so every model gets the same
+split — and :func:`~confeval.metrics.compare.compare_models` does the statistics.
+
+A suite is compared when :data:`COMPARISONS` names its options class and its
+:class:`Comparison` (imported on demand).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._registry import Registry
+from .base import MAX_BOOTSTRAP
+from .options import build, option, option_fields, run_folder_options, to_json
+
+if TYPE_CHECKING:
+    from ..records import RecordSet
+
+__all__ = ["COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison", "align_items",
+           "compare_files", "compare_records", "compare_run_config", "model_names",
+           "suite_options"]
+
+_SCORE = ("score",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """How one suite compares models: ``read(rs, options)`` returns the arrays of the usable
+    rows of ``rs`` (each of length ``rs.mask.sum()`` after the read, which excludes and counts
+    the rows it cannot use, as the suite's scoring does); ``metrics(aligned, options)`` turns
+    every model's arrays, aligned on the shared items, into ``{metric: PairedMetric}``."""
+
+    read: Callable[[RecordSet, Any], dict[str, np.ndarray]]
+    metrics: Callable[[dict[str, dict[str, np.ndarray]], Any], dict]
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparedSuite:
+    """A suite ``confeval compare`` compares: its options class and its :class:`Comparison`
+    (``module:attribute``, imported on demand: the command line needs only the options), and
+    the suite's options compare replaces with its own (its bootstrap, its seed)."""
+
+    options: str
+    comparison: str
+    ignored: tuple[str, ...] = ()
+
+    def options_class(self) -> type:
+        return _resolve(self.options)
+
+    def load(self) -> Comparison:
+        return _resolve(self.comparison)
+
+
+def _resolve(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+COMPARISONS: Registry[ComparedSuite] = Registry("compared suite", {
+    "score": ComparedSuite("confeval.suites.generic:ConfidenceOptions",
+                           "confeval.suites.generic:SCORE_COMPARISON",
+                           ignored=("bootstrap", "seed", "rce_bins")),
+    "sets": ComparedSuite("confeval.suites.sets.options:SetsOptions",
+                          "confeval.suites.sets.scoring:SETS_COMPARISON",
+                          ignored=("seeds",)),
+})
+"""Suite -> how ``confeval compare`` compares its models."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareOptions:
+    """Options of ``confeval compare`` itself: the suite whose metrics compare the models, the
+    column aligning items, the paired bootstrap and the significance level. The suite's own
+    scoring options are given beside them (:func:`suite_options`)."""
+
+    id_col: str = option(dataclasses.MISSING, "Column with each item's id: items are aligned "
+                         "across models by it, and only ids every model has are compared.",
+                         stages=_SCORE)
+    suite: str = option("score", "Suite whose metrics compare the models: "
+                        + ", ".join(COMPARISONS) + ".", stages=_SCORE)
+    bootstrap: int = option(1000, "Paired bootstrap resamples of the items (intervals, rank "
+                            "intervals, bootstrap p-values).", stages=_SCORE, minimum=1)
+    seed: int = option(0, "Seed of the paired bootstrap.", stages=_SCORE)
+    significance: float = option(0.05, "Significance level of the Holm-adjusted pairwise "
+                                 "tests (the group letters).", stages=_SCORE)
+
+    def __post_init__(self) -> None:
+        comparison_names = list(COMPARISONS)
+        if self.suite not in comparison_names:
+            raise ValueError(f"--suite {self.suite!r}: confeval compare compares "
+                             f"{', '.join(comparison_names)}")
+        if not 0 < self.significance < 1:
+            raise ValueError(f"--significance must be in (0, 1), got {self.significance}")
+        if not 1 <= self.bootstrap <= MAX_BOOTSTRAP:
+            raise ValueError(f"--bootstrap must be between 1 and {MAX_BOOTSTRAP:,}, got "
+                             f"{self.bootstrap:,}")
+
+
+def suite_options(suite: str, values: Mapping[str, Any], path: str | Path | None = None
+                  ) -> Any:
+    """The options of ``suite`` from the values given on the command line (``values``: only
+    those given; the rest are the suite's defaults, or a run folder's own when ``path`` is
+    one). A value that is no option of the suite, or a required option missing, is one
+    :class:`ValueError`."""
+    entry = COMPARISONS[suite]
+    cls = entry.options_class()
+    fields = {f.name: f for f in option_fields(cls, "score")}
+    bad = [k for k in values if k not in fields or k in entry.ignored]
+    if bad:
+        flags = ", ".join("--" + k.replace("_", "-") for k in bad)
+        raise ValueError(f"{flags}: not an option of confeval compare --suite {suite}")
+    own = (run_folder_options(path, suite) if path is not None else None) or {}
+    merged = {**{k: v for k, v in own.items() if k in fields}, **values}
+    missing = [f for f in fields.values()
+               if f.default is dataclasses.MISSING and f.name not in merged]
+    if missing:
+        flags = ", ".join("--" + f.name.replace("_", "-") for f in missing)
+        raise ValueError(f"confeval compare --suite {suite} needs {flags}")
+    return build(cls, merged, what=f"the {suite} suite")
+
+
+def align_items(ids: Mapping[str, np.ndarray], sources: Mapping[str, str]
+                ) -> tuple[list[str], dict[str, np.ndarray], dict[str, int]]:
+    """(shared ids in the first model's order, each model's positions of them, each model's
+    ``not_shared`` count) from every model's ids of its usable rows. A repeated id within one
+    model, or no id shared by all, is a :class:`ValueError` naming the source."""
+    index: dict[str, dict[str, int]] = {}
+    for name, model_ids in ids.items():
+        seen, counts = np.unique(model_ids, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"{sources[name]}: id {seen[counts > 1][0]!r} appears "
+                             f"{int(counts.max())} times; ids must be unique")
+        index[name] = {str(i): k for k, i in enumerate(model_ids)}
+    every = set.intersection(*(set(m) for m in index.values()))
+    union = set.union(*(set(m) for m in index.values()))
+    if not every:
+        raise ValueError("no item id is shared by every model: "
+                         + ", ".join(f"{sources[n]} ({len(m)} ids)" for n, m in index.items()))
+    first = next(iter(ids))
+    shared = [str(i) for i in ids[first] if str(i) in every]
+    positions = {name: np.fromiter((m[i] for i in shared), dtype=np.intp, count=len(shared))
+                 for name, m in index.items()}
+    return shared, positions, {name: len(union) - len(m) for name, m in index.items()}
+
+
+def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
+                    suite_opts: Mapping[str, Any] | Any) -> dict:
+    """The comparison of record sets (one per model, ``sets[name]``) in the issue's JSON
+    contract: ``{"suite", "models", "n_items_shared", "not_shared", "excluded", "options",
+    "metrics"}``. ``suite_opts`` is the suite's options, or a mapping name -> options (run
+    folders bring their own); the scoring options must agree across models."""
+    if len(sets) < 2:
+        raise ValueError("confeval compare needs at least two inputs (one model each)")
+    entry = COMPARISONS[options.suite]
+    comp = entry.load()
+    per_model = suite_opts if isinstance(suite_opts, Mapping) else dict.fromkeys(sets,
+                                                                                 suite_opts)
+    used = _agreed_options(per_model, entry.ignored, {n: rs.source for n, rs in sets.items()})
+    arrays, ids = {}, {}
+    for name, rs in sets.items():
+        if options.id_col not in rs.frame.columns:
+            raise ValueError(f"{rs.source}: no id column {options.id_col!r} (columns: "
+                             f"{', '.join(map(str, rs.frame.columns))})")
+        rs.exclude(rs.frame[options.id_col].isna().to_numpy() & rs.mask, "missing_id")
+        read = comp.read(rs, per_model[name])
+        keep = np.flatnonzero(rs.mask)
+        wrong = [k for k, v in read.items() if np.ndim(v) and len(v) != keep.size]
+        if wrong:   # a reader's contract: arrays over the usable rows it leaves
+            raise RuntimeError(f"{options.suite} reader: {wrong} do not match the usable rows")
+        arrays[name] = read
+        ids[name] = rs.frame[options.id_col].astype(str).to_numpy()[keep]
+    shared, positions, not_shared = align_items(ids, {n: rs.source for n, rs in sets.items()})
+    aligned = {name: {k: (v[positions[name]] if np.ndim(v) else v) for k, v in a.items()}
+               for name, a in arrays.items()}
+    from ..metrics.compare import compare_models
+
+    metrics = comp.metrics(aligned, used)
+    tables = compare_models(metrics, n_resamples=options.bootstrap, seed=options.seed,
+                            alpha=options.significance)
+    first = next(iter(tables.values()))
+    return {"suite": options.suite, "models": first["ranked"], "n_items_shared": len(shared),
+            "not_shared": not_shared,
+            "excluded": {name: rs.excluded for name, rs in sets.items()},
+            "options": {**to_json(options), **to_json(used)},
+            "metrics": {metric: {k: v for k, v in table.items() if k != "ranked"}
+                        for metric, table in tables.items()}}
+
+
+def _agreed_options(per_model: Mapping[str, Any], ignored: tuple[str, ...],
+                    sources: Mapping[str, str]) -> Any:
+    """The one set of scoring options every model is scored with; models whose options
+    differ (run folders made with other options) are one error naming the option."""
+    names = list(per_model)
+    first = to_json(per_model[names[0]])
+    for name in names[1:]:
+        other = to_json(per_model[name])
+        differ = [k for k in first if k not in ignored and first[k] != other.get(k)]
+        if differ:
+            flag = "--" + differ[0].replace("_", "-")
+            raise ValueError(f"{sources[names[0]]} and {sources[name]} were made with "
+                             f"different {flag} ({first[differ[0]]!r} and "
+                             f"{other.get(differ[0])!r}); give {flag} to compare them alike")
+    return per_model[names[0]]
+
+
+def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
+                  values: Mapping[str, Any] | None = None) -> dict:
+    """``confeval compare`` on record files or run folders (``inputs``: model name -> path),
+    the suite's options from ``values`` (those given on the command line; a run folder's own
+    fill in the rest)."""
+    if len(inputs) < 2:
+        raise ValueError("confeval compare needs at least two inputs (one model each)")
+    from ..records import RecordSet
+
+    values = dict(values or {})
+    per_model = {name: suite_options(options.suite, values, path)
+                 for name, path in inputs.items()}
+    sets = {name: RecordSet.read(Path(path)) for name, path in inputs.items()}
+    return compare_records(sets, options, per_model)
+
+
+def compare_run_config(inputs: Mapping[str, str | Path], result: Mapping[str, Any]) -> dict:
+    """The ``run.json`` config of a ``confeval compare`` folder: every input with its model
+    name and SHA-256, and every option the models were compared with."""
+    from ..runs import file_sha256
+
+    return {"command": "compare", "suite": result["suite"],
+            "inputs": [{"name": name, "path": str(path),
+                        "sha256": file_sha256(Path(path)) if Path(path).is_file() else None}
+                       for name, path in inputs.items()],
+            "options": dict(result.get("options", {}))}
+
+
+def model_names(paths: list[Path], overrides: list[str] | None = None) -> dict[str, Path]:
+    """Each input's model name: ``NAME=PATH`` overrides, else the file name without its format
+    extension (a run folder: the folder's name); two inputs of one name are an error."""
+    from ..records import stem_of
+
+    given = {}
+    for item in overrides or []:
+        name, sep, target = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--name {item!r}: expected NAME=INPUT")
+        given[str(Path(target))] = name
+    names: dict[str, Path] = {}
+    for path in paths:
+        name = given.pop(str(path), None) or stem_of(path)
+        if name in names:
+            raise ValueError(f"two inputs are named {name!r} ({names[name]} and {path}); "
+                             "rename one with --name NAME=INPUT")
+        names[name] = path
+    if given:
+        raise ValueError(f"--name names an input that was not given: {', '.join(given)}")
+    return names

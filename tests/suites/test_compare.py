@@ -1,0 +1,55 @@
+"""The one comparison path (:mod:`confeval.suites.compare`): items aligned by id across models,
+missing items counted, the suite's own reading of each file, options agreed across models."""
+
+import numpy as np
+import pytest
+
+from confeval.evaluate import evaluate_confidence
+from confeval.suites.compare import CompareOptions, compare_records
+from confeval.suites.generic import ConfidenceOptions
+
+from ..metrics.test_compare import _models
+
+SCORE = ConfidenceOptions(confidence_col="p", correct_col="y")
+
+
+def test_records_are_aligned_by_id_and_missing_items_counted(tmp_path):
+    """Files in different row orders, one with items missing and one with an unusable row:
+    compared on the shared ids only, each value equal to evaluate_confidence on those items,
+    and not_shared counting what each model lacks."""
+    import pandas as pd
+
+    from confeval.records import RecordSet
+
+    models = _models(n=120)
+    sets, frames = {}, {}
+    rng = np.random.default_rng(4)
+    for name in ("model0", "model1", "model3"):
+        conf, correct = models[name]
+        frame = pd.DataFrame({"id": [f"q{i}" for i in range(120)], "p": conf, "y": correct})
+        frame = frame.sample(frac=1.0, random_state=int(rng.integers(100)))   # own order
+        frames[name] = frame
+    frames["model1"] = frames["model1"][~frames["model1"]["id"].isin(["q3", "q7"])]
+    frames["model3"] = frames["model3"].astype({"p": object})
+    frames["model3"].loc[frames["model3"]["id"] == "q5", "p"] = "oops"
+    for name, frame in frames.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        sets[name] = RecordSet.read(path)
+    out = compare_records(sets, CompareOptions(id_col="id", bootstrap=100), SCORE)
+    assert out["n_items_shared"] == 117
+    assert out["not_shared"] == {"model0": 0, "model1": 2, "model3": 1}
+    assert out["excluded"]["model3"] == {"non_numeric_confidence": 1}
+    keep = np.array([i not in (3, 5, 7) for i in range(120)])
+    for name in frames:
+        conf, correct = models[name]
+        expected = evaluate_confidence(conf[keep], correct[keep], n_resamples=0)
+        assert out["metrics"]["auroc"]["models"][name]["value"] == pytest.approx(
+            expected["auroc"], abs=1e-12)
+    with pytest.raises(ValueError, match="no id column 'item'"):
+        compare_records(sets, CompareOptions(id_col="item"), SCORE)
+    twice = pd.concat([frames["model0"], frames["model0"].head(1)])
+    twice.to_csv(tmp_path / "twice.csv", index=False)
+    with pytest.raises(ValueError, match="twice.csv: id 'q.*' appears 2 times"):
+        compare_records({"a": RecordSet.read(tmp_path / "twice.csv"), "b": sets["model0"]},
+                        CompareOptions(id_col="id"), SCORE)
