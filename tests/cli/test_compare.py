@@ -134,3 +134,62 @@ def test_report_shows_forest_plots_heatmaps_and_a_table_in_chromium(tmp_path, ca
                          text=True).stdout
     assert dom.count("alt=\"forest plot of") == 5 and dom.count("alt=\"p-value heatmap") == 5
     assert dom.count("<tr><th scope=\"row\">judge") >= 3
+
+
+def test_five_models_with_ties_against_statsmodels_and_the_delong_definition(tmp_path,
+                                                                              capsys):
+    """The issue's check: five simulated models on shared ids, confidences with ties; A and B
+    share their correctness labels, as do C and D (DeLong applies to those pairs). Values equal
+    confeval score on each file; McNemar p equal statsmodels' mcnemar(exact=True); DeLong p
+    equal the O(mn) definition of DeLong et al. (1988) to 1e-10; Holm equal statsmodels'
+    multipletests."""
+    from statsmodels.stats.contingency_tables import mcnemar
+    from statsmodels.stats.multitest import multipletests
+
+    from ..metrics.test_compare import _delong_by_definition
+
+    rng = np.random.default_rng(5)
+    n = 240
+    truth = rng.random(n)
+    labels = {key: (rng.random(n) < truth).astype(int) for key in ("AB", "CD", "E")}
+    frames = {}
+    for name, skill in zip("ABCDE", (1.0, 0.6, 0.9, 0.2, 0.5)):
+        y = labels[next(k for k in labels if name in k)]
+        conf = np.round(np.clip(skill * truth + (1 - skill) * rng.random(n), 0, 1), 1)
+        frames[name] = pd.DataFrame({"id": np.arange(n), "p": conf, "y": y})
+        frames[name].to_csv(tmp_path / f"{name}.csv", index=False)
+    files = [str(tmp_path / f"{name}.csv") for name in "ABCDE"]
+    assert main(["compare", *files, "--id-col", "id", "-c", "p", "-y", "y", "--bootstrap",
+                 "300", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["compare"]
+    assert main(["score", *files, "-c", "p", "-y", "y", "--bootstrap", "0", "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)["results"]
+    for name, file in zip("ABCDE", files):
+        for metric in ("accuracy", "auroc", "ece", "brier", "auarc"):
+            assert doc["metrics"][metric]["models"][name]["value"] == pytest.approx(
+                single[file][metric], abs=1e-12)
+    for pair in doc["metrics"]["accuracy"]["pairs"]:
+        a, b = (frames[x]["y"].to_numpy().astype(bool) for x in (pair["a"], pair["b"]))
+        table = [[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]]
+        assert pair["test"] == "mcnemar_exact"
+        assert pair["p"] == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
+    delong = [p for p in doc["metrics"]["auroc"]["pairs"] if p["test"] == "delong"]
+    assert sorted(frozenset((p["a"], p["b"])) for p in delong) == sorted(
+        [frozenset("AB"), frozenset("CD")], key=sorted)
+    for pair in delong:
+        scores = np.vstack([frames[x]["p"].to_numpy() for x in (pair["a"], pair["b"])])
+        y = frames[pair["a"]]["y"].to_numpy()
+        auc, cov = _delong_by_definition(scores, y)
+        z = (auc[0] - auc[1]) / np.sqrt(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1])
+        assert pair["p"] == pytest.approx(2 * norm_sf(abs(z)), abs=1e-10)
+    for metric, table in doc["metrics"].items():
+        p = [pair["p"] for pair in table["pairs"]]
+        expected = multipletests(p, method="holm")[1]
+        np.testing.assert_allclose([pair["p_holm"] for pair in table["pairs"]], expected,
+                                   rtol=1e-12, err_msg=metric)
+
+
+def norm_sf(z):
+    from scipy.stats import norm
+
+    return norm.sf(z)
