@@ -193,3 +193,27 @@ def norm_sf(z):
     from scipy.stats import norm
 
     return norm.sf(z)
+
+
+def test_one_file_with_a_model_column_equals_one_file_per_model(tmp_path, capsys):
+    paths = _write(tmp_path)
+    frames = [pd.read_csv(p).assign(model=f"judge{k}") for k, p in enumerate(paths)]
+    long = tmp_path / "all.csv"
+    pd.concat(frames).to_csv(long, index=False)
+    single = tmp_path / "single.csv"
+    frames[0].to_csv(single, index=False)
+    args = ["--id-col", "id", "-c", "p", "-y", "y", "--bootstrap", "100", "--json"]
+    assert main(["compare", str(long), "--model-col", "model", *args]) == 0
+    one = json.loads(capsys.readouterr().out)["compare"]
+    assert main(["compare", *map(str, paths), *args]) == 0
+    many = json.loads(capsys.readouterr().out)["compare"]
+    assert one["metrics"] == many["metrics"] and one["not_shared"] == many["not_shared"]
+    for argv, message in [
+        (["compare", str(long), str(paths[0]), "--model-col", "model", *args],
+         "reads every model from one input; 2 were given"),
+        (["compare", str(long), "--model-col", "who", *args], "no model column 'who'"),
+        (["compare", str(single), "--model-col", "model", *args], "at least two"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

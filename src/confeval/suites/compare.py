@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison", "align_items",
            "compare_files", "compare_records", "compare_run_config", "model_names",
-           "suite_options"]
+           "split_by_model", "suite_options"]
 
 _SCORE = ("score",)
 
@@ -93,6 +93,8 @@ class CompareOptions:
                          stages=_SCORE)
     suite: str = option("score", "Suite whose metrics compare the models: "
                         + ", ".join(COMPARISONS) + ".", stages=_SCORE)
+    model_col: str | None = option(None, "One input holding every model: the column naming "
+                                   "each row's model.", stages=_SCORE)
     bootstrap: int = option(1000, "Paired bootstrap resamples of the items (intervals, rank "
                             "intervals, bootstrap p-values).", stages=_SCORE, minimum=1)
     seed: int = option(0, "Seed of the paired bootstrap.", stages=_SCORE)
@@ -223,15 +225,41 @@ def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
     """``confeval compare`` on record files or run folders (``inputs``: model name -> path),
     the suite's options from ``values`` (those given on the command line; a run folder's own
     fill in the rest)."""
-    if len(inputs) < 2:
-        raise ValueError("confeval compare needs at least two inputs (one model each)")
     from ..records import RecordSet
 
     values = dict(values or {})
+    if options.model_col is not None:
+        if len(inputs) != 1:
+            raise ValueError(f"--model-col {options.model_col!r} reads every model from one "
+                             f"input; {len(inputs)} were given")
+        (path,) = inputs.values()
+        sets = split_by_model(RecordSet.read(Path(path)), options.model_col)
+        return compare_records(sets, options, suite_options(options.suite, values, path))
+    if len(inputs) < 2:
+        raise ValueError("confeval compare needs at least two inputs (one model each), or "
+                         "one with --model-col")
     per_model = {name: suite_options(options.suite, values, path)
                  for name, path in inputs.items()}
     sets = {name: RecordSet.read(Path(path)) for name, path in inputs.items()}
     return compare_records(sets, options, per_model)
+
+
+def split_by_model(rs: RecordSet, model_col: str) -> dict[str, RecordSet]:
+    """One record set per model of ``rs`` (``model_col`` names each row's model), in the order
+    models first appear; a row without a model is an error naming the file."""
+    from ..records import RecordSet
+
+    frame = rs.frame
+    if model_col not in frame.columns:
+        raise ValueError(f"{rs.source}: no model column {model_col!r} (columns: "
+                         f"{', '.join(map(str, frame.columns))})")
+    missing = int(frame[model_col].isna().sum())
+    if missing:
+        raise ValueError(f"{rs.source}: {missing:,} rows have no model in {model_col!r}")
+    names = frame[model_col].astype(str)
+    return {name: RecordSet.from_frame(frame[names == name].reset_index(drop=True),
+                                       f"{rs.source} [{model_col}={name}]")
+            for name in names.unique()}
 
 
 def compare_run_config(inputs: Mapping[str, str | Path], result: Mapping[str, Any]) -> dict:
