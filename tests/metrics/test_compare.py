@@ -157,3 +157,23 @@ def test_exact_tests_fall_back_to_the_bootstrap_where_their_condition_fails():
     assert tests[frozenset("ac")] == tests[frozenset("bc")] == "paired_bootstrap"
     with pytest.raises(ValueError, match="unknown test"):
         PairedMetric(np.mean, {"a": [y]}, True, test="t_test")
+
+
+@pytest.mark.parametrize("sizes", [(4,) * 30, (2, 5, 3, 4, 1) * 6])
+def test_cluster_resamples_are_bootstrap_cis_and_shared_by_every_model(sizes):
+    """Whole clusters drawn, the same for every model, the stream of bootstrap_ci's cluster
+    bootstrap: each model's replicates equal bootstrap_ci's (batched equal-size blocks or one
+    resample at a time)."""
+    from confeval.metrics import auroc
+    from confeval.metrics.bootstrap import _replicates
+
+    rng = np.random.default_rng(3)
+    clusters = np.repeat(np.arange(len(sizes)), sizes)
+    n = clusters.size
+    y = (rng.random(n) < 0.4).astype(float)
+    models = [[rng.random(n) + k * y * 0.2, y] for k in range(3)]
+
+    reps = C.paired_replicates(auroc, models, n_resamples=40, seed=7, clusters=clusters)
+    for k, arrays in enumerate(models):
+        own = _replicates(auroc, None, arrays, 40, np.random.default_rng(7), clusters, {})
+        np.testing.assert_allclose(reps[:, k], own, atol=1e-12)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
@@ -63,6 +64,13 @@ def _parameter(field: dataclasses.Field, resolved: Any, stage: str) -> inspect.P
                              annotation=annotation)
 
 
+def _without_none(annotation: Any) -> Any:
+    """``X | None`` -> ``X`` (two classes may declare one option optional in one only)."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if len(args) == 1 and type(None) in typing.get_args(annotation) \
+        else annotation
+
+
 def _beside(fields: list[dataclasses.Field], beside: Mapping[str, type], stage: str,
             ignored: Mapping[str, Sequence[str]]) -> tuple[list, dict[str, Any]]:
     """The fields of other options classes offered beside ``fields`` (``confeval compare``'s
@@ -76,18 +84,25 @@ def _beside(fields: list[dataclasses.Field], beside: Mapping[str, type], stage: 
             if f.name in taken or f.name in ignored.get(owner, ()):
                 continue
             if f.name in found:
-                if found[f.name][1] != resolved[f.name]:
+                if _without_none(found[f.name][1]) != _without_none(resolved[f.name]):
                     raise TypeError(f"--{f.name}: one flag, two types ({owner})")
                 found[f.name][2].append(owner)
             else:
                 found[f.name] = (f, resolved[f.name], [owner])
     extra, types = [], {}
     for name, (f, resolved, owners) in found.items():
-        spec = dataclasses.replace(spec_of(f), help=f"[{', '.join(owners)}] {spec_of(f).help}")
+        helps = {owner: spec_of(dataclasses.fields(beside[owner])[
+            [g.name for g in dataclasses.fields(beside[owner])].index(name)]).help
+            for owner in owners}
+        if len(set(helps.values())) == 1:
+            text = f"[{', '.join(owners)}] {spec_of(f).help}"
+        else:
+            text = " ".join(f"[{owner}] {help_}" for owner, help_ in helps.items())
+        spec = dataclasses.replace(spec_of(f), help=text)
         optional = dataclasses.field(default=None, metadata={"confeval": spec})
         optional.name = name
         extra.append(optional)
-        types[name] = resolved | None
+        types[name] = _without_none(resolved) | None
     return extra, types
 
 

@@ -31,7 +31,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._numeric import mid_ranks
-from .bootstrap import BATCHED, _row_blocks, percentile_interval
+from .bootstrap import (
+    _MAX_BLOCK_ELEMENTS,
+    BATCHED,
+    _cluster_index_sets,
+    _row_blocks,
+    percentile_interval,
+)
 from .selective import UndefinedMetricWarning
 
 __all__ = ["TESTS", "PairedMetric", "compare_metric", "compare_models", "delong_covariance",
@@ -121,28 +127,57 @@ def holm(p_values: ArrayLike) -> np.ndarray:
 
 def paired_replicates(metric: Callable, per_model: Sequence[Sequence[np.ndarray]], *,
                       n_resamples: int = 1000, seed: int | np.random.Generator = 0,
-                      batched: Callable | None = None, **kwargs) -> np.ndarray:
+                      batched: Callable | None = None, clusters: ArrayLike | None = None,
+                      **kwargs) -> np.ndarray:
     """``metric`` of every model on the same bootstrap resamples of the items: (R, k).
 
     ``per_model[k]`` holds model k's arrays (e.g. confidence, correct), all over the same n
     items in the same order; resample r draws one set of item indices for all models, so
     differences and ranks are paired. A metric with a batched form (:data:`.bootstrap.BATCHED`)
-    runs on blocks of resamples at once (``batched``: another row-wise form)."""
+    runs on blocks of resamples at once (``batched``: another row-wise form). With
+    ``clusters`` (one label per item, e.g. the question of each (question, option) row) whole
+    clusters are drawn with replacement, the same for every model (the cluster bootstrap of
+    :func:`.bootstrap.bootstrap_ci`, same random stream); clusters of one size still run in
+    blocks."""
     n = len(per_model[0][0])
     if any(len(a) != n for arrays in per_model for a in arrays):
         raise ValueError("every model's arrays must cover the same items")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     batched = batched or BATCHED.get(metric)
     per_model = [[np.asarray(a) for a in arrays] for arrays in per_model]
+    blocks = _row_blocks(n, n_resamples, rng) if clusters is None else \
+        _cluster_blocks(np.asarray(clusters), n, n_resamples, rng)
     parts = []
-    for idx in _row_blocks(n, n_resamples, rng):
-        if batched is not None:
+    for idx in blocks:
+        if batched is not None and isinstance(idx, np.ndarray):
             parts.append(np.stack([batched(*[a[idx] for a in arrays], **kwargs)
                                    for arrays in per_model], axis=1))
         else:
             parts.append(np.array([[metric(*[a[row] for a in arrays], **kwargs)
                                     for arrays in per_model] for row in idx]))
     return np.concatenate(parts).astype(np.float64)
+
+
+def _cluster_blocks(clusters: np.ndarray, n: int, n_resamples: int,
+                    rng: np.random.Generator):
+    """Row indices of cluster resamples: (b, n) blocks when every cluster has one size (every
+    resample then has n rows), else one resample (a list of one index array) at a time."""
+    if clusters.shape != (n,):
+        raise ValueError("clusters must have one entry per item")
+    sets = _cluster_index_sets(clusters, n_resamples, rng)
+    if np.unique(np.unique(clusters, return_counts=True)[1]).size > 1:
+        for idx in sets:
+            yield [idx]
+        return
+    block = max(1, min(n_resamples, _MAX_BLOCK_ELEMENTS // max(n, 1)))
+    rows: list[np.ndarray] = []
+    for idx in sets:
+        rows.append(idx)
+        if len(rows) == block:
+            yield np.stack(rows)
+            rows = []
+    if rows:
+        yield np.stack(rows)
 
 
 def paired_bootstrap_p(difference: float, replicates: np.ndarray) -> float:
@@ -288,7 +323,9 @@ class PairedMetric:
     ``"delong"`` (the arrays are (score, 0/1 label)) or ``"paired_bootstrap"``; an exact test
     whose condition fails for a pair (a non-binary outcome, other labels) falls back to the
     paired bootstrap. ``batched`` is a row-wise form of ``fn`` for blocks of resamples (default:
-    :data:`.bootstrap.BATCHED`)."""
+    :data:`.bootstrap.BATCHED`). ``clusters`` labels each item's cluster (the same for
+    every model): resamples then draw whole clusters (:func:`paired_replicates`), and the
+    exact tests, which assume independent items, give way to the paired bootstrap."""
 
     fn: Callable
     arrays: Mapping[str, Sequence[np.ndarray]]
@@ -297,6 +334,7 @@ class PairedMetric:
     test: str = "paired_bootstrap"
     values: Mapping[str, float] | None = None
     batched: Callable | None = None
+    clusters: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
@@ -327,7 +365,8 @@ def compare_models(metrics: Mapping[str, PairedMetric], *, n_resamples: int = 10
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             reps = paired_replicates(metric.fn, [metric.arrays[n] for n in names],
                                      n_resamples=n_resamples, seed=seed,
-                                     batched=metric.batched, **metric.kwargs)
+                                     batched=metric.batched, clusters=metric.clusters,
+                                     **metric.kwargs)
         out[metric_name] = compare_metric(reps, values, names,
                                           higher_is_better=metric.higher_is_better,
                                           pair_tests=exact_pair_tests(metric, names),
@@ -338,6 +377,8 @@ def compare_models(metrics: Mapping[str, PairedMetric], *, n_resamples: int = 10
 def exact_pair_tests(metric: PairedMetric, names: Sequence[str]) -> dict:
     """``{(a, b): (p, test)}`` for the pairs ``metric.test`` applies to (both ways round)."""
     tests: dict = {}
+    if metric.clusters is not None:
+        return tests
     if metric.test == "mcnemar_exact":
         binary = {n: np.isin(metric.arrays[n][0], (0, 1)).all() for n in names}
         for a, b in all_pairs(names):

@@ -137,24 +137,36 @@ def agreement_table(results: dict) -> Table:
 def compare_tables(document: dict) -> list[Table]:
     """``confeval compare``'s terminal output: one ranked table per metric — rank (and its
     95% interval), model, value [interval], group letters — and a caption with the shared
-    items and what each model lacked."""
+    items and what each model lacked; then the tables of a second comparison, when the suite
+    has one (the measures over all models)."""
     doc = document["compare"]
     lacking = ", ".join(f"{name} {count:,}" for name, count in doc["not_shared"].items()
                         if count)
-    tables = []
-    for metric, table in doc["metrics"].items():
-        direction = "higher is better" if table["higher_is_better"] else "lower is better"
-        t = simple_table(f"{metric} ({direction}), {doc['n_items_shared']:,} shared items",
-                         caption=("not shared: " + lacking) if lacking else None)
-        for header in ("rank", "model", "value [95%]", "group"):
-            t.add_column(header, justify="left" if header == "model" else "right")
-        ranked = sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])
-        for name, row in ranked:
-            span = (f" [{row['rank_low']:g}-{row['rank_high']:g}]"
-                    if row["rank_low"] == row["rank_low"] else "")
-            value = number(row["value"])
-            if row["low"] == row["low"]:
-                value += f" [{number(row['low'])}, {number(row['high'])}]"
-            t.add_row(f"{row['rank']}{span}", name, value, row["group"])
-        tables.append(t)
+    caption = ("not shared: " + lacking) if lacking else None
+    tables = [_ranked_table(f"{metric} ({_direction(table)}), {doc['n_items_shared']:,} shared "
+                            "items", table, "model", caption)
+              for metric, table in doc["metrics"].items()]
+    for key, block in doc.items():
+        if isinstance(block, dict) and "ranked" in block and "metrics" in block:
+            tables += [_ranked_table(f"{key.replace('_', ' ')}: {metric} "
+                                     f"({_direction(table)})", table, "entry", None)
+                       for metric, table in block["metrics"].items()]
     return tables
+
+
+def _direction(table: dict) -> str:
+    return "higher is better" if table["higher_is_better"] else "lower is better"
+
+
+def _ranked_table(title: str, table: dict, what: str, caption: str | None) -> Table:
+    t = simple_table(title, caption=caption)
+    for header in ("rank", what, "value [95%]", "group"):
+        t.add_column(header, justify="left" if header == what else "right")
+    for name, row in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"]):
+        span = (f" [{row['rank_low']:g}-{row['rank_high']:g}]"
+                if row["rank_low"] == row["rank_low"] else "")
+        value = number(row["value"])
+        if row["low"] == row["low"]:
+            value += f" [{number(row['low'])}, {number(row['high'])}]"
+        t.add_row(f"{row['rank']}{span}", name, value, row["group"])
+    return t

@@ -42,11 +42,16 @@ _SCORE = ("score",)
 class Comparison:
     """How one suite compares models: ``read(rs, options)`` returns the arrays of the usable
     rows of ``rs`` (each of length ``rs.mask.sum()`` after the read, which excludes and counts
-    the rows it cannot use, as the suite's scoring does); ``metrics(aligned, options)`` turns
-    every model's arrays, aligned on the shared items, into ``{metric: PairedMetric}``."""
+    the rows it cannot use, as the suite's scoring does; values that are no array, such as
+    the measures' names, are passed on as they are; ``item_id``, when given, is each row's
+    item id in place of ``--id-col``'s); ``metrics(aligned, options)`` turns every model's
+    arrays, aligned on the shared items, into ``{metric: PairedMetric}``. ``across``, when
+    given, returns ``(key, {metric: PairedMetric})`` of a second comparison whose entries are
+    not models (the measures, compared over all models at once), reported under ``key``."""
 
-    read: Callable[[RecordSet, Any], dict[str, np.ndarray]]
-    metrics: Callable[[dict[str, dict[str, np.ndarray]], Any], dict]
+    read: Callable[[RecordSet, Any], dict[str, Any]]
+    metrics: Callable[[dict[str, dict[str, Any]], Any], dict]
+    across: Callable[[dict[str, dict[str, Any]], Any], tuple[str, dict]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +83,10 @@ COMPARISONS: Registry[ComparedSuite] = Registry("compared suite", {
     "sets": ComparedSuite("confeval.suites.sets.options:SetsOptions",
                           "confeval.suites.sets.scoring:SETS_COMPARISON",
                           ignored=("seeds",)),
+    "measures": ComparedSuite("confeval.suites.measures.options:MeasuresOptions",
+                              "confeval.suites.measures.scoring:MEASURES_COMPARISON",
+                              ignored=("bootstrap", "seed", "hb_bins", "calibration_share",
+                                       "ece_bins", "rce_bins", "csl_heads", "head_share")),
 })
 """Suite -> how ``confeval compare`` compares its models."""
 
@@ -88,9 +97,10 @@ class CompareOptions:
     column aligning items, the paired bootstrap and the significance level. The suite's own
     scoring options are given beside them (:func:`suite_options`)."""
 
-    id_col: str = option(dataclasses.MISSING, "Column with each item's id: items are aligned "
-                         "across models by it, and only ids every model has are compared.",
-                         stages=_SCORE)
+    id_col: str | None = option(None, "Column with each item's id: items are aligned across "
+                                "models by it, and only ids every model has are compared "
+                                "(measures: the question and option columns align rows).",
+                                stages=_SCORE)
     suite: str = option("score", "Suite whose metrics compare the models: "
                         + ", ".join(COMPARISONS) + ".", stages=_SCORE)
     model_col: str | None = option(None, "One input holding every model: the column naming "
@@ -175,32 +185,52 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     used = _agreed_options(per_model, entry.ignored, {n: rs.source for n, rs in sets.items()})
     arrays, ids = {}, {}
     for name, rs in sets.items():
-        if options.id_col not in rs.frame.columns:
-            raise ValueError(f"{rs.source}: no id column {options.id_col!r} (columns: "
-                             f"{', '.join(map(str, rs.frame.columns))})")
-        rs.exclude(rs.frame[options.id_col].isna().to_numpy() & rs.mask, "missing_id")
-        read = comp.read(rs, per_model[name])
+        if options.id_col is not None:
+            if options.id_col not in rs.frame.columns:
+                raise ValueError(f"{rs.source}: no id column {options.id_col!r} (columns: "
+                                 f"{', '.join(map(str, rs.frame.columns))})")
+            rs.exclude(rs.frame[options.id_col].isna().to_numpy() & rs.mask, "missing_id")
+        read = dict(comp.read(rs, per_model[name]))
         keep = np.flatnonzero(rs.mask)
-        wrong = [k for k, v in read.items() if np.ndim(v) and len(v) != keep.size]
+        item_id = read.pop("item_id", None)
+        if item_id is None and options.id_col is None:
+            raise ValueError(f"confeval compare --suite {options.suite} needs --id-col (the "
+                             "column with each item's id, to align the models' items)")
+        wrong = [k for k, v in read.items() if isinstance(v, np.ndarray) and v.ndim
+                 and len(v) != keep.size]
         if wrong:   # a reader's contract: arrays over the usable rows it leaves
             raise RuntimeError(f"{options.suite} reader: {wrong} do not match the usable rows")
         arrays[name] = read
-        ids[name] = rs.frame[options.id_col].astype(str).to_numpy()[keep]
+        ids[name] = np.asarray(item_id, dtype=str) if item_id is not None else \
+            rs.frame[options.id_col].astype(str).to_numpy()[keep]
     shared, positions, not_shared = align_items(ids, {n: rs.source for n, rs in sets.items()})
-    aligned = {name: {k: (v[positions[name]] if np.ndim(v) else v) for k, v in a.items()}
+    aligned = {name: {k: (v[positions[name]] if isinstance(v, np.ndarray) and v.ndim else v)
+                      for k, v in a.items()}
                for name, a in arrays.items()}
+    out = {"suite": options.suite, "models": [], "n_items_shared": len(shared),
+           "not_shared": not_shared,
+           "excluded": {name: rs.excluded for name, rs in sets.items()},
+           "options": {**to_json(options), **to_json(used)}}
+    out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options)
+    if comp.across is not None:
+        key, metrics = comp.across(aligned, used)
+        if metrics:
+            ranked, tables = _tables(metrics, options)
+            out[key] = {"ranked": ranked, "metrics": tables}
+    return out
+
+
+def _tables(metrics: dict, options: CompareOptions) -> tuple[list[str], dict]:
+    """(the entries in the rank order of the first metric, each metric's table)."""
     from ..metrics.compare import compare_models
 
-    metrics = comp.metrics(aligned, used)
+    if not metrics:
+        raise ValueError("no metric to compare (see the suite's options)")
     tables = compare_models(metrics, n_resamples=options.bootstrap, seed=options.seed,
                             alpha=options.significance)
     first = next(iter(tables.values()))
-    return {"suite": options.suite, "models": first["ranked"], "n_items_shared": len(shared),
-            "not_shared": not_shared,
-            "excluded": {name: rs.excluded for name, rs in sets.items()},
-            "options": {**to_json(options), **to_json(used)},
-            "metrics": {metric: {k: v for k, v in table.items() if k != "ranked"}
-                        for metric, table in tables.items()}}
+    return first["ranked"], {metric: {k: v for k, v in table.items() if k != "ranked"}
+                             for metric, table in tables.items()}
 
 
 def _agreed_options(per_model: Mapping[str, Any], ignored: tuple[str, ...],

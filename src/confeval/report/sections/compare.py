@@ -31,14 +31,24 @@ def render_compare(section: Mapping[str, Any]) -> str:
              "test at the chosen level.</p>", _paper_table(doc)]
     for metric, table in metrics.items():
         tests = sorted({_TESTS.get(p["test"], p["test"]) for p in table["pairs"]})
-        direction = "higher is better" if table["higher_is_better"] else "lower is better"
-        parts.append(f"<h3>{esc(metric)} ({direction})</h3>")
+        parts.append(f"<h3>{esc(metric)} ({_direction(table)})</h3>")
         parts.append(f"<p class='muted'>pairwise tests: {esc(', '.join(tests))}; "
                      "Holm-adjusted over the pairs.</p>")
         parts.append(scroll(_ranked_table(table)))
         parts.append(_img(forest_figure(table, metric), f"forest plot of {metric}"))
         parts.append(_img(pvalue_heatmap(table, metric), f"p-value heatmap of {metric}"))
+    for key, block in doc.items():   # a second comparison (the measures over all models)
+        if isinstance(block, Mapping) and "ranked" in block and "metrics" in block:
+            for metric, table in block["metrics"].items():
+                title = f"{key.replace('_', ' ')}: {metric} ({_direction(table)})"
+                parts.append(f"<h3>{esc(title)}</h3>")
+                parts.append(scroll(_ranked_table(table)))
+                parts.append(_img(forest_figure(table, metric), f"forest plot of {title}"))
     return "".join(parts)
+
+
+def _direction(table: Mapping[str, Any]) -> str:
+    return "higher is better" if table["higher_is_better"] else "lower is better"
 
 
 def _paper_table(doc: Mapping[str, Any]) -> str:
