@@ -177,3 +177,15 @@ def test_cluster_resamples_are_bootstrap_cis_and_shared_by_every_model(sizes):
     for k, arrays in enumerate(models):
         own = _replicates(auroc, None, arrays, 40, np.random.default_rng(7), clusters, {})
         np.testing.assert_allclose(reps[:, k], own, atol=1e-12)
+
+
+def test_tied_values_share_the_best_rank_and_nan_ranks_last():
+    reps = np.random.default_rng(0).random((50, 4))
+    table = C.compare_metric(reps, [0.5, 0.7, 0.5, float("nan")], ["a", "b", "c", "d"],
+                             higher_is_better=True)
+    assert {n: r["rank"] for n, r in table["models"].items()} == {"a": 2, "b": 1, "c": 2,
+                                                                   "d": 4}
+    assert table["ranked"] == ["b", "a", "c", "d"]
+    lower = C.compare_metric(reps, [0.5, 0.7, 0.5, 0.1], list("abcd"), higher_is_better=False)
+    assert {n: r["rank"] for n, r in lower["models"].items()} == {"a": 2, "b": 4, "c": 2,
+                                                                   "d": 1}

@@ -277,13 +277,15 @@ def compare_metric(replicates: np.ndarray, values: Sequence[float], names: Seque
     interval (from the paired ``replicates``, (R, k)), every pair's difference with its
     interval and p-value — ``pair_tests[(a, b)] = (p, test name)`` where an exact test applies,
     the paired bootstrap otherwise — Holm-adjusted over the pairs, and the groups at ``alpha``.
-    Models are listed best first."""
+    Models are listed best first; tied values share the best rank (competition ranking)."""
     k = len(names)
     sign = 1.0 if higher_is_better else -1.0
     order = sorted(range(k), key=lambda j: (-sign * values[j] if np.isfinite(values[j])
                                             else np.inf, j))
     ranked = [names[j] for j in order]
-    rank_of = {names[j]: r + 1 for r, j in enumerate(order)}
+    # competition ranking: tied values share the best rank ("1, 1, 3"); NaN ranks last
+    key = [-sign * v if np.isfinite(v) else np.inf for v in values]
+    rank_of = {names[j]: 1 + sum(key[i] < key[j] for i in range(k)) for j in range(k)}
     intervals = rank_intervals(replicates, higher_is_better, confidence_level)
     models = {}
     for j, name in enumerate(names):

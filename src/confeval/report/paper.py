@@ -46,8 +46,8 @@ def to_csv(doc: Mapping[str, Any]) -> str:
     for name in _models(doc):
         row = [name]
         for table in metrics.values():
-            entry = table["models"][name]
-            row += ["" if entry[f] is None else entry[f] for f in _CSV_FIELDS]
+            entry = table["models"].get(name)   # --suite auto: a model some suite lacks
+            row += ["" if entry is None or entry[f] is None else entry[f] for f in _CSV_FIELDS]
         writer.writerow(row)
     return buffer.getvalue()
 
@@ -71,7 +71,10 @@ def to_markdown(doc: Mapping[str, Any], digits: int = 3) -> str:
     for name in _models(doc):
         cells = [name.replace("|", "\\|")]
         for metric, table in metrics.items():
-            entry = table["models"][name]
+            entry = table["models"].get(name)
+            if entry is None:
+                cells.append("–")
+                continue
             value = _number(entry["value"], digits)
             if name in best[metric]:
                 value = f"**{value}**"
@@ -103,7 +106,10 @@ def to_latex(doc: Mapping[str, Any], digits: int = 3) -> str:
     for name in _models(doc):
         cells = [_latex(name)]
         for metric, table in metrics.items():
-            entry = table["models"][name]
+            entry = table["models"].get(name)
+            if entry is None:
+                cells.append("--")
+                continue
             value = _number(entry["value"], digits)
             if name in best[metric]:
                 value = rf"\textbf{{{value}}}"

@@ -138,20 +138,43 @@ def compare_tables(document: dict) -> list[Table]:
     """``confeval compare``'s terminal output: one ranked table per metric — rank (and its
     95% interval), model, value [interval], group letters — and a caption with the shared
     items and what each model lacked; then the tables of a second comparison, when the suite
-    has one (the measures over all models)."""
+    has one (the measures over all models). ``--suite auto``: each suite's tables, titled by
+    the suite, then the trust cards."""
     doc = document["compare"]
+    if "suites" in doc:
+        tables = [t for suite, sub in doc["suites"].items()
+                  for t in _suite_tables(sub, f"{suite}: ")]
+        return [*tables, card_table(doc["cards"])]
+    return _suite_tables(doc, "")
+
+
+def _suite_tables(doc: dict, prefix: str) -> list[Table]:
     lacking = ", ".join(f"{name} {count:,}" for name, count in doc["not_shared"].items()
                         if count)
     caption = ("not shared: " + lacking) if lacking else None
-    tables = [_ranked_table(f"{metric} ({_direction(table)}), {doc['n_items_shared']:,} shared "
-                            "items", table, "model", caption)
+    tables = [_ranked_table(f"{prefix}{metric} ({_direction(table)}), "
+                            f"{doc['n_items_shared']:,} shared items", table, "model", caption)
               for metric, table in doc["metrics"].items()]
     for key, block in doc.items():
         if isinstance(block, dict) and "ranked" in block and "metrics" in block:
-            tables += [_ranked_table(f"{key.replace('_', ' ')}: {metric} "
+            tables += [_ranked_table(f"{prefix}{key.replace('_', ' ')}: {metric} "
                                      f"({_direction(table)})", table, "entry", None)
                        for metric, table in block["metrics"].items()]
     return tables
+
+
+def card_table(cards: dict) -> Table:
+    """The trust cards as one table: a row per model, a column per aspect with the value and
+    the rank among the models compared on it."""
+    aspects = list(dict.fromkeys(a for card in cards.values() for a in card))
+    t = simple_table("trust cards (value, rank of the models compared, group)")
+    t.add_column("model", justify="left")
+    for aspect in aspects:
+        t.add_column(aspect, justify="right")
+    for model, card in cards.items():
+        t.add_row(model, *(f"{number(card[a]['value'])} #{card[a]['rank']}/{card[a]['of']} "
+                           f"{card[a]['group']}" if a in card else "–" for a in aspects))
+    return t
 
 
 def _direction(table: dict) -> str:

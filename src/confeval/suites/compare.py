@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison", "align_items",
            "compare_files", "compare_records", "compare_run_config", "model_names",
-           "split_by_model", "suite_options"]
+           "compare_auto", "run_identity", "split_by_model", "suite_options", "trust_cards"]
 
 _SCORE = ("score",)
 
@@ -52,6 +52,17 @@ class Comparison:
     read: Callable[[RecordSet, Any], dict[str, Any]]
     metrics: Callable[[dict[str, dict[str, Any]], Any], dict]
     across: Callable[[dict[str, dict[str, Any]], Any], tuple[str, dict]] | None = None
+    load: Callable[[Path], RecordSet] | None = None
+    """How the suite's score command reads one input (default :meth:`RecordSet.read`): the
+    measures' run folders hold questions, not (question, option) rows; diagnose reads the
+    authors' ``latest.json``."""
+
+    def records(self, path: str | Path) -> RecordSet:
+        if self.load is not None:
+            return self.load(Path(path))
+        from ..records import RecordSet
+
+        return RecordSet.read(Path(path))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +78,7 @@ class ComparedSuite:
     def options_class(self) -> type:
         return _resolve(self.options)
 
-    def load(self) -> Comparison:
+    def implementation(self) -> Comparison:
         return _resolve(self.comparison)
 
 
@@ -87,6 +98,10 @@ COMPARISONS: Registry[ComparedSuite] = Registry("compared suite", {
                               "confeval.suites.measures.scoring:MEASURES_COMPARISON",
                               ignored=("bootstrap", "seed", "hb_bins", "calibration_share",
                                        "ece_bins", "rce_bins", "csl_heads", "head_share")),
+    "diagnose": ComparedSuite("confeval.suites.diagnose.options:DiagnoseOptions",
+                              "confeval.suites.diagnose.scoring:DIAGNOSE_COMPARISON",
+                              ignored=("bootstrap", "seed", "n_simulations", "human",
+                                       "alpha")),
 })
 """Suite -> how ``confeval compare`` compares its models."""
 
@@ -102,7 +117,9 @@ class CompareOptions:
                                 "(measures: the question and option columns align rows).",
                                 stages=_SCORE)
     suite: str = option("score", "Suite whose metrics compare the models: "
-                        + ", ".join(COMPARISONS) + ".", stages=_SCORE)
+                        + ", ".join(COMPARISONS) + "; auto: run folders of several suites, "
+                        "grouped by suite and by the run's model, with a trust card per "
+                        "model.", stages=_SCORE)
     model_col: str | None = option(None, "One input holding every model: the column naming "
                                    "each row's model.", stages=_SCORE)
     bootstrap: int = option(1000, "Paired bootstrap resamples of the items (intervals, rank "
@@ -112,7 +129,7 @@ class CompareOptions:
                                  "tests (the group letters).", stages=_SCORE)
 
     def __post_init__(self) -> None:
-        comparison_names = list(COMPARISONS)
+        comparison_names = [*COMPARISONS, "auto"]
         if self.suite not in comparison_names:
             raise ValueError(f"--suite {self.suite!r}: confeval compare compares "
                              f"{', '.join(comparison_names)}")
@@ -179,7 +196,7 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     if len(sets) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each)")
     entry = COMPARISONS[options.suite]
-    comp = entry.load()
+    comp = entry.implementation()
     per_model = suite_opts if isinstance(suite_opts, Mapping) else dict.fromkeys(sets,
                                                                                  suite_opts)
     used = _agreed_options(per_model, entry.ignored, {n: rs.source for n, rs in sets.items()})
@@ -255,23 +272,127 @@ def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
     """``confeval compare`` on record files or run folders (``inputs``: model name -> path),
     the suite's options from ``values`` (those given on the command line; a run folder's own
     fill in the rest)."""
-    from ..records import RecordSet
-
+    if options.suite == "auto":
+        return compare_auto(inputs, options, values or {})
+    comp = COMPARISONS[options.suite].implementation()
     values = dict(values or {})
+    if options.id_col is not None and "id_col" in {
+            f.name for f in option_fields(COMPARISONS[options.suite].options_class())}:
+        values["id_col"] = options.id_col   # the suite's own id column is compare's
+    suite_id = getattr(suite_options(options.suite, values), "id_col", None) \
+        if options.id_col is None else None
+    if suite_id is not None:   # the suite names its item ids itself (diagnose: item_id)
+        options = dataclasses.replace(options, id_col=suite_id)
     if options.model_col is not None:
         if len(inputs) != 1:
             raise ValueError(f"--model-col {options.model_col!r} reads every model from one "
                              f"input; {len(inputs)} were given")
         (path,) = inputs.values()
-        sets = split_by_model(RecordSet.read(Path(path)), options.model_col)
+        sets = split_by_model(comp.records(path), options.model_col)
         return compare_records(sets, options, suite_options(options.suite, values, path))
     if len(inputs) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each), or "
                          "one with --model-col")
     per_model = {name: suite_options(options.suite, values, path)
                  for name, path in inputs.items()}
-    sets = {name: RecordSet.read(Path(path)) for name, path in inputs.items()}
-    return compare_records(sets, options, per_model)
+    sets = {name: comp.records(path) for name, path in inputs.items()}
+    result = compare_records(sets, options, per_model)
+    result["cards"] = trust_cards({options.suite: result})
+    return result
+
+
+def run_identity(path: str | Path) -> tuple[str, str]:
+    """(suite, model) of a live run folder, from its ``run.json``; anything else is one
+    :class:`ValueError` (``--suite auto`` groups run folders by both)."""
+    from ..runs import RunFolder
+
+    path = Path(path)
+    if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
+        raise ValueError(f"{path}: --suite auto reads run folders (a record file says neither "
+                         "its suite nor its model; give --suite)")
+    config = RunFolder(path, create=False).read_run().get("config") or {}
+    suite, model = config.get("suite"), config.get("model")
+    if suite not in COMPARISONS:
+        raise ValueError(f"{path}: a run of {suite or config.get('command')!r}, which "
+                         f"confeval compare does not compare ({', '.join(COMPARISONS)})")
+    return str(suite), str(model or path.name)
+
+
+def compare_auto(inputs: Mapping[str, str | Path], options: CompareOptions,
+                 values: Mapping[str, Any]) -> dict:
+    """``--suite auto``: run folders grouped by their suite, each model named by its run's
+    model (unless named with ``--name``), every suite with two models or more compared as
+    ``--suite <suite>`` would (command-line options applying to the suites that have them),
+    and a trust card per model across the suites (:func:`trust_cards`)."""
+    from ..records import stem_of
+
+    groups: dict[str, dict[str, Path]] = {}
+    for name, path in inputs.items():
+        suite, model = run_identity(path)
+        label = model if name == stem_of(Path(path)) else name
+        if label in groups.setdefault(suite, {}):
+            raise ValueError(f"two {suite} runs of model {label!r} ({groups[suite][label]} "
+                             f"and {path}); name one with --name NAME=INPUT")
+        groups[suite][label] = Path(path)
+    compared = {suite: models for suite, models in groups.items() if len(models) >= 2}
+    if not compared:
+        raise ValueError("--suite auto: no suite has runs of two models ("
+                         + ", ".join(f"{s}: {', '.join(m)}" for s, m in groups.items()) + ")")
+    suites = {}
+    # live runs' records carry their item's id as item_id
+    options = dataclasses.replace(options, id_col=options.id_col or "item_id")
+    for suite, models in compared.items():
+        fields = {f.name for f in option_fields(COMPARISONS[suite].options_class(), "score")}
+        given = {k: v for k, v in values.items()
+                 if k in fields and k not in COMPARISONS[suite].ignored}
+        suites[suite] = compare_files(models, dataclasses.replace(options, suite=suite), given)
+    first = next(iter(suites.values()))
+    models = list(dict.fromkeys([*first["models"], *(m for d in suites.values()
+                                                     for m in d["models"])]))
+    return {"suite": "auto", "models": models,
+            "n_items_shared": {s: d["n_items_shared"] for s, d in suites.items()},
+            "not_shared": {s: d["not_shared"] for s, d in suites.items()},
+            "skipped": {s: list(m) for s, m in groups.items() if s not in compared},
+            "metrics": {f"{s}.{metric}": table for s, d in suites.items()
+                        for metric, table in d["metrics"].items()},
+            "suites": suites, "cards": trust_cards(suites)}
+
+
+CARD_ASPECTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("calibration", (("score", "ece"), ("sets", "ece"))),
+    ("discrimination", (("score", "auroc"), ("measures", "*_auroc"))),
+    ("coverage", (("sets", "*_coverage"),)),
+    ("set size", (("sets", "*_set_size"),)),
+    ("diagnosis", (("diagnose", "accuracy_strict"),)),
+    ("accuracy", (("score", "accuracy"), ("sets", "accuracy"))),
+)
+"""A trust card's aspects, each from the first (suite, metric) a comparison has (``*_x``: the
+suite's first metric ending in ``_x``, e.g. its first set score's coverage)."""
+
+
+def trust_cards(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
+    """One card per model: for each aspect of :data:`CARD_ASPECTS` that some compared suite
+    measures for it, the suite and metric, the value with its interval, the rank among the
+    models compared there (``of``), its rank interval and its group letters."""
+    cards: dict[str, dict] = {}
+    for aspect, sources in CARD_ASPECTS:
+        for suite, pattern in sources:
+            metrics = (suites.get(suite) or {}).get("metrics") or {}
+            metric = next((m for m in metrics if m == pattern or (
+                pattern.startswith("*") and m.endswith(pattern[1:]))), None)
+            if metric is None:
+                continue
+            table = metrics[metric]
+            for model, row in table["models"].items():
+                card = cards.setdefault(model, {})
+                if aspect in card:
+                    continue
+                card[aspect] = {"suite": suite, "metric": metric, "value": row["value"],
+                                "low": row["low"], "high": row["high"], "rank": row["rank"],
+                                "of": len(table["models"]), "rank_low": row["rank_low"],
+                                "rank_high": row["rank_high"], "group": row["group"],
+                                "higher_is_better": table["higher_is_better"]}
+    return cards
 
 
 def split_by_model(rs: RecordSet, model_col: str) -> dict[str, RecordSet]:

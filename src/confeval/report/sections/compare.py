@@ -18,8 +18,41 @@ _TESTS = {"mcnemar_exact": "exact McNemar", "delong": "DeLong",
 
 @register_section("compare")
 def render_compare(section: Mapping[str, Any]) -> str:
-    """The whole comparison: summary line, paper table, per-metric tables and figures."""
+    """The whole comparison: summary line, paper table, per-metric tables and figures; for
+    ``--suite auto`` the trust cards, then each suite's comparison."""
     doc = section["results"]
+    if "suites" in doc:
+        parts = [f"<h3>Trust cards</h3>{_cards(doc.get('cards') or {})}"]
+        for suite, sub in doc["suites"].items():
+            parts.append(f"<h3>{esc(suite)} suite</h3>{_render_one(sub)}")
+        if doc.get("skipped"):
+            parts.append("<p class='muted'>Not compared (runs of one model only): "
+                         + esc("; ".join(f"{s}: {', '.join(m)}" for s, m in
+                                         doc["skipped"].items())) + "</p>")
+        return "".join(parts)
+    return _render_one(doc)
+
+
+def _cards(cards: Mapping[str, Mapping]) -> str:
+    """One card per model: each aspect's value, interval, rank among the models compared on
+    it, and where it comes from."""
+    out = []
+    for model, card in cards.items():
+        rows = "".join(
+            f"<tr><th scope='row'>{esc(aspect)}</th><td>{fmt(e['value'])}"
+            f"<div class='ci'>[{fmt(e['low'])}, {fmt(e['high'])}]</div></td>"
+            f"<td>#{e['rank']} of {e['of']} <span class='muted'>[{fmt(e['rank_low'], 1)}–"
+            f"{fmt(e['rank_high'], 1)}]</span></td><td>{esc(e['group'])}</td>"
+            f"<td class='muted'>{esc(e['suite'])}: {esc(e['metric'])} "
+            f"({'↑' if e['higher_is_better'] else '↓'})</td></tr>"
+            for aspect, e in card.items())
+        out.append(f"<div class='card'><h4>{esc(model)}</h4><table><thead><tr><th>aspect</th>"
+                   "<th>value [95%]</th><th>rank [95%]</th><th>group</th><th>from</th></tr>"
+                   f"</thead><tbody>{rows}</tbody></table></div>")
+    return "".join(out) or "<p>No card.</p>"
+
+
+def _render_one(doc: Mapping[str, Any]) -> str:
     metrics = doc.get("metrics") or {}
     if not metrics:
         return "<p>No results.</p>"

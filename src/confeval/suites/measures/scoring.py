@@ -310,5 +310,5 @@ def compare_measures_across_models(aligned: dict[str, dict], options: MeasuresOp
 
 
 MEASURES_COMPARISON = Comparison(_read_for_compare, compare_measures_metrics,
-                                 compare_measures_across_models)
+                                 compare_measures_across_models, load=measure_rows)
 """``confeval compare --suite measures``."""
