@@ -327,7 +327,10 @@ class PairedMetric:
     paired bootstrap. ``batched`` is a row-wise form of ``fn`` for blocks of resamples (default:
     :data:`.bootstrap.BATCHED`). ``clusters`` labels each item's cluster (the same for
     every model): resamples then draw whole clusters (:func:`paired_replicates`), and the
-    exact tests, which assume independent items, give way to the paired bootstrap."""
+    exact tests, which assume independent items, give way to the paired bootstrap.
+    ``replicates[name]`` are the model's values on resamples a suite drew itself (the same
+    resamples for every model; the steps suite's item counts): then ``fn`` is not called and
+    ``values`` must be given."""
 
     fn: Callable
     arrays: Mapping[str, Sequence[np.ndarray]]
@@ -337,8 +340,11 @@ class PairedMetric:
     values: Mapping[str, float] | None = None
     batched: Callable | None = None
     clusters: np.ndarray | None = None
+    replicates: Mapping[str, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
+        if self.replicates is not None and self.values is None:
+            raise ValueError("precomputed replicates need their values")
         if self.test not in TESTS:
             raise ValueError(f"unknown test {self.test!r}; choose from {', '.join(TESTS)}")
 
@@ -363,12 +369,16 @@ def compare_models(metrics: Mapping[str, PairedMetric], *, n_resamples: int = 10
             raise ValueError(f"{metric_name}: compare needs at least two models")
         values = [metric.value(name) for name in names]
         # a resample where a metric is undefined (one class only) is NaN: the replicate says so
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            reps = paired_replicates(metric.fn, [metric.arrays[n] for n in names],
-                                     n_resamples=n_resamples, seed=seed,
-                                     batched=metric.batched, clusters=metric.clusters,
-                                     **metric.kwargs)
+        if metric.replicates is not None:
+            reps = np.column_stack([np.asarray(metric.replicates[n], dtype=np.float64)
+                                    for n in names])
+        else:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                reps = paired_replicates(metric.fn, [metric.arrays[n] for n in names],
+                                         n_resamples=n_resamples, seed=seed,
+                                         batched=metric.batched, clusters=metric.clusters,
+                                         **metric.kwargs)
         out[metric_name] = compare_metric(reps, values, names,
                                           higher_is_better=metric.higher_is_better,
                                           pair_tests=exact_pair_tests(metric, names),
@@ -379,7 +389,7 @@ def compare_models(metrics: Mapping[str, PairedMetric], *, n_resamples: int = 10
 def exact_pair_tests(metric: PairedMetric, names: Sequence[str]) -> dict:
     """``{(a, b): (p, test)}`` for the pairs ``metric.test`` applies to (both ways round)."""
     tests: dict = {}
-    if metric.clusters is not None:
+    if metric.clusters is not None or metric.replicates is not None:
         return tests
     if metric.test == "mcnemar_exact":
         binary = {n: np.isin(metric.arrays[n][0], (0, 1)).all() for n in names}

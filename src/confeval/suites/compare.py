@@ -98,6 +98,13 @@ COMPARISONS: Registry[ComparedSuite] = Registry("compared suite", {
                               "confeval.suites.measures.scoring:MEASURES_COMPARISON",
                               ignored=("bootstrap", "seed", "hb_bins", "calibration_share",
                                        "ece_bins", "rce_bins", "csl_heads", "head_share")),
+    "intervals": ComparedSuite("confeval.suites.intervals.options:IntervalsOptions",
+                               "confeval.suites.intervals.scoring:INTERVALS_COMPARISON",
+                               ignored=("bootstrap", "seed", "seed_sweep", "separately",
+                                        "pred_col")),
+    "steps": ComparedSuite("confeval.suites.steps.options:StepsOptions",
+                           "confeval.suites.steps.scoring:STEPS_COMPARISON",
+                           ignored=("bootstrap", "seed", "group_cols")),
     "diagnose": ComparedSuite("confeval.suites.diagnose.options:DiagnoseOptions",
                               "confeval.suites.diagnose.scoring:DIAGNOSE_COMPARISON",
                               ignored=("bootstrap", "seed", "n_simulations", "human",
@@ -213,8 +220,9 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
         if item_id is None and options.id_col is None:
             raise ValueError(f"confeval compare --suite {options.suite} needs --id-col (the "
                              "column with each item's id, to align the models' items)")
+        size = keep.size if item_id is None else len(item_id)   # rows, or the suite's items
         wrong = [k for k, v in read.items() if isinstance(v, np.ndarray) and v.ndim
-                 and len(v) != keep.size]
+                 and len(v) != size]
         if wrong:   # a reader's contract: arrays over the usable rows it leaves
             raise RuntimeError(f"{options.suite} reader: {wrong} do not match the usable rows")
         arrays[name] = read
@@ -228,6 +236,9 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
            "not_shared": not_shared,
            "excluded": {name: rs.excluded for name, rs in sets.items()},
            "options": {**to_json(options), **to_json(used)}}
+    # compare's own resampling replaces the suite's (a suite drawing its resamples itself)
+    shared_fields = {f.name for f in dataclasses.fields(used)} & {"bootstrap", "seed"}
+    used = dataclasses.replace(used, **{k: getattr(options, k) for k in shared_fields})
     out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options)
     if comp.across is not None:
         key, metrics = comp.across(aligned, used)
@@ -359,10 +370,11 @@ def compare_auto(inputs: Mapping[str, str | Path], options: CompareOptions,
 
 
 CARD_ASPECTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("calibration", (("score", "ece"), ("sets", "ece"))),
+    ("calibration", (("score", "ece"), ("sets", "ece"), ("steps", "ccs"))),
     ("discrimination", (("score", "auroc"), ("measures", "*_auroc"))),
     ("coverage", (("sets", "*_coverage"),)),
     ("set size", (("sets", "*_set_size"),)),
+    ("robustness", (("steps", "crs"),)),
     ("diagnosis", (("diagnose", "accuracy_strict"),)),
     ("accuracy", (("score", "accuracy"), ("sets", "accuracy"))),
 )

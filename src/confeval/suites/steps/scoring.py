@@ -34,6 +34,7 @@ from ...metrics.steps import (
 )
 from ...records import RecordSet
 from ...runs import RunFolder, load_run_records
+from ..compare import Comparison
 from .inputs import ORIGINAL, step_frame
 from .options import StepsOptions
 
@@ -140,6 +141,19 @@ def _bootstrap(orig, pairs, cfg, n_types, n_resamples, seed, level) -> dict:
     n_items = int(max(orig._item.max() if len(orig) else -1,
                       pairs._item.max() if len(pairs) else -1)) + 1
     counts = np.concatenate(list(resample_counts(n_items, n_resamples, rng)))
+    out = {}
+    for k, arr in replicates_from_counts(orig, pairs, cfg, n_types, counts).items():
+        low, high, n_undefined = percentile_interval(arr, level)
+        if n_undefined < arr.size:
+            out[k] = {"low": low, "high": high, "n_undefined": n_undefined}
+    return out
+
+
+def replicates_from_counts(orig, pairs, cfg, n_types, counts: np.ndarray
+                           ) -> dict[str, np.ndarray]:
+    """Every headline metric (but macro F1) on each resample of items: ``counts[r, i]`` is
+    how often resample r drew item i (``_item`` codes index the columns)."""
+    n_resamples, n_items = counts.shape
     out_reps: dict[str, np.ndarray] = {}
     if len(pairs):
         diff = np.abs(pairs.c_orig.to_numpy() - pairs.c.to_numpy())
@@ -188,12 +202,7 @@ def _bootstrap(orig, pairs, cfg, n_types, n_resamples, seed, level) -> dict:
                                          scale=cfg.ccs_scale)
     if all(k in out_reps for k in ("crs", "css", "ccs")):
         out_reps["avg"] = (out_reps["crs"] + out_reps["css"] + out_reps["ccs"]) / 3
-    out = {}
-    for k, arr in out_reps.items():
-        low, high, n_undefined = percentile_interval(arr, level)
-        if n_undefined < arr.size:
-            out[k] = {"low": low, "high": high, "n_undefined": n_undefined}
-    return out
+    return out_reps
 
 
 def score_steps(records: pd.DataFrame, *, config: StepsOptions | None = None,
@@ -337,3 +346,66 @@ def score_generator_consistency(pairs: Sequence[str]) -> dict:
             inputs.setdefault(judge, {})[side] = {k: summary[k] for k in (
                 "source", "n_read", "n_used", "excluded")}
     return {**generator_consistency(first, second), "inputs": inputs}
+
+
+# ----------------------------------------------------------------------- comparing models
+_COMPARED_STEPS = {"crs": True, "css": True, "ccs": True, "avg": True}
+"""ConfProBench's three scores and their average (all higher is better)."""
+
+
+def _load_steps(path: Path) -> RecordSet:
+    path = Path(path)
+    if path.is_dir():
+        return step_rows(load_run_records(path / RunFolder.RECORDS), str(path))
+    return RecordSet.read(path)
+
+
+def _read_for_compare(rs: RecordSet, options: StepsOptions) -> dict:
+    """The validated step rows; items (chains) are the unit: the item ids, one each."""
+    frame = step_frame(rs, options.p_col, options.label_col, ())
+    if not len(frame):
+        raise ValueError(f"{rs.source}: no usable step rows (excluded: "
+                         f"{rs.excluded or 'none'})")
+    items = np.asarray(pd.unique(frame["item_id"].astype(str)), dtype=str)
+    return {"item_id": items, "items": items, "frame": frame}
+
+
+def compare_steps_metrics(aligned: dict[str, dict], options: StepsOptions) -> dict:
+    """Every model's CRS, CSS, CCS and their average on the items (chains) all models judged,
+    each as ``steps score`` reports it on those items; intervals, ranks and pairwise tests
+    from the same resamples of items for every model (the suite's own item bootstrap, one
+    matrix product per model; compare's --bootstrap and --seed are the options' here)."""
+    from ...metrics.compare import PairedMetric
+
+    shared = next(iter(aligned.values()))["items"]
+    position = {item: i for i, item in enumerate(shared.tolist())}
+    counts = np.concatenate(list(resample_counts(
+        len(shared), options.bootstrap, np.random.default_rng(options.seed))))
+    values: dict[str, dict] = {}
+    reps: dict[str, dict] = {}
+    for model, a in aligned.items():
+        frame = a["frame"]
+        frame = frame[frame["item_id"].astype(str).isin(position)].copy()
+        res = score_steps(frame, config=options, n_resamples=0)
+        values[model] = res
+        frame["variant"] = frame["variant"].astype(str)
+        frame["pred"], frame["c"] = step_confidence(frame.p_correct.to_numpy())
+        frame["label"] = frame["label"].astype(np.int64)
+        frame["_item"] = frame["item_id"].astype(str).map(position).to_numpy()
+        frame["_type"], names = encode_error_types(frame.error_type.to_numpy(dtype=object),
+                                                   frame.label.to_numpy())
+        pairs, _ = _pairs(frame)
+        reps[model] = replicates_from_counts(frame[frame.variant == ORIGINAL], pairs, options,
+                                             names.size, counts)
+    metrics = {}
+    for metric, higher in _COMPARED_STEPS.items():
+        if all(values[m].get(metric) is not None and metric in reps[m] for m in aligned):
+            metrics[metric] = PairedMetric(
+                None, {m: [] for m in aligned}, higher,
+                values={m: values[m][metric] for m in aligned},
+                replicates={m: reps[m][metric] for m in aligned})
+    return metrics
+
+
+STEPS_COMPARISON = Comparison(_read_for_compare, compare_steps_metrics, load=_load_steps)
+"""``confeval compare --suite steps``."""

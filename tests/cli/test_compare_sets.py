@@ -12,7 +12,7 @@ import pytest
 from confeval.cli import main
 from confeval.simulate import simulate
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 MMBENCH = DATA / "vlm-uncertainty-bench" / "per_sample" / "mmbench"
 needs_data = pytest.mark.skipif(not MMBENCH.is_dir(),
                                 reason=f"shared data absent ({MMBENCH}); see its README")
