@@ -40,3 +40,11 @@ def test_latex_escapes_and_uses_superscript_letters():
     assert r"\begin{tabular}{lrr}" in text and r"\toprule" in text
     assert r"gpt\_4\% & \textbf{0.800}$^{\mathrm{a}}$ & 0.050$^{\mathrm{a}}$ \\" in text
     assert r"accuracy $\uparrow$ & ece $\downarrow$" in text
+
+
+def test_a_model_some_suite_lacks_is_a_dash_and_pipes_are_escaped():
+    doc = _doc()
+    doc["compare"]["models"].append("x|y")
+    assert to_markdown(doc).splitlines()[-1] == "| x\\|y | – | – |"
+    assert to_latex(doc).splitlines()[-3] == r"x\textbar{}y & -- & -- \\"
+    assert to_csv(doc).splitlines()[-1] == "x|y" + "," * 14

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["FORMATS", "to_csv", "to_latex", "to_markdown"]
@@ -61,31 +61,43 @@ def _best(table: Mapping) -> set[str]:
     return {n for n, v in values.items() if v == top}
 
 
-def to_markdown(doc: Mapping[str, Any], digits: int = 3) -> str:
-    """A Markdown table: value and group letters per metric, the best value in bold."""
+def _rows(doc: Mapping[str, Any], digits: int, *, name: Callable[[str], str], missing: str,
+          bold: Callable[[str], str], letters: Callable[[str, str], str]) -> list[list[str]]:
+    """Each model's cells, models in rank order: its name, then per metric the value (in
+    ``bold`` where it is the best) with its group ``letters``, ``missing`` where a model was
+    not compared on it."""
     metrics = _metrics(doc)
-    head = ["model"] + [f"{m} {'↑' if t['higher_is_better'] else '↓'}"
-                        for m, t in metrics.items()]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     best = {m: _best(t) for m, t in metrics.items()}
-    for name in _models(doc):
-        cells = [name.replace("|", "\\|")]
+    rows = []
+    for model in _models(doc):
+        cells = [name(model)]
         for metric, table in metrics.items():
-            entry = table["models"].get(name)
+            entry = table["models"].get(model)   # --suite auto: a model some suite lacks
             if entry is None:
-                cells.append("–")
+                cells.append(missing)
                 continue
             value = _number(entry["value"], digits)
-            if name in best[metric]:
-                value = f"**{value}**"
-            cells.append(f"{value} ({entry['group']})" if entry["group"] else value)
-        lines.append("| " + " | ".join(cells) + " |")
+            value = bold(value) if model in best[metric] else value
+            cells.append(letters(value, entry["group"]) if entry["group"] else value)
+        rows.append(cells)
+    return rows
+
+
+def to_markdown(doc: Mapping[str, Any], digits: int = 3) -> str:
+    """A Markdown table: value and group letters per metric, the best value in bold."""
+    head = ["model"] + [f"{m} {'↑' if t['higher_is_better'] else '↓'}"
+                        for m, t in _metrics(doc).items()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in _rows(
+        doc, digits, name=lambda n: n.replace("|", "\\|"), missing="–",
+        bold=lambda v: f"**{v}**", letters=lambda v, g: f"{v} ({g})")]
     return "\n".join(lines) + "\n"
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+                  "^": r"\textasciicircum{}", "|": r"\textbar{}", "<": r"\textless{}",
+                  ">": r"\textgreater{}"}
 
 
 def _latex(text: str) -> str:
@@ -102,20 +114,8 @@ def to_latex(doc: Mapping[str, Any], digits: int = 3) -> str:
                         for m, t in metrics.items()]
     lines = [r"\begin{tabular}{l" + "r" * len(metrics) + "}", r"\toprule",
              " & ".join(head) + r" \\", r"\midrule"]
-    best = {m: _best(t) for m, t in metrics.items()}
-    for name in _models(doc):
-        cells = [_latex(name)]
-        for metric, table in metrics.items():
-            entry = table["models"].get(name)
-            if entry is None:
-                cells.append("--")
-                continue
-            value = _number(entry["value"], digits)
-            if name in best[metric]:
-                value = rf"\textbf{{{value}}}"
-            if entry["group"]:
-                value += rf"$^{{\mathrm{{{entry['group']}}}}}$"
-            cells.append(value)
-        lines.append(" & ".join(cells) + r" \\")
+    lines += [" & ".join(cells) + r" \\" for cells in _rows(
+        doc, digits, name=_latex, missing="--", bold=lambda v: rf"\textbf{{{v}}}",
+        letters=lambda v, g: rf"{v}$^{{\mathrm{{{g}}}}}$")]
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
