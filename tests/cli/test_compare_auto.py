@@ -88,3 +88,24 @@ def test_auto_report_shows_the_cards_and_each_suite(runs, tmp_path, capsys):
     assert "Trust cards" in page and page.count("<div class='card'>") == 2
     assert "sets suite" in page and "diagnose suite" in page
     assert "forest plot of lac_coverage" in page and "forest plot of accuracy_strict" in page
+
+
+def test_runs_of_another_suite_and_no_shared_item_are_one_line_errors(runs, tmp_path, capsys):
+    import pandas as pd
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    pd.DataFrame({"id": ["x", "y", "z"], "p": [0.1, 0.5, 0.9], "y": [0, 1, 1]}).to_csv(
+        a, index=False)
+    pd.DataFrame({"id": ["u", "v", "w"], "p": [0.1, 0.5, 0.9], "y": [0, 1, 1]}).to_csv(
+        b, index=False)
+    for argv, message in [
+        ([str(runs / "sets-A"), str(runs / "diag-B"), "--suite", "sets"],
+         "diag-B is a run of the diagnose suite, not sets"),
+        ([str(runs / "sets-A"), str(runs / "sets-B"), "--suite", "diagnose"],
+         "sets-A is a run of the sets suite, not diagnose"),
+        ([str(a), str(b), "--id-col", "id", "-c", "p", "-y", "y"],
+         "no item id is shared by every model"),
+    ]:
+        assert main(["compare", *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

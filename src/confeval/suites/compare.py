@@ -31,9 +31,10 @@ from .options import build, option, option_fields, run_folder_options, to_json
 if TYPE_CHECKING:
     from ..records import RecordSet
 
-__all__ = ["COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison", "align_items",
-           "compare_files", "compare_records", "compare_run_config", "model_names",
-           "compare_auto", "run_identity", "split_by_model", "suite_options", "trust_cards"]
+__all__ = ["CARD_ASPECTS", "COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison",
+           "align_items", "compare_auto", "compare_files", "compare_records",
+           "compare_run_config", "folder_suite", "model_names", "run_identity",
+           "split_by_model", "suite_options", "trust_cards"]
 
 _SCORE = ("score",)
 
@@ -285,6 +286,12 @@ def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
     fill in the rest)."""
     if options.suite == "auto":
         return compare_auto(inputs, options, values or {})
+    for path in inputs.values():
+        other = folder_suite(path)
+        if other is not None and other != options.suite:
+            raise ValueError(f"{path} is a run of the {other} suite, not {options.suite}; "
+                             "give --suite to match, or --suite auto for runs of several "
+                             "suites")
     comp = COMPARISONS[options.suite].implementation()
     values = dict(values or {})
     if options.id_col is not None and "id_col" in {
@@ -310,6 +317,22 @@ def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
     result = compare_records(sets, options, per_model)
     result["cards"] = trust_cards({options.suite: result})
     return result
+
+
+def folder_suite(path: str | Path) -> str | None:
+    """The suite a run folder belongs to (a live run's ``suite``; a scoring folder's command,
+    ``sets score`` -> ``sets``, ``score`` -> ``score``), or None for a record file or a
+    folder that says neither."""
+    from ..runs import RunFolder
+
+    path = Path(path)
+    if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
+        return None
+    config = RunFolder(path, create=False).read_run().get("config") or {}
+    if config.get("suite"):
+        return str(config["suite"])
+    command = str(config.get("command") or "")
+    return command.split()[0] if command.endswith("score") else None
 
 
 def run_identity(path: str | Path) -> tuple[str, str]:
