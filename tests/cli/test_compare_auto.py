@@ -109,3 +109,12 @@ def test_runs_of_another_suite_and_no_shared_item_are_one_line_errors(runs, tmp_
         assert main(["compare", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_run_folders_are_named_by_their_model(runs, capsys):
+    assert main(["compare", str(runs / "sets-A"), str(runs / "sets-B"), "--suite", "sets",
+                 "--id-col", "item_id", "--bootstrap", "20", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["compare"]["models"]) == ["A", "B"]
+    assert main(["compare", str(runs / "sets-A"), str(runs / "sets-A"), "--suite", "sets",
+                 "--id-col", "item_id"]) == 2
+    assert "two inputs are named 'A'" in capsys.readouterr().err

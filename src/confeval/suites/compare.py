@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -279,13 +279,17 @@ def _agreed_options(per_model: Mapping[str, Any], ignored: tuple[str, ...],
     return per_model[names[0]]
 
 
-def compare_files(inputs: Mapping[str, str | Path], options: CompareOptions,
-                  values: Mapping[str, Any] | None = None) -> dict:
-    """``confeval compare`` on record files or run folders (``inputs``: model name -> path),
-    the suite's options from ``values`` (those given on the command line; a run folder's own
-    fill in the rest)."""
+def compare_files(inputs: Mapping[str, str | Path] | Sequence[tuple[str, str | Path]],
+                  options: CompareOptions, values: Mapping[str, Any] | None = None) -> dict:
+    """``confeval compare`` on record files or run folders (``inputs``: model name -> path,
+    or (name, path) pairs), the suite's options from ``values`` (those given on the command
+    line; a run folder's own fill in the rest)."""
+    pairs = list(inputs.items()) if isinstance(inputs, Mapping) else list(inputs)
     if options.suite == "auto":
-        return compare_auto(inputs, options, values or {})
+        return compare_auto(pairs, options, values or {})
+    inputs = dict(pairs)
+    if len(inputs) < len(pairs):
+        raise ValueError("two inputs have one model name; rename one with --name NAME=INPUT")
     for path in inputs.values():
         other = folder_suite(path)
         if other is not None and other != options.suite:
@@ -352,22 +356,19 @@ def run_identity(path: str | Path) -> tuple[str, str]:
     return str(suite), str(model or path.name)
 
 
-def compare_auto(inputs: Mapping[str, str | Path], options: CompareOptions,
+def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptions,
                  values: Mapping[str, Any]) -> dict:
     """``--suite auto``: run folders grouped by their suite, each model named by its run's
     model (unless named with ``--name``), every suite with two models or more compared as
     ``--suite <suite>`` would (command-line options applying to the suites that have them),
     and a trust card per model across the suites (:func:`trust_cards`)."""
-    from ..records import stem_of
-
     groups: dict[str, dict[str, Path]] = {}
-    for name, path in inputs.items():
-        suite, model = run_identity(path)
-        label = model if name == stem_of(Path(path)) else name
-        if label in groups.setdefault(suite, {}):
-            raise ValueError(f"two {suite} runs of model {label!r} ({groups[suite][label]} "
+    for name, path in inputs:   # name: the run's model unless --name named it
+        suite, _ = run_identity(path)
+        if name in groups.setdefault(suite, {}):
+            raise ValueError(f"two {suite} runs of model {name!r} ({groups[suite][name]} "
                              f"and {path}); name one with --name NAME=INPUT")
-        groups[suite][label] = Path(path)
+        groups[suite][name] = Path(path)
     compared = {suite: models for suite, models in groups.items() if len(models) >= 2}
     if not compared:
         raise ValueError("--suite auto: no suite has runs of two models ("
@@ -448,21 +449,34 @@ def split_by_model(rs: RecordSet, model_col: str) -> dict[str, RecordSet]:
             for name in names.unique()}
 
 
-def compare_run_config(inputs: Mapping[str, str | Path], result: Mapping[str, Any]) -> dict:
-    """The ``run.json`` config of a ``confeval compare`` folder: every input with its model
-    name and SHA-256, and every option the models were compared with."""
+def compare_run_config(inputs: Sequence[tuple[str, str | Path]], result: Mapping[str, Any]
+                       ) -> dict:
+    """The ``run.json`` config of a ``confeval compare`` folder: every input (name, path) with
+    its SHA-256, and every option the models were compared with."""
     from ..runs import file_sha256
 
     return {"command": "compare", "suite": result["suite"],
             "inputs": [{"name": name, "path": str(path),
                         "sha256": file_sha256(Path(path)) if Path(path).is_file() else None}
-                       for name, path in inputs.items()],
+                       for name, path in inputs],
             "options": dict(result.get("options", {}))}
 
 
-def model_names(paths: list[Path], overrides: list[str] | None = None) -> dict[str, Path]:
-    """Each input's model name: ``NAME=PATH`` overrides, else the file name without its format
-    extension (a run folder: the folder's name); two inputs of one name are an error."""
+def _run_model(path: Path) -> str | None:
+    from ..runs import RunFolder
+
+    if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
+        return None
+    model = (RunFolder(path, create=False).read_run().get("config") or {}).get("model")
+    return str(model) if model else None
+
+
+def model_names(paths: list[Path], overrides: list[str] | None = None
+                ) -> list[tuple[str, Path]]:
+    """Each input's model name, in the order given: ``NAME=PATH`` overrides, else a live run
+    folder's model, else the file name without its format extension (a scoring folder: the
+    folder's name). Two inputs of one name and one suite are an error (runs of one model in
+    several suites are what ``--suite auto`` groups)."""
     from ..records import stem_of
 
     given = {}
@@ -471,13 +485,16 @@ def model_names(paths: list[Path], overrides: list[str] | None = None) -> dict[s
         if not sep or not name:
             raise ValueError(f"--name {item!r}: expected NAME=INPUT")
         given[str(Path(target))] = name
-    names: dict[str, Path] = {}
+    seen: dict[tuple[str | None, str], Path] = {}
+    names: list[tuple[str, Path]] = []
     for path in paths:
-        name = given.pop(str(path), None) or stem_of(path)
-        if name in names:
-            raise ValueError(f"two inputs are named {name!r} ({names[name]} and {path}); "
+        name = given.pop(str(path), None) or _run_model(path) or stem_of(path)
+        key = (folder_suite(path), name)
+        if key in seen:
+            raise ValueError(f"two inputs are named {name!r} ({seen[key]} and {path}); "
                              "rename one with --name NAME=INPUT")
-        names[name] = path
+        seen[key] = path
+        names.append((name, path))
     if given:
         raise ValueError(f"--name names an input that was not given: {', '.join(given)}")
     return names
