@@ -58,12 +58,12 @@ class Comparison:
     measures' run folders hold questions, not (question, option) rows; diagnose reads the
     authors' ``latest.json``."""
 
-    def records(self, path: str | Path) -> RecordSet:
-        if self.load is not None:
-            return self.load(Path(path))
-        from ..records import RecordSet
+    def records(self, path: str | Path, suite: str, options: Any) -> RecordSet:
+        """One input's records: another tool's file in the suite's layout
+        (:func:`confeval.ingest.read_input`), else the suite's own loader."""
+        from ..ingest import read_input
 
-        return RecordSet.read(Path(path))
+        return read_input(path, suite, options, self.load)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,14 +310,16 @@ def compare_files(inputs: Mapping[str, str | Path] | Sequence[tuple[str, str | P
             raise ValueError(f"--model-col {options.model_col!r} reads every model from one "
                              f"input; {len(inputs)} were given")
         (path,) = inputs.values()
-        sets = split_by_model(comp.records(path), options.model_col)
-        return compare_records(sets, options, suite_options(options.suite, values, path))
+        own = suite_options(options.suite, values, path)
+        sets = split_by_model(comp.records(path, options.suite, own), options.model_col)
+        return compare_records(sets, options, own)
     if len(inputs) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each), or "
                          "one with --model-col")
     per_model = {name: suite_options(options.suite, values, path)
                  for name, path in inputs.items()}
-    sets = {name: comp.records(path) for name, path in inputs.items()}
+    sets = {name: comp.records(path, options.suite, per_model[name])
+            for name, path in inputs.items()}
     result = compare_records(sets, options, per_model)
     result["cards"] = trust_cards({options.suite: result})
     return result

@@ -14,7 +14,7 @@ import numpy as np
 
 from .base import MAX_BOOTSTRAP
 from .compare import Comparison
-from .options import option
+from .options import IngestOptions, option
 
 if TYPE_CHECKING:
     from ..records import RecordSet
@@ -32,13 +32,15 @@ def _check_bootstrap(bootstrap: int) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class ConfidenceOptions:
-    """Options of ``confeval score``."""
+class ConfidenceOptions(IngestOptions):
+    """Options of ``confeval score``: the two columns (needed for confeval's own records; a
+    file of another tool's format brings ``confidence`` and ``correct``)."""
 
-    confidence_col: str = option(dataclasses.MISSING, "Column with the confidence.",
-                                 stages=_SCORE, short="-c")
-    correct_col: str = option(dataclasses.MISSING, "Column with correctness (0/1 or [0, 1]).",
-                              stages=_SCORE, short="-y")
+    confidence_col: str | None = option(None, "Column with the confidence (default for "
+                                        "another tool's file: its confidence).",
+                                        stages=_SCORE, short="-c")
+    correct_col: str | None = option(None, "Column with correctness (0/1 or [0, 1]).",
+                                     stages=_SCORE, short="-y")
     any_confidence: bool = option(False, "The confidence is any real-valued measure, not a "
                                   "probability: skip ECE/MCE/Brier, keep ranking metrics.",
                                   stages=_SCORE, flag="--any-confidence")
@@ -92,16 +94,32 @@ Progress = Callable[[int, int], None]
 
 def score_confidence_file(path: str | Path, options: ConfidenceOptions,
                           progress: Progress | None = None) -> dict:
-    """``confeval score`` on one record file: :func:`~confeval.evaluate.score_confidence_records`
-    with the options."""
+    """``confeval score`` on one record file (or another tool's file, :mod:`confeval.ingest`):
+    :func:`~confeval.evaluate.score_confidence_records` with the options."""
     from ..evaluate import score_confidence_records
+
+    rs, confidence_col, correct_col = read_confidence_input(path, options)
+    return score_confidence_records(
+        rs, confidence_col, correct_col, any_confidence=options.any_confidence,
+        n_bins=options.n_bins, rce_bins=options.rce_bins, n_resamples=options.bootstrap,
+        seed=options.seed, progress=progress)
+
+
+def read_confidence_input(path: str | Path, options: ConfidenceOptions
+                          ) -> tuple[RecordSet, str, str]:
+    """(records, confidence column, correctness column) of one input: another tool's file in
+    the ``score`` layout (its ``confidence`` and ``correct`` unless columns are given), or
+    confeval's own records, which need both columns named."""
+    from ..ingest import read_records
     from ..records import RecordSet
 
-    return score_confidence_records(
-        RecordSet.read(Path(path)), options.confidence_col, options.correct_col,
-        any_confidence=options.any_confidence, n_bins=options.n_bins,
-        rce_bins=options.rce_bins, n_resamples=options.bootstrap, seed=options.seed,
-        progress=progress)
+    rs = read_records(path, "score", options.from_format, options.normalise)
+    if rs is not None:
+        return rs, options.confidence_col or "confidence", options.correct_col or "correct"
+    if options.confidence_col is None or options.correct_col is None:
+        raise ValueError(f"{path}: name the columns with -c/--confidence-col and "
+                         "-y/--correct-col (a file of a known format needs none: --from)")
+    return RecordSet.read(Path(path)), options.confidence_col, options.correct_col
 
 
 def score_agreement_file(path: str | Path, options: AgreementOptions,
@@ -146,7 +164,8 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
 def _read_confidence(rs: RecordSet, options: ConfidenceOptions) -> dict[str, np.ndarray]:
     from ..evaluate import read_confidence_records
 
-    conf, correct = read_confidence_records(rs, options.confidence_col, options.correct_col,
+    conf, correct = read_confidence_records(rs, options.confidence_col or "confidence",
+                                            options.correct_col or "correct",
                                             any_confidence=options.any_confidence)
     return {"confidence": conf, "correct": correct}
 

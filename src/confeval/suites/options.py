@@ -25,7 +25,7 @@ from typing import Any
 
 from ..runs import RunFolder
 
-__all__ = ["STAGES", "OptionSpec", "build", "flag_of", "option", "option_fields",
+__all__ = ["STAGES", "IngestOptions", "OptionSpec", "build", "flag_of", "option", "option_fields",
            "options_for_input", "run_defaults", "run_folder_options", "spec_of", "to_json"]
 
 STAGES = ("score", "run")
@@ -52,19 +52,35 @@ def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
            flag: str | None = None, short: str | None = None,
            parse: Callable[[str], Any] | None = None, show: Callable[[Any], str] | None = None,
            minimum: float | None = None, multiple: bool = False,
-           run_default: Any = None) -> Any:
+           run_default: Any = None, kw_only: bool = False) -> Any:
     """A dataclass field of a suite's options with its command-line description.
 
     ``flag`` defaults to ``--name-with-dashes`` (``"--a/--b"`` for a boolean pair); ``parse``
     turns the command line's text into the value and ``show`` a value into that text (list
     options such as ``--scores lac,aps`` or ``--seeds 1-10``); ``multiple`` makes a flag that
     may be repeated (a tuple of texts); ``run_default`` is the default of ``SUITE run`` where
-    a live run wants a lighter one than scoring (``--seeds 1-5`` against ``1-10``)."""
+    a live run wants a lighter one than scoring (``--seeds 1-5`` against ``1-10``);
+    ``kw_only`` for the fields of a mixin that classes with required fields also take."""
     bad = set(stages) - set(STAGES)
     if bad or not stages:
         raise ValueError(f"stages must be among {STAGES}, got {stages}")
-    return dataclasses.field(default=default, metadata={"confeval": OptionSpec(
+    return dataclasses.field(default=default, kw_only=kw_only, metadata={"confeval": OptionSpec(
         help, tuple(stages), flag, short, parse, show, minimum, multiple, run_default)})
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """How a scoring command reads files other tools wrote (:mod:`confeval.ingest`): the
+    format (``auto`` recognises it from the content; a file of no known format is read as
+    confeval's own records) and, for lm-evaluation-harness log-likelihoods, the length
+    normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses."""
+
+    from_format: str = option("auto", "Read another tool's file: auto (recognised from the "
+                              "content), lm-eval, or none (confeval's own columns).",
+                              stages=("score",), flag="--from", kw_only=True)
+    normalise: str = option("none", "lm-eval log-likelihoods: none (acc), chars (acc_norm: "
+                            "divided by the choice's length in characters) or bytes "
+                            "(acc_bytes).", stages=("score",), kw_only=True)
 
 
 def spec_of(field: dataclasses.Field) -> OptionSpec:

@@ -12,7 +12,7 @@ from ..._validation import missing_model_folder
 from ...measures import MEASURES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
-from ..options import option
+from ..options import IngestOptions, option
 
 __all__ = ["MEASURE_NAMES", "CompareOptions", "MeasuresOptions", "NoiseOptions", "SIMILARITIES",
            "StudyOptions", "TIES", "ThresholdsOptions"]
@@ -26,7 +26,7 @@ TIES = ("average", "input-order")
 
 
 @dataclasses.dataclass(frozen=True)
-class MeasuresOptions(SuiteOptions):
+class MeasuresOptions(SuiteOptions, IngestOptions):
     """Options of the measures suite.
 
     Scoring: the measure columns (``measure_cols``, higher = more confident, and

@@ -215,8 +215,12 @@ def measure_rows(path: str | Path) -> RecordSet:
 
 
 def score_measures_file(path: str | Path, options: MeasuresOptions | None = None) -> dict:
-    """:func:`score_measure_rows` on one record file or run folder."""
-    return score_measure_rows(measure_rows(path), options)
+    """:func:`score_measure_rows` on one record file, run folder or another tool's file
+    (:mod:`confeval.ingest`)."""
+    from ...ingest import read_input
+
+    return score_measure_rows(read_input(path, "measures", options or MeasuresOptions(),
+                                         load=measure_rows), options)
 
 
 # ----------------------------------------------------------------------- comparing models

@@ -8,7 +8,7 @@ import dataclasses
 from ...conformal.names import SCORES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
-from ..options import option
+from ..options import IngestOptions, option
 
 __all__ = ["DEFAULT_SCORES", "INPUT_KINDS", "PRECISIONS", "PROTOCOLS", "SetsOptions",
            "comma_list"]
@@ -25,7 +25,7 @@ def comma_list(text: str) -> tuple[str, ...]:
 
 
 @dataclasses.dataclass(frozen=True)
-class SetsOptions(SuiteOptions):
+class SetsOptions(SuiteOptions, IngestOptions):
     """Options of the sets suite.
 
     ``label_col``, ``logit_cols``, ``input`` and ``group_col`` say where a record file holds

@@ -222,7 +222,9 @@ def score_sets_file(path: str | Path, options: SetsOptions | None = None) -> dic
     >>> res["n_used"], res["scores"]["lac"]["coverage"] >= 0.85
     (400, True)
     """
-    return score_sets_records(RecordSet.read(Path(path)), options)
+    from ...ingest import read_input
+
+    return score_sets_records(read_input(path, "sets", options or SetsOptions()), options)
 
 
 # ----------------------------------------------------------------------- comparing models

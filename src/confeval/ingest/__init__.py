@@ -1,0 +1,167 @@
+"""Reading the files other tools already wrote, into confeval's record layouts.
+
+:func:`read_records` is the one entry: a scoring command's input is recognised from its
+content (``--from auto``) or named (``--from lm-eval``), and turned into the record set the
+suite's own reader takes — the suite's default columns, so that no column flag is needed (given
+ones still override) — with every unusable line an excluded row under a named reason. A file
+of no known format is read as confeval's own records, as before.
+
+Formats (see each module): :mod:`.lm_eval` — lm-evaluation-harness ``--log_samples`` files of
+``multiple_choice`` tasks.
+
+Layouts per suite, from one multiple-choice sample (choices A, B, ... in order):
+
+Every row also holds ``task`` and, when the results file beside it names one, ``model``.
+
+* ``score``: ``doc_id``, ``confidence`` (the softmax over the choices of the
+  log-likelihoods, normalised as ``--normalise`` says, at the chosen choice) and ``correct``
+  (the chosen choice is the gold one: lm-eval's ``acc``, ``acc_norm`` or ``acc_bytes``);
+* ``sets``: ``doc_id``, ``answer`` (the gold letter) and ``logit_<letter>`` (the normalised
+  log-likelihoods, read as logits: the softmax over the choices);
+* ``measures``: one row per (document, choice) with ``question_id``, ``option``, ``correct``
+  (1 for the gold choice), ``sl`` (the log-likelihood) and ``sl_norm`` (divided by the
+  choice's length in characters, as lm-eval's ``acc_norm``).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..records import RecordSet
+
+__all__ = ["FORMATS", "LAYOUTS", "detect", "read_input", "read_records"]
+
+FORMATS = ("auto", "lm-eval", "none")
+"""``--from`` choices."""
+
+_PEEK_BYTES = 1 << 20
+
+
+def detect(path: str | Path) -> str | None:
+    """The format of ``path`` from its first line (at most 1 MB read), or None."""
+    from .lm_eval import looks_like_samples
+
+    path = Path(path)
+    name = path.name.lower()
+    if path.is_dir() or not name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".json")):
+        return None
+    try:
+        if name.endswith(".gz"):
+            import gzip
+
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                first = f.readline(_PEEK_BYTES)
+        else:
+            with path.open("r", encoding="utf-8", errors="replace") as f:
+                first = f.readline(_PEEK_BYTES)
+    except (OSError, EOFError):
+        return None
+    return "lm-eval" if looks_like_samples(first) else None
+
+
+def _letters(n: int) -> list[str]:
+    return list(string.ascii_uppercase[:n]) if n <= 26 else [f"O{i + 1}" for i in range(n)]
+
+
+def _softmax_top(scores: np.ndarray) -> tuple[int, float]:
+    shifted = np.exp(scores - scores.max())
+    top = int(np.argmax(scores))   # the first of tied maxima, as lm-eval's numpy.argmax
+    return top, float(shifted[top] / shifted.sum())
+
+
+def _score_rows(sample, normalise: str) -> list[dict]:
+    top, confidence = _softmax_top(sample.scores(normalise))
+    return [{"doc_id": sample.doc_id, "task": sample.task, "confidence": confidence,
+             "correct": int(top == sample.gold), "n_choices": len(sample.choices)}]
+
+
+def _sets_rows(sample, normalise: str) -> list[dict]:
+    letters = _letters(len(sample.choices))
+    row: dict[str, Any] = {"doc_id": sample.doc_id, "task": sample.task,
+                           "answer": letters[sample.gold]}
+    row.update({f"logit_{letter}": float(v)
+                for letter, v in zip(letters, sample.scores(normalise))})
+    return [row]
+
+
+def _measure_rows(sample, normalise: str) -> list[dict]:
+    norm = sample.scores("chars")
+    return [{"question_id": sample.doc_id, "option": letter, "task": sample.task,
+             "correct": int(i == sample.gold), "sl": float(sample.lls[i]),
+             "sl_norm": float(norm[i])}
+            for i, letter in enumerate(_letters(len(sample.choices)))]
+
+
+LAYOUTS: dict[str, Callable[[Any, str], list[dict]]] = {
+    "score": _score_rows, "sets": _sets_rows, "measures": _measure_rows}
+"""Suite -> the rows of one sample in the suite's record layout."""
+
+_KEY = {"score": "doc_id", "sets": "doc_id", "measures": "question_id"}
+
+
+def read_records(path: str | Path, suite: str, from_format: str = "auto",
+                 normalise: str = "none") -> RecordSet | None:
+    """``path`` in ``suite``'s record layout when it is a file of a known format (``auto``:
+    recognised from the content), with each unusable line an excluded row under its reason;
+    None when it is confeval's own records (``none``, or no known format under ``auto``). A
+    named format the file is not, or a suite with no layout for it, is a :class:`ValueError`
+    naming the file."""
+    from ..records import RecordSet
+
+    if from_format not in FORMATS:
+        raise ValueError(f"--from {from_format!r}: choose from {', '.join(FORMATS)}")
+    from .lm_eval import NORMALISATIONS, read_samples
+
+    if normalise not in NORMALISATIONS:
+        raise ValueError(f"--normalise {normalise!r}: choose from {', '.join(NORMALISATIONS)}")
+    if from_format == "none":
+        return None
+    found = detect(path)
+    if from_format == "auto" and found is None:
+        return None
+    if from_format != "auto" and found != from_format:
+        raise ValueError(f"{path}: not an {from_format} file (its first line is no "
+                         f"{from_format} sample)")
+    if suite not in LAYOUTS:
+        raise ValueError(f"{path}: an {found} file has no {suite} records (it can be "
+                         f"scored by: {', '.join(LAYOUTS)})")
+    data = read_samples(path)
+    rows, reasons = [], []
+    for line, (sample, reason) in enumerate(zip(data.samples, data.reasons), start=1):
+        if sample is None:
+            rows.append({_KEY[suite]: f"line-{line}"})
+            reasons.append(reason)
+            continue
+        made = LAYOUTS[suite](sample, normalise)
+        if data.model:
+            for row in made:
+                row["model"] = data.model
+        rows.extend(made)
+        reasons.extend([""] * len(made))
+    if not rows:
+        raise ValueError(f"{path}: an {found} file without a sample")
+    rs = RecordSet.from_records(rows, str(path))
+    reasons_array = np.array(reasons, dtype=object)
+    for reason in sorted(set(reasons) - {""}):
+        rs.exclude(reasons_array == reason, reason)
+    return rs
+
+
+def read_input(path: str | Path, suite: str, options: Any,
+               load: Callable[[Path], RecordSet] | None = None) -> RecordSet:
+    """The records of one scoring input: :func:`read_records` with the options' ``from_format``
+    and ``normalise`` (options without them read confeval's own records), else ``load(path)``
+    (default :meth:`RecordSet.read`: a record file or a run folder)."""
+    from ..records import RecordSet
+
+    rs = read_records(path, suite, getattr(options, "from_format", "none"),
+                      getattr(options, "normalise", "none"))
+    if rs is not None:
+        return rs
+    return load(Path(path)) if load is not None else RecordSet.read(Path(path))

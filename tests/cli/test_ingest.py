@@ -1,0 +1,79 @@
+"""Scoring the files other tools wrote, with no column flag: lm-evaluation-harness samples
+(the real file lm-eval 0.4.13 wrote on the embedded model) through score, sets score,
+measures score and compare, checked against what lm-eval itself reported."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from confeval.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "lm_eval"
+SAMPLES = next(FIXTURES.glob("samples_*.jsonl"))
+REPORTED = json.loads(next(FIXTURES.glob("results_*.json")).read_text())["results"][
+    "confeval_arith_mc"]
+
+
+def _result(capsys, argv):
+    assert main(argv) == 0, capsys.readouterr().err
+    (result,) = json.loads(capsys.readouterr().out)["results"].values()
+    return result
+
+
+@pytest.mark.parametrize(("normalise", "metric"), [("none", "acc"), ("chars", "acc_norm"),
+                                                   ("bytes", "acc_bytes")])
+def test_score_accuracy_is_lm_evals(capsys, normalise, metric):
+    res = _result(capsys, ["score", str(SAMPLES), "--normalise", normalise, "--bootstrap", "0",
+                           "--json"])
+    assert res["n_read"] == res["n_used"] == 40
+    assert res["accuracy"] == pytest.approx(REPORTED[f"{metric},none"], abs=1e-12)
+
+
+def test_measures_and_sets_read_every_sample(capsys):
+    res = _result(capsys, ["measures", "score", str(SAMPLES), "--bootstrap", "0", "--json"])
+    rows = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
+    lls = [float(r[0]) for row in rows for r in row["filtered_resps"]]
+    gold = [int(i == int(row["target"])) for row in rows
+            for i in range(len(row["filtered_resps"]))]
+    assert res["n_read"] == res["n_used"] == len(lls) == 196
+    assert res["measures"]["SL"]["auroc"] == pytest.approx(roc_auc_score(gold, lls), abs=1e-12)
+    sets = _result(capsys, ["sets", "score", str(SAMPLES), "--alpha", "0.2", "--json"])
+    assert sets["n_read"] == len(rows) == 40 and sets["n_used"] == 40
+    assert sets["options"] == list("ABCDEF")
+
+
+def test_column_flags_still_override_and_errors_are_one_line(tmp_path, capsys):
+    res = _result(capsys, ["score", str(SAMPLES), "-c", "confidence", "-y", "correct",
+                           "--bootstrap", "0", "--json"])
+    assert res["accuracy"] == pytest.approx(REPORTED["acc,none"], abs=1e-12)
+    own = tmp_path / "own.csv"
+    own.write_text("p,y\n0.2,0\n0.9,1\n")
+    for argv, message in [
+        (["score", str(own)], "own.csv: name the columns with -c/--confidence-col"),
+        (["score", str(own), "--from", "lm-eval"], "own.csv: not an lm-eval file"),
+        (["score", str(SAMPLES), "--from", "inspect"], "--from 'inspect': choose from"),
+        (["steps", "score", str(SAMPLES)], ""),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+def test_compare_reads_lm_eval_samples_with_no_column_flag(tmp_path, capsys):
+    other = tmp_path / "samples_confeval_arith_mc_2026-01-01T00-00-00.jsonl"
+    rows = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
+    rng = np.random.default_rng(0)
+    for row in rows:   # a second "model": the same documents, other log-likelihoods
+        row["filtered_resps"] = [[str(float(r[0]) + rng.normal(0, 3)), r[1]]
+                                 for r in row["filtered_resps"]]
+    other.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(SAMPLES), str(other), "--name", f"smollm={SAMPLES}",
+                 "--name", f"noisy={other}", "--id-col", "doc_id", "--bootstrap", "100",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["compare"]
+    assert doc["n_items_shared"] == 40
+    assert doc["metrics"]["accuracy"]["models"]["smollm"]["value"] == pytest.approx(
+        REPORTED["acc,none"], abs=1e-12)
