@@ -54,7 +54,8 @@ def test_column_flags_still_override_and_errors_are_one_line(tmp_path, capsys):
     for argv, message in [
         (["score", str(own)], "own.csv: name the columns with -c/--confidence-col"),
         (["score", str(own), "--from", "lm-eval"], "own.csv: not an lm-eval file"),
-        (["score", str(SAMPLES), "--from", "inspect"], "--from 'inspect': choose from"),
+        (["score", str(SAMPLES), "--from", "inspect"], "not an inspect file"),
+        (["score", str(SAMPLES), "--from", "csv"], "--from 'csv': choose from"),
         (["steps", "score", str(SAMPLES)], ""),
     ]:
         assert main(argv) == 2
@@ -77,3 +78,18 @@ def test_compare_reads_lm_eval_samples_with_no_column_flag(tmp_path, capsys):
     assert doc["n_items_shared"] == 40
     assert doc["metrics"]["accuracy"]["models"]["smollm"]["value"] == pytest.approx(
         REPORTED["acc,none"], abs=1e-12)
+
+
+def test_inspect_log_scored_with_no_column_flag(capsys):
+    pytest.importorskip("inspect_ai", reason="inspect-ai is not installed "
+                        "(pip install 'confeval[ingest]')")
+    from inspect_ai.log import read_eval_log
+
+    log_path = FIXTURES.parent / "inspect" / "arith_mc.eval"
+    log = read_eval_log(str(log_path))
+    res = _result(capsys, ["score", str(log_path), "--bootstrap", "0", "--json"])
+    assert res["n_read"] == len(log.samples) == 40
+    reported = log.results.scores[0].metrics["accuracy"].value
+    assert res["accuracy"] == pytest.approx(reported, abs=1e-12)
+    sets = _result(capsys, ["sets", "score", str(log_path), "--alpha", "0.2", "--json"])
+    assert sets["n_read"] == 40 and sets["options"] == list("ABCDEFGH"[:len(sets["options"])])

@@ -7,9 +7,9 @@ ones still override) — with every unusable line an excluded row under a named 
 of no known format is read as confeval's own records, as before.
 
 Formats (see each module): :mod:`.lm_eval` — lm-evaluation-harness ``--log_samples`` files of
-``multiple_choice`` tasks.
+``multiple_choice`` tasks; :mod:`.inspect_log` — Inspect logs of multiple-choice tasks.
 
-Layouts per suite, from one multiple-choice sample (choices A, B, ... in order):
+Layouts per suite, from one lm-eval multiple-choice sample (choices A, B, ... in order):
 
 Every row also holds ``task`` and, when the results file beside it names one, ``model``.
 
@@ -21,6 +21,15 @@ Every row also holds ``task`` and, when the results file beside it names one, ``
 * ``measures``: one row per (document, choice) with ``question_id``, ``option``, ``correct``
   (1 for the gold choice), ``sl`` (the log-likelihood) and ``sl_norm`` (divided by the
   choice's length in characters, as lm-eval's ``acc_norm``).
+
+From one Inspect sample (one row per sample and epoch, ``doc_id`` and ``epoch``):
+
+* ``score``: ``confidence`` (the option letters' probabilities at the answer position,
+  renormalised over the letters, at the most likely letter) and ``correct`` (the scorer's
+  value as Inspect turns it into a number);
+* ``sets``: ``answer`` (the target letter) and ``logit_<letter>`` (the letters'
+  log-probabilities; a letter missing from the top alternatives gets ln 1e-5, counted in
+  ``n_missing``).
 """
 
 from __future__ import annotations
@@ -37,18 +46,21 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "LAYOUTS", "detect", "read_input", "read_records"]
 
-FORMATS = ("auto", "lm-eval", "none")
+FORMATS = ("auto", "lm-eval", "inspect", "none")
 """``--from`` choices."""
 
 _PEEK_BYTES = 1 << 20
 
 
 def detect(path: str | Path) -> str | None:
-    """The format of ``path`` from its first line (at most 1 MB read), or None."""
+    """The format of ``path`` from its content (at most 1 MB of its first line), or None."""
+    from .inspect_log import looks_like_log
     from .lm_eval import looks_like_samples
 
     path = Path(path)
     name = path.name.lower()
+    if path.is_file() and name.endswith((".eval", ".json")) and looks_like_log(path):
+        return "inspect"
     if path.is_dir() or not name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".json")):
         return None
     try:
@@ -98,11 +110,40 @@ def _measure_rows(sample, normalise: str) -> list[dict]:
             for i, letter in enumerate(_letters(len(sample.choices)))]
 
 
-LAYOUTS: dict[str, Callable[[Any, str], list[dict]]] = {
-    "score": _score_rows, "sets": _sets_rows, "measures": _measure_rows}
-"""Suite -> the rows of one sample in the suite's record layout."""
+def _inspect_score_rows(sample, normalise: str) -> list[dict]:
+    letters = sample.letters
+    top, confidence = _softmax_top(np.array([sample.letter_logprobs[L] for L in letters]))
+    return [{"doc_id": sample.doc_id, "epoch": sample.epoch, "confidence": confidence,
+             "correct": sample.correct, "letter": letters[top], "target": sample.target,
+             "n_missing": sample.n_missing}]
+
+
+def _inspect_sets_rows(sample, normalise: str) -> list[dict]:
+    row: dict[str, Any] = {"doc_id": sample.doc_id, "epoch": sample.epoch,
+                           "answer": sample.target, "n_missing": sample.n_missing}
+    row.update({f"logit_{L}": float(sample.letter_logprobs[L]) for L in sample.letters})
+    return [row]
+
+
+LAYOUTS: dict[str, dict[str, Callable[[Any, str], list[dict]]]] = {
+    "lm-eval": {"score": _score_rows, "sets": _sets_rows, "measures": _measure_rows},
+    "inspect": {"score": _inspect_score_rows, "sets": _inspect_sets_rows},
+}
+"""Format -> suite -> the rows of one sample in the suite's record layout."""
 
 _KEY = {"score": "doc_id", "sets": "doc_id", "measures": "question_id"}
+
+
+def _read(path: str | Path, fmt: str) -> tuple[list, list[str], str | None]:
+    """(samples, each one's reason when unusable, the model) of a file of format ``fmt``."""
+    if fmt == "inspect":
+        from .inspect_log import read_log
+
+        return read_log(path)
+    from .lm_eval import read_samples
+
+    data = read_samples(path)
+    return data.samples, data.reasons, data.model
 
 
 def read_records(path: str | Path, suite: str, from_format: str = "auto",
@@ -116,7 +157,7 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
 
     if from_format not in FORMATS:
         raise ValueError(f"--from {from_format!r}: choose from {', '.join(FORMATS)}")
-    from .lm_eval import NORMALISATIONS, read_samples
+    from .lm_eval import NORMALISATIONS
 
     if normalise not in NORMALISATIONS:
         raise ValueError(f"--normalise {normalise!r}: choose from {', '.join(NORMALISATIONS)}")
@@ -126,22 +167,23 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
     if from_format == "auto" and found is None:
         return None
     if from_format != "auto" and found != from_format:
-        raise ValueError(f"{path}: not an {from_format} file (its first line is no "
-                         f"{from_format} sample)")
-    if suite not in LAYOUTS:
+        raise ValueError(f"{path}: not an {from_format} file (its content is no "
+                         f"{from_format} output)")
+    layouts = LAYOUTS[found]
+    if suite not in layouts:
         raise ValueError(f"{path}: an {found} file has no {suite} records (it can be "
-                         f"scored by: {', '.join(LAYOUTS)})")
-    data = read_samples(path)
+                         f"scored by: {', '.join(layouts)})")
+    samples, sample_reasons, model = _read(path, found)
     rows, reasons = [], []
-    for line, (sample, reason) in enumerate(zip(data.samples, data.reasons), start=1):
+    for line, (sample, reason) in enumerate(zip(samples, sample_reasons), start=1):
         if sample is None:
-            rows.append({_KEY[suite]: f"line-{line}"})
+            rows.append({_KEY[suite]: f"sample-{line}"})
             reasons.append(reason)
             continue
-        made = LAYOUTS[suite](sample, normalise)
-        if data.model:
+        made = layouts[suite](sample, normalise)
+        if model:
             for row in made:
-                row["model"] = data.model
+                row["model"] = model
         rows.extend(made)
         reasons.extend([""] * len(made))
     if not rows:

@@ -44,8 +44,11 @@ def _resolved_globs(path: Path, used: Mapping[str, Any]) -> dict[str, list[str]]
              if isinstance(v, str) and any(ch in v for ch in "*?[")}
     if not globs:
         return {}
+    from ..ingest import detect
     from ..records import RecordsError, RecordSet, resolve_columns  # pandas: only for a glob
 
+    if detect(path) is not None:   # another tool's file: its columns are confeval's layout
+        return {}
     columns = list(RecordSet.read(path).frame.columns)
     out = {}
     for key, spec in globs.items():

@@ -76,7 +76,7 @@ class IngestOptions:
     normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses."""
 
     from_format: str = option("auto", "Read another tool's file: auto (recognised from the "
-                              "content), lm-eval, or none (confeval's own columns).",
+                              "content), lm-eval, inspect, or none (confeval's own columns).",
                               stages=("score",), flag="--from", kw_only=True)
     normalise: str = option("none", "lm-eval log-likelihoods: none (acc), chars (acc_norm: "
                             "divided by the choice's length in characters) or bytes "

@@ -1,0 +1,70 @@
+"""Inspect logs, on the real .eval log Inspect 0.3.285 wrote (tests/fixtures/ingest): every
+sample of every epoch read, correctness equal to the scorer's values, the option letters read
+from the log-probabilities; damaged samples counted under their reasons, a damaged log one
+error naming it."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+inspect_ai = pytest.importorskip("inspect_ai", reason="inspect-ai is not installed "
+                                 "(pip install 'confeval[ingest]')")
+
+from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
+
+from confeval.ingest import detect, read_records  # noqa: E402
+from confeval.ingest.inspect_log import read_log  # noqa: E402
+
+LOG = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "inspect" / "arith_mc.eval"
+
+
+def test_every_sample_and_epoch_with_the_scorers_values():
+    log = read_eval_log(str(LOG))
+    samples, reasons, model = read_log(LOG)
+    assert len(samples) == len(log.samples) == 40 and model == "hf/local"
+    assert not any(reasons)
+    assert {s.epoch for s in samples} == {1, 2}
+    for got, sample in zip(samples, log.samples):
+        assert got.doc_id == sample.id and got.target == sample.target
+        assert got.correct == {"C": 1.0, "I": 0.0}[sample.scores["choice"].value]
+        assert set(got.letter_logprobs) == set("ABCDEFGH"[:len(sample.choices)])
+    rs = read_records(LOG, "score")
+    assert rs.n_read == 40 and int(rs.mask.sum()) == 40
+    np.testing.assert_array_equal(rs.frame["correct"], [s.correct for s in samples])
+
+
+def test_letters_come_from_the_first_letter_token_and_its_alternatives():
+    log = read_eval_log(str(LOG))
+    samples, _, _ = read_log(LOG)
+    first = log.samples[0].output.choices[0].logprobs.content[0]
+    tops = {t.token: t.logprob for t in first.top_logprobs}
+    for letter, lp in samples[0].letter_logprobs.items():
+        if letter in tops:
+            assert lp == pytest.approx(tops[letter], abs=1e-12)
+        else:
+            assert lp == pytest.approx(np.log(1e-5))   # missing from the top 5: the floor
+    sets = read_records(LOG, "sets")
+    assert sets.frame.iloc[0]["answer"] == log.samples[0].target
+
+
+def test_damaged_samples_are_counted_and_a_damaged_log_is_one_error(tmp_path):
+    log = read_eval_log(str(LOG))
+    for content in log.samples[0].output.choices[0].logprobs.content:   # no letter anywhere
+        content.token, content.top_logprobs = "x", []
+    log.samples[1].output.choices[0].logprobs = None
+    log.samples[2].scores = {}
+    log.samples[3].target = "Z"
+    damaged = tmp_path / "damaged.eval"
+    write_eval_log(log, str(damaged))
+    rs = read_records(damaged, "score")
+    assert rs.n_read == 40 and int(rs.mask.sum()) == 36
+    assert rs.excluded == {"inspect_no_letter_in_top_logprobs": 1, "inspect_no_logprobs": 1,
+                           "inspect_no_score": 1, "inspect_target_not_a_choice": 1}
+    truncated = tmp_path / "truncated.eval"
+    truncated.write_bytes(LOG.read_bytes()[: LOG.stat().st_size // 2])
+    assert detect(truncated) == "inspect"
+    with pytest.raises(ValueError, match="truncated.eval: not a readable Inspect log"):
+        read_records(truncated, "score")
+    with pytest.raises(ValueError, match="no measures records"):
+        read_records(LOG, "measures")
