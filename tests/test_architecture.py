@@ -16,8 +16,8 @@ TESTS = Path(__file__).resolve().parent
 LAYERS = [
     {"__init__", "_lazy", "_numeric", "_registry", "_validation", "taxonomy", "records", "runs",
      "images"},
-    {"metrics", "parse", "measures", "conformal", "tasks", "ingest"},
-    {"evaluate", "backends", "perturb", "simulate"},
+    {"metrics", "parse", "measures", "conformal", "tasks"},
+    {"evaluate", "backends", "perturb", "simulate", "ingest"},
     {"report"},
     {"suites"},
     {"runner", "demo", "rerun"},
