@@ -93,3 +93,30 @@ def test_inspect_log_scored_with_no_column_flag(capsys):
     assert res["accuracy"] == pytest.approx(reported, abs=1e-12)
     sets = _result(capsys, ["sets", "score", str(log_path), "--alpha", "0.2", "--json"])
     assert sets["n_read"] == 40 and sets["options"] == list("ABCDEFGH"[:len(sets["options"])])
+
+
+def test_import_writes_the_records_score_reads_with_no_flag(tmp_path, capsys):
+    out = tmp_path / "records.jsonl"
+    assert main(["import", str(SAMPLES), "--suite", "measures", "--out", str(out),
+                 "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["import"]
+    assert counts["n_read"] == counts["n_used"] == 196 and counts["excluded"] == {}
+    lines = out.read_text().splitlines()
+    assert len(lines) == 196 and set(json.loads(lines[0])) >= {
+        "question_id", "option", "correct", "sl", "sl_norm"}
+    res = _result(capsys, ["measures", "score", str(out), "--bootstrap", "0", "--json"])
+    direct = _result(capsys, ["measures", "score", str(SAMPLES), "--bootstrap", "0", "--json"])
+    assert res["measures"] == direct["measures"]
+    score_out = tmp_path / "score.csv"
+    assert main(["import", str(SAMPLES), "--out", str(score_out), "--normalise", "chars"]) == 0
+    assert "wrote 40 of 40 score records" in capsys.readouterr().err
+    res = _result(capsys, ["score", str(score_out), "-c", "confidence", "-y", "correct",
+                           "--bootstrap", "0", "--json"])
+    assert res["accuracy"] == pytest.approx(REPORTED["acc_norm,none"], abs=1e-12)
+    for argv, message in [
+        (["import", str(SAMPLES), "--out", str(score_out)], "exists; use --force"),
+        (["import", str(score_out), "--out", str(tmp_path / "x.jsonl")], "no known format"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

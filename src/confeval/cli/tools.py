@@ -1,5 +1,5 @@
-"""Commands that are not one suite's: ``simulate``, ``demo``, ``report``, ``cache`` and ``run
-SUITE`` (the alias of ``confeval SUITE run``)."""
+"""Commands that are not one suite's: ``simulate``, ``demo``, ``report``, ``cache``,
+``import`` and ``run SUITE`` (the alias of ``confeval SUITE run``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ._common import (
     progress,
 )
 
-__all__ = ["cache", "demo", "report", "rerun", "simulate"]
+__all__ = ["cache", "demo", "import_file", "report", "rerun", "simulate"]
 
 
 def simulate(
@@ -137,6 +137,38 @@ def rerun(
         out.print(f"{len(diffs)} difference(s) from {run_dir / RunFolder.METRICS}")
         raise typer.Exit(1)
     out.print(f"metrics identical to {run_dir / RunFolder.METRICS}")
+
+
+def import_file(
+    source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file or "
+                                                              "an Inspect log.")],
+    out_file: Annotated[Path, typer.Option("--out", help="Records to write (.jsonl, .csv, "
+                                                         ".parquet, optionally .gz).")],
+    suite: Annotated[str, typer.Option("--suite", help="Whose layout: score, sets or "
+                                                       "measures.")] = "score",
+    from_format: Annotated[str, typer.Option("--from", help="auto, lm-eval or inspect.")
+                           ] = "auto",
+    normalise: Annotated[str, typer.Option("--normalise", help="lm-eval: none, chars or "
+                                                               "bytes.")] = "none",
+    force: ForceOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write another tool's file as confeval records (the layout `confeval SUITE score` reads
+    with no column flag), to look at before scoring; unusable samples are counted, not
+    written."""
+    from ..ingest import import_records
+    from ..records import write_table
+
+    if out_file.exists() and not force:
+        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
+    frame, counts = import_records(source, suite, from_format, normalise)
+    write_table(frame, out_file)
+    if as_json:
+        print_json({"import": {"source": str(source), "out": str(out_file), **counts}})
+        return
+    excluded = ", ".join(f"{k} {v:,}" for k, v in counts["excluded"].items()) or "none"
+    err.print(f"wrote {counts['n_used']:,} of {counts['n_read']:,} {suite} records to "
+              f"{out_file} (excluded: {excluded})")
 
 
 def cache(

@@ -44,7 +44,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ..records import RecordSet
 
-__all__ = ["FORMATS", "LAYOUTS", "detect", "read_input", "read_records"]
+__all__ = ["FORMATS", "LAYOUTS", "detect", "import_records", "read_input", "read_records"]
 
 FORMATS = ("auto", "lm-eval", "inspect", "none")
 """``--from`` choices."""
@@ -207,3 +207,19 @@ def read_input(path: str | Path, suite: str, options: Any,
     if rs is not None:
         return rs
     return load(Path(path)) if load is not None else RecordSet.read(Path(path))
+
+
+def import_records(path: str | Path, suite: str, from_format: str = "auto",
+                   normalise: str = "none") -> tuple[Any, dict]:
+    """(the usable rows of another tool's file in ``suite``'s record layout, the counts
+    ``{n_read, n_used, excluded}``) — what ``confeval import`` writes; a file of no known
+    format is a :class:`ValueError` (there is nothing to import)."""
+    rs = read_records(path, suite, from_format, normalise)
+    if rs is None:
+        raise ValueError(f"{path}: no known format (lm-eval samples, an Inspect log); "
+                         "confeval reads it as it is")
+    from ..records import ROW_COLUMN
+
+    frame = rs.frame[rs.mask].drop(columns=[ROW_COLUMN]).reset_index(drop=True)
+    return frame, {"n_read": rs.n_read, "n_used": int(rs.mask.sum()),
+                   "excluded": rs.excluded}
