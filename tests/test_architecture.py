@@ -16,7 +16,7 @@ TESTS = Path(__file__).resolve().parent
 LAYERS = [
     {"__init__", "_lazy", "_numeric", "_registry", "_validation", "taxonomy", "records", "runs",
      "images"},
-    {"metrics", "parse", "measures", "conformal", "tasks"},
+    {"metrics", "parse", "measures", "conformal", "tasks", "guarantee"},
     {"evaluate", "backends", "perturb", "simulate", "ingest"},
     {"report"},
     {"suites"},

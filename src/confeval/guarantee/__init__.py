@@ -1,0 +1,260 @@
+"""Certified thresholds: answer when the confidence is at least t, abstain otherwise, with the
+selective error (errors among the answered items) at most ``target`` with probability at least
+``1 - delta`` over the calibration draw.
+
+:func:`ltt_threshold` — Learn then Test (Angelopoulos, Bates, Candès, Jordan and Lei, 2021):
+every candidate threshold is a null hypothesis "its selective error exceeds the target", tested
+with the Hoeffding–Bentkus p-value (:func:`hb_p_values`, Bates et al. 2021; with 0/1 losses the
+tighter binomial Bentkus term, as MAPIE's ``binary=True``), and the family-wise error of the
+rejections controlled at ``delta`` by fixed-sequence testing (from the most conservative
+threshold down, stopping at the first threshold not rejected), Bonferroni or Holm. The
+certified threshold is the lowest rejected one: the most answers with the promise kept.
+
+Choices that decide whether the result is useful (and valid):
+
+* **Candidates** are the distinct confidences of the calibration set (at most ``max_candidates``
+  of them, evenly spaced in rank): a threshold never falls inside a tie block, and "answer if
+  confidence >= t" is exact for Likert-like confidences. They depend on the confidences only,
+  never on correctness: the p-values, which use correctness, stay valid given them.
+* **The answered count is taken as given** (the selective error is a conditional risk: its
+  p-value at t uses the n_t items answered there, as MAPIE's precision controller does).
+  Validity is checked from outside by simulation (``tests/guarantee``).
+* **The tested thresholds start where enough items are answered** (:func:`min_answered`: the
+  count at which half the target would be certified): starting at the very top, where one or two
+  items are answered, would stop the fixed sequence at once and certify nothing. The start
+  depends on target, delta and the counts only (no correctness), so the order stays fixed
+  before testing; Bonferroni and Holm test the same thresholds.
+
+References
+----------
+Angelopoulos, Bates, Candès, Jordan and Lei (2021), "Learn then Test: Calibrating predictive
+algorithms to achieve risk control", arXiv:2110.01052. Bates, Angelopoulos, Lei, Malik and
+Jordan (2021), "Distribution-free, risk-controlling prediction sets", JACM 68. Bauer (1991),
+"Multiple testing in clinical trials", Statistics in Medicine 10.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["FWER_METHODS", "LTTResult", "hb_p_values", "ltt_threshold", "min_answered",
+           "selective_risk", "upper_bound"]
+
+FWER_METHODS = ("fixed-sequence", "bonferroni", "holm")
+
+
+def hb_p_values(risk: ArrayLike, n: ArrayLike, target: float, *, binary: bool = True
+                ) -> np.ndarray:
+    """Hoeffding–Bentkus p-values of "risk > target" for empirical risks ``risk`` over ``n``
+    items each: min(exp(-n h1(min(r, target), target)), c binom.cdf(ceil(n r), n, target)),
+    c = 1 for 0/1 losses (``binary``) and e otherwise; 1 where n = 0.
+
+    Examples
+    --------
+    >>> round(float(hb_p_values([0.0], [50], 0.1)[0]), 12) == round(0.9 ** 50, 12)
+    True
+    """
+    from scipy.special import bdtr  # the binomial CDF as a ufunc: binom.cdf, 50x faster
+
+    r = np.asarray(risk, dtype=np.float64)
+    m = np.asarray(n, dtype=np.float64)
+    if not 0 < target < 1:
+        raise ValueError(f"target must be in (0, 1), got {target}")
+    out = np.ones(np.broadcast(r, m).shape)
+    ok = m > 0
+    r_ok, m_ok = np.broadcast_to(r, out.shape)[ok], np.broadcast_to(m, out.shape)[ok]
+    a = np.minimum(r_ok, target)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h1 = np.where(a > 0, a * np.log(a / target), 0.0) + \
+            (1 - a) * np.log((1 - a) / (1 - target))
+    hoeffding = np.exp(-m_ok * h1)
+    # ceil of n r as MAPIE does; n r is an error count, rounded first so that 3.0000000004
+    # errors stay 3
+    errors = np.ceil(np.round(m_ok * r_ok, 9))
+    bentkus = (1.0 if binary else math.e) * bdtr(errors.astype(np.int64),
+                                                 m_ok.astype(np.int64), target)
+    out[ok] = np.minimum(hoeffding, bentkus)
+    return out
+
+
+def selective_risk(confidence: ArrayLike, correct: ArrayLike, thresholds: ArrayLike
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(selective error, answered count) of "answer if confidence >= t" for each threshold t;
+    NaN error where nothing is answered."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    loss = 1.0 - np.asarray(correct, dtype=np.float64)
+    t = np.asarray(thresholds, dtype=np.float64)
+    order = np.argsort(-conf, kind="stable")
+    sorted_conf = conf[order]
+    cum_loss = np.concatenate([[0.0], np.cumsum(loss[order])])
+    # items with confidence >= t: the first k of the descending order
+    k = np.searchsorted(-sorted_conf, -t, side="right")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        risk = cum_loss[k] / k
+    return np.where(k > 0, risk, np.nan), k
+
+
+def upper_bound(errors: ArrayLike, n: ArrayLike, delta: float, *, binary: bool = True
+                ) -> np.ndarray | float:
+    """The smallest target the Hoeffding–Bentkus test certifies at ``delta`` for ``errors``
+    losses among ``n`` items (bisection to 1e-12; 1 where nothing below 1 is certified or
+    n = 0): the certified bound of a threshold. Scalars or arrays."""
+    if np.ndim(errors) == 0 and np.ndim(n) == 0:
+        return _bound(float(errors), int(n), delta, binary)
+    e, m = np.broadcast_arrays(np.asarray(errors, dtype=np.float64),
+                               np.asarray(n, dtype=np.int64))
+    return np.array([_bound(float(a), int(b), delta, binary) for a, b in zip(e.ravel(),
+                                                                              m.ravel())]
+                    ).reshape(e.shape)
+
+
+def _bound(errors: float, n: int, delta: float, binary: bool) -> float:
+    if n <= 0:
+        return 1.0
+    r = errors / n
+    lo, hi = r, 1.0 - 1e-12
+    if _p_scalar(r, n, hi, binary) > delta:
+        return 1.0
+    while hi - lo > 1e-12:   # the p-value falls as the target rises: bisect where it meets
+        mid = (lo + hi) / 2
+        if mid > 0 and _p_scalar(r, n, mid, binary) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _p_scalar(r: float, n: int, target: float, binary: bool) -> float:
+    """:func:`hb_p_values` of one (risk, n) in plain floats (the bisection calls it ~40
+    times)."""
+    from scipy.special import bdtr
+
+    a = min(r, target)
+    h1 = (a * math.log(a / target) if a > 0 else 0.0) + \
+        ((1 - a) * math.log((1 - a) / (1 - target)) if a < 1 else 0.0)
+    bentkus = (1.0 if binary else math.e) * float(bdtr(math.ceil(round(n * r, 9)), n, target))
+    return min(math.exp(-n * h1), bentkus)
+
+
+@dataclass
+class LTTResult:
+    """A certified threshold (None: none is) with its bound, and what was tested."""
+
+    threshold: float | None
+    bound: float | None
+    candidates: np.ndarray
+    p_values: np.ndarray
+    risk: np.ndarray
+    answered: np.ndarray
+    tested: np.ndarray
+    rejected: np.ndarray
+    best_bound: float
+
+    def to_dict(self) -> dict:
+        i = None if self.threshold is None else int(np.flatnonzero(
+            self.candidates == self.threshold)[0])
+        return {"threshold": self.threshold, "answer_if": "confidence >= threshold",
+                "bound": self.bound, "n_candidates": int(self.candidates.size),
+                "n_tested": int(self.tested.sum()), "n_rejected": int(self.rejected.sum()),
+                "calibration": None if i is None else {
+                    "risk": float(self.risk[i]), "answered": int(self.answered[i])},
+                "best_achievable_bound": self.best_bound}
+
+
+def _candidates(conf: np.ndarray, max_candidates: int) -> np.ndarray:
+    distinct = np.unique(conf)[::-1]                       # most conservative first
+    if distinct.size > max_candidates:
+        keep = np.unique(np.round(np.linspace(0, distinct.size - 1, max_candidates)
+                                  ).astype(int))
+        distinct = distinct[keep]
+    return distinct
+
+
+def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, delta: float,
+                  fwer: str = "fixed-sequence", max_candidates: int = 1000) -> LTTResult:
+    """The lowest threshold t such that "answer if confidence >= t" has selective error at
+    most ``target`` with probability at least ``1 - delta`` (module docstring).
+
+    Parameters
+    ----------
+    confidence : array (n,) — higher = more confident (any scale).
+    correct : array (n,) — 1 correct, 0 wrong (a loss of 1 - correct; values in [0, 1] use
+        the Bentkus term for bounded losses).
+    target : float in (0, 1) — the selective error promised.
+    delta : float in (0, 1) — the probability the promise may fail.
+    fwer : ``fixed-sequence`` (default), ``bonferroni`` or ``holm``.
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    y = np.asarray(correct, dtype=np.float64)
+    if conf.shape != y.shape or conf.ndim != 1 or conf.size == 0:
+        raise ValueError("confidence and correct must be 1-D of one length, not empty")
+    if not (np.isfinite(conf).all() and np.isfinite(y).all()):
+        raise ValueError("confidence and correct must be finite")
+    if ((y < 0) | (y > 1)).any():
+        raise ValueError("correct must lie in [0, 1]")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    if fwer not in FWER_METHODS:
+        raise ValueError(f"fwer must be one of {', '.join(FWER_METHODS)}, got {fwer!r}")
+    binary = bool(np.isin(y, (0.0, 1.0)).all())
+    cands = _candidates(conf, max_candidates)
+    risk, answered = selective_risk(conf, y, cands)
+    p = hb_p_values(np.nan_to_num(risk, nan=1.0), answered, target, binary=binary)
+    tested = answered >= min_answered(target, delta, binary=binary)
+    rejected = _fwer(p, tested, delta, fwer)
+    idx = np.flatnonzero(rejected)
+    if not idx.size:   # say how far this n and delta could go: the best bound of any threshold
+        bounds = upper_bound(np.nan_to_num(risk) * answered, answered, delta, binary=binary)
+        return LTTResult(None, None, cands, p, risk, answered, tested, rejected,
+                         float(np.min(bounds)))
+    i = int(idx.max())   # the lowest rejected threshold (candidates run high to low)
+    bound = upper_bound(float(risk[i] * answered[i]), int(answered[i]), delta, binary=binary)
+    return LTTResult(float(cands[i]), float(bound), cands, p, risk, answered, tested, rejected,
+                     float(bound))
+
+
+def min_answered(target: float, delta: float, *, binary: bool = True) -> int:
+    """The fewest answered items at which an observed selective error of half the target is
+    certified: the fixed sequence starts at the first threshold answering that many. Fewer
+    could only certify a near-perfect record, and one failure there ends the sequence before
+    any useful threshold is tested (the sequence would certify nothing). The count depends on
+    target and delta only, never on the data."""
+    n = 1
+    while _p_scalar(target / 2, n, target, binary) > delta:
+        n *= 2
+        if n > 1 << 40:
+            return n
+    lo, hi = n // 2, n   # bisect the first n that certifies (p falls with n, up to rounding)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _p_scalar(target / 2, mid, target, binary) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _fwer(p: np.ndarray, tested: np.ndarray, delta: float, method: str) -> np.ndarray:
+    """Rejections among the tested hypotheses (in the given order) at family-wise ``delta``."""
+    rejected = np.zeros(p.size, dtype=bool)
+    order = np.flatnonzero(tested)
+    if not order.size:
+        return rejected
+    if method == "fixed-sequence":
+        for i in order:
+            if p[i] > delta:
+                break
+            rejected[i] = True
+    elif method == "bonferroni":
+        rejected[order] = p[order] <= delta / order.size
+    else:   # Holm: the k-th smallest p-value against delta / (m - k)
+        ranked = order[np.argsort(p[order], kind="stable")]
+        for k, i in enumerate(ranked):
+            if p[i] > delta / (order.size - k):
+                break
+            rejected[i] = True
+    return rejected
