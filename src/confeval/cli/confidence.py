@@ -76,6 +76,29 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
         (out_dir / "compare.csv").write_text(paper.to_csv(document), encoding="utf-8")
 
 
+def guarantee(given: Given, files: Files, as_json: JsonOpt = False) -> None:
+    """A certified threshold: answer when the confidence is at least t, with the selective
+    error (errors among answered items) at most --target with probability at least 1 - --delta
+    over the calibration draw (Learn then Test; Hoeffding-Bentkus p-values; fixed-sequence,
+    Bonferroni or Holm over the thresholds). One result per input."""
+    from ..suites.guarantee import GuaranteeOptions, guarantee_file
+    from ..suites.options import build
+
+    options = build(GuaranteeOptions, given.values, what="confeval guarantee")
+    results = {str(path): guarantee_file(path, options) for path in files}
+    if as_json:
+        print_json({"guarantee": results[str(files[0])]} if len(files) == 1 else
+                   {"results": {k: {"guarantee": v} for k, v in results.items()}})
+        return
+    for path, result in results.items():
+        out.print(f"{path}: {result['guarantee']}")
+        if result.get("test"):
+            test = result["test"]
+            risk = "–" if test["risk"] is None else f"{test['risk']:.4f}"
+            out.print(f"  test half ({test['n']:,} items): error among answered {risk}, "
+                      f"answered {test['coverage']:.1%}")
+
+
 def register(app: typer.Typer) -> None:
     """Add ``score`` and ``agreement`` to the top-level command."""
     add_scoring_command(app, "score", "score", (
@@ -90,3 +113,6 @@ def register(app: typer.Typer) -> None:
     ignored = {suite: entry.ignored for suite, entry in COMPARISONS.items()}
     app.command("compare")(with_options(CompareOptions, "score", beside=beside,
                                         ignored=ignored)(compare))
+    from ..suites.guarantee import GuaranteeOptions
+
+    app.command("guarantee")(with_options(GuaranteeOptions, "score")(guarantee))
