@@ -54,3 +54,23 @@ def test_nothing_certified_and_errors(tmp_path, capsys):
         assert main(["guarantee", str(path), "-c", "p", "-y", "y", *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_the_sets_decision_is_the_top_option(tmp_path, capsys):
+    from confeval.simulate import simulate
+
+    frame = simulate("mcq", 2000, seed=4)
+    path = tmp_path / "mcq.csv"
+    frame.to_csv(path, index=False)
+    assert main(["guarantee", str(path), "--suite", "sets", "--target", "0.2",
+                 "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    logits = frame[[c for c in frame.columns if c.startswith("logit_")]].to_numpy(np.float32)
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    gold = frame["answer"].map("ABCD".index).to_numpy()
+    expected = ltt_threshold(probs.max(axis=1).astype(np.float64),
+                             (probs.argmax(axis=1) == gold).astype(float), target=0.2,
+                             delta=0.1)
+    assert g["threshold"] == pytest.approx(expected.threshold, rel=1e-6)
+    assert g["calibration"]["answered"] == int(expected.to_dict()["calibration"]["answered"])

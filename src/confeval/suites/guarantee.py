@@ -17,10 +17,12 @@ import numpy as np
 
 from .options import IngestOptions, option
 
-__all__ = ["GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file"]
+__all__ = ["DECISIONS", "GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file"]
 
 _SCORE = ("score",)
 GUARANTEE_METHODS = ("ltt",)
+DECISIONS = ("score", "sets")
+"""Suites whose natural decision ``confeval guarantee`` certifies so far."""
 """Methods so far (conformal risk control and SGR: the guarantee issue's next slices)."""
 
 
@@ -40,6 +42,10 @@ class GuaranteeOptions(IngestOptions):
     fwer: str = option("fixed-sequence", "fixed-sequence, bonferroni or holm.", stages=_SCORE)
     split_seed: int | None = option(None, "Split 50/50 into calibration and test with this "
                                     "seed (default: all items calibrate).", stages=_SCORE)
+    suite: str = option("score", "Whose decision: score (a confidence and a correctness "
+                        "column) or sets (answer the top option: its probability and whether "
+                        "it is the gold one, from option logits as sets score reads them).",
+                        stages=_SCORE)
 
     def __post_init__(self) -> None:
         from ..guarantee import FWER_METHODS
@@ -52,21 +58,17 @@ class GuaranteeOptions(IngestOptions):
             raise ValueError(f"--method {self.method!r}: so far {', '.join(GUARANTEE_METHODS)}")
         if self.fwer not in FWER_METHODS:
             raise ValueError(f"--fwer {self.fwer!r}: choose from {', '.join(FWER_METHODS)}")
+        if self.suite not in DECISIONS:
+            raise ValueError(f"--suite {self.suite!r}: so far {', '.join(DECISIONS)}")
 
 
 def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     """The certified threshold of one input, in the command's JSON contract:
     ``{"threshold", "answer_if", "bound", "method", "fwer", "target", "delta",
     "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``."""
-    from ..evaluate import read_confidence_records
     from ..guarantee import ltt_threshold
-    from .generic import ConfidenceOptions, read_confidence_input
 
-    read_as = ConfidenceOptions(confidence_col=options.confidence_col,
-                                correct_col=options.correct_col,
-                                from_format=options.from_format, normalise=options.normalise)
-    rs, conf_col, correct_col = read_confidence_input(path, read_as)
-    conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
+    rs, conf, correct = _decisions(path, options)
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
         from sklearn.model_selection import train_test_split
@@ -87,6 +89,28 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
                            if answered.any() else None}
     out["guarantee"] = _sentence(out)
     return out
+
+
+def _decisions(path: str | Path, options: GuaranteeOptions):
+    """(records, confidence, correctness) of the suite's natural decision on one input."""
+    if options.suite == "sets":
+        from ..ingest import read_input
+        from .sets.inputs import read_sets_records
+
+        rs = read_input(path, "sets", options)
+        data = read_sets_records(rs)
+        conf = data.probs.max(axis=1).astype(np.float64)
+        correct = (data.probs.argmax(axis=1) == data.labels).astype(np.float64)
+        return rs, conf, correct
+    from ..evaluate import read_confidence_records
+    from .generic import ConfidenceOptions, read_confidence_input
+
+    read_as = ConfidenceOptions(confidence_col=options.confidence_col,
+                                correct_col=options.correct_col,
+                                from_format=options.from_format, normalise=options.normalise)
+    rs, conf_col, correct_col = read_confidence_input(path, read_as)
+    conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
+    return rs, conf, correct
 
 
 def _sentence(result: dict) -> str:
