@@ -186,10 +186,14 @@ class _Reader:
 
     def marker(self, text: str) -> DiagnosisParse | None:
         answers = []
-        for m in _MARKER.finditer(text):
-            # An answer after a marker is short: its window is bounded, so that many markers
-            # without a line break cost linear time, not quadratic.
+        matches = list(_MARKER.finditer(text))
+        for k, m in enumerate(matches):
+            # An answer after a marker is short: its window is bounded (and ends where the next
+            # marker starts), so that many markers without a line break cost linear time with
+            # a small constant, each character read once.
             stop = min(len(text), m.end() + _TAIL)
+            if k + 1 < len(matches):
+                stop = max(m.end(), min(stop, matches[k + 1].start()))
             end = text.find("\n", m.end(), stop)
             tail = text[m.end(): stop if end < 0 else end]
             got = None
