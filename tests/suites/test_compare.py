@@ -53,3 +53,20 @@ def test_records_are_aligned_by_id_and_missing_items_counted(tmp_path):
     with pytest.raises(ValueError, match="twice.csv: id 'q.*' appears 2 times"):
         compare_records({"a": RecordSet.read(tmp_path / "twice.csv"), "b": sets["model0"]},
                         CompareOptions(id_col="id"), SCORE)
+
+
+def test_the_options_reported_are_compares_own_bootstrap_and_seed(tmp_path):
+    import pandas as pd
+
+    from confeval.records import RecordSet
+
+    rng = np.random.default_rng(0)
+    sets = {}
+    for k in range(2):
+        path = tmp_path / f"m{k}.csv"
+        pd.DataFrame({"id": range(40), "p": rng.random(40),
+                      "y": rng.integers(0, 2, 40)}).to_csv(path, index=False)
+        sets[f"m{k}"] = RecordSet.read(path)
+    out = compare_records(sets, CompareOptions(id_col="id", bootstrap=7, seed=3), SCORE)
+    assert out["options"]["bootstrap"] == 7 and out["options"]["seed"] == 3
+    assert out["options"]["confidence_col"] == "p"

@@ -236,10 +236,11 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     out = {"suite": options.suite, "models": [], "n_items_shared": len(shared),
            "not_shared": not_shared,
            "excluded": {name: rs.excluded for name, rs in sets.items()},
-           "options": {**to_json(options), **to_json(used)}}
+           "options": {}}
     # compare's own resampling replaces the suite's (a suite drawing its resamples itself)
     shared_fields = {f.name for f in dataclasses.fields(used)} & {"bootstrap", "seed"}
     used = dataclasses.replace(used, **{k: getattr(options, k) for k in shared_fields})
+    out["options"] = {**to_json(used), **to_json(options)}
     out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options)
     if comp.across is not None:
         key, metrics = comp.across(aligned, used)
