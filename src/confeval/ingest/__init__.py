@@ -74,7 +74,25 @@ def detect(path: str | Path) -> str | None:
                 first = f.readline(_PEEK_BYTES)
     except (OSError, EOFError):
         return None
-    return "lm-eval" if looks_like_samples(first) else None
+    if looks_like_samples(first):
+        return "lm-eval"
+    return "openai" if _looks_like_openai(first) else None
+
+
+def _looks_like_openai(first_line: str) -> bool:
+    """A batch API output line (``custom_id`` and ``response.body``) or a response object
+    (``object`` chat.completion / text_completion with ``choices``)."""
+    import json
+
+    try:
+        obj = json.loads(first_line)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    if not isinstance(obj, dict):
+        return False
+    if "custom_id" in obj and isinstance(obj.get("response"), dict):
+        return True
+    return obj.get("object") in ("chat.completion", "text_completion") and "choices" in obj
 
 
 def _letters(n: int) -> list[str]:
@@ -169,6 +187,10 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
     if from_format != "auto" and found != from_format:
         raise ValueError(f"{path}: not an {from_format} file (its content is no "
                          f"{from_format} output)")
+    if found == "openai":   # recognised, so that the user hears why rather than "no column"
+        raise ValueError(f"{path}: OpenAI-compatible responses; confeval cannot read them yet "
+                         "(they carry no gold answer: join them with your data into records "
+                         "with the suite's columns)")
     layouts = LAYOUTS[found]
     if suite not in layouts:
         raise ValueError(f"{path}: an {found} file has no {suite} records (it can be "
