@@ -91,7 +91,7 @@ def test_detection_and_named_formats(tmp_path):
         read_records(SAMPLES, "score", normalise="tokens")
 
 
-def test_openai_responses_are_recognised_and_refused_in_words(tmp_path):
+def test_openai_responses_are_recognised_and_need_their_data(tmp_path):
     batch = tmp_path / "batch_output.jsonl"
     batch.write_text(json.dumps({"id": "b1", "custom_id": "q1", "response": {
         "status_code": 200, "body": {"object": "chat.completion", "choices": []}},
@@ -100,6 +100,6 @@ def test_openai_responses_are_recognised_and_refused_in_words(tmp_path):
     plain.write_text(json.dumps({"id": "c1", "object": "chat.completion", "choices": []}) + "\n")
     for path in (batch, plain):
         assert detect(path) == "openai"
-        with pytest.raises(ValueError, match="OpenAI-compatible responses; confeval cannot "
-                                             "read them yet"):
+        with pytest.raises(ValueError, match="carry no gold answer: name the data they "
+                                             "answer with --data FILE"):
             read_records(path, "score")

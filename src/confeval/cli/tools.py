@@ -140,16 +140,24 @@ def rerun(
 
 
 def import_file(
-    source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file or "
-                                                              "an Inspect log.")],
+    source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file, "
+                                                              "an Inspect log, or "
+                                                              "OpenAI-compatible responses.")],
     out_file: Annotated[Path, typer.Option("--out", help="Records to write (.jsonl, .csv, "
                                                          ".parquet, optionally .gz).")],
-    suite: Annotated[str, typer.Option("--suite", help="Whose layout: score, sets or "
-                                                       "measures.")] = "score",
-    from_format: Annotated[str, typer.Option("--from", help="auto, lm-eval or inspect.")
-                           ] = "auto",
+    suite: Annotated[str, typer.Option("--suite", help="Whose layout: score, sets, "
+                                                       "measures or intervals.")] = "score",
+    from_format: Annotated[str, typer.Option("--from", help="auto, lm-eval, inspect or "
+                                                            "openai.")] = "auto",
     normalise: Annotated[str, typer.Option("--normalise", help="lm-eval: none, chars or "
                                                                "bytes.")] = "none",
+    data: Annotated[str | None, typer.Option("--data", help="OpenAI-compatible responses: "
+                                                            "the data file they answer.")
+                    ] = None,
+    min_score: Annotated[int, typer.Option("--min-score", help="A judge's lowest rating "
+                                                               "(intervals).")] = 1,
+    max_score: Annotated[int, typer.Option("--max-score", help="A judge's highest rating "
+                                                               "(intervals).")] = 5,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -161,7 +169,11 @@ def import_file(
 
     if out_file.exists() and not force:
         raise UserError(f"--out {out_file} exists; use --force to overwrite it")
-    frame, counts = import_records(source, suite, from_format, normalise)
+    if not 0 <= max_score - min_score < 100:
+        raise UserError(f"--min-score {min_score} to --max-score {max_score}: 1 to 100 "
+                        "ratings")
+    frame, counts = import_records(source, suite, from_format, normalise, data=data,
+                                   levels=tuple(range(min_score, max_score + 1)))
     write_table(frame, out_file)
     if as_json:
         print_json({"import": {"source": str(source), "out": str(out_file), **counts}})

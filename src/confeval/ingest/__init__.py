@@ -7,7 +7,9 @@ ones still override) — with every unusable line an excluded row under a named 
 of no known format is read as confeval's own records, as before.
 
 Formats (see each module): :mod:`.lm_eval` — lm-evaluation-harness ``--log_samples`` files of
-``multiple_choice`` tasks; :mod:`.inspect_log` — Inspect logs of multiple-choice tasks.
+``multiple_choice`` tasks; :mod:`.inspect_log` — Inspect logs of multiple-choice tasks;
+:mod:`.openai` — OpenAI-compatible responses (batch output, response objects), read with the
+data file they answer (``--data``, :mod:`.matching`).
 
 Layouts per suite, from one lm-eval multiple-choice sample (choices A, B, ... in order):
 
@@ -30,6 +32,17 @@ From one Inspect sample (one row per sample and epoch, ``doc_id`` and ``epoch``)
 * ``sets``: ``answer`` (the target letter) and ``logit_<letter>`` (the letters'
   log-probabilities; a letter missing from the top alternatives gets ln 1e-5, counted in
   ``n_missing``).
+
+From one OpenAI-compatible response and the data row it answers (``item_id``, ``custom_id``;
+the letters at the answer position read as a live run against a server reads them):
+
+* ``score``: ``confidence`` (the letters' probabilities renormalised, at the most likely
+  letter), ``letter``, ``answer`` (the data's gold letter) and ``correct``;
+* ``sets``: ``answer`` and ``logit_<letter>`` (the letters' log-probabilities);
+* ``intervals`` (also ``confeval agreement``): the data row's columns (``gt_score`` among
+  them), ``parsed_score`` and ``s2_lp<rating>`` — the judge's log-probability of every rating
+  at its rating position (:func:`confeval.parse.score_tokens.extract_score`, ``--min-score`` to
+  ``--max-score``), as ``confeval intervals run --answer generated`` records them.
 """
 
 from __future__ import annotations
@@ -46,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "LAYOUTS", "detect", "import_records", "read_input", "read_records"]
 
-FORMATS = ("auto", "lm-eval", "inspect", "none")
+FORMATS = ("auto", "lm-eval", "inspect", "openai", "none")
 """``--from`` choices."""
 
 _PEEK_BYTES = 1 << 20
@@ -76,23 +89,12 @@ def detect(path: str | Path) -> str | None:
         return None
     if looks_like_samples(first):
         return "lm-eval"
-    return "openai" if _looks_like_openai(first) else None
+    from .openai import looks_like_responses
 
-
-def _looks_like_openai(first_line: str) -> bool:
-    """A batch API output line (``custom_id`` and ``response.body``) or a response object
-    (``object`` chat.completion / text_completion with ``choices``)."""
-    import json
-
-    try:
-        obj = json.loads(first_line)
-    except (json.JSONDecodeError, RecursionError):
-        return False
-    if not isinstance(obj, dict):
-        return False
-    if "custom_id" in obj and isinstance(obj.get("response"), dict):
-        return True
-    return obj.get("object") in ("chat.completion", "text_completion") and "choices" in obj
+    if first.lstrip().startswith("[") and not name.endswith(".gz"):
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            first = f.read(_PEEK_BYTES)   # a JSON list of responses spans many lines
+    return "openai" if looks_like_responses(first) else None
 
 
 def _letters(n: int) -> list[str]:
@@ -143,29 +145,115 @@ def _inspect_sets_rows(sample, normalise: str) -> list[dict]:
     return [row]
 
 
-LAYOUTS: dict[str, dict[str, Callable[[Any, str], list[dict]]]] = {
+def _openai_letters(answered) -> tuple[list[str], np.ndarray, int] | str:
+    """(the question's letters, their log-probabilities at the answer position) of one
+    response, or the reason they cannot be read."""
+    from ..parse.option_tokens import extract_from_tokens
+
+    letters = answered.item["letters"]
+    read = extract_from_tokens(answered.response.tokens, letters)
+    if read["raw"] is None:
+        return ("openai_reply_too_long" if read["reason"] == "reply_too_long"
+                else "openai_no_letter_in_top_logprobs")
+    return letters, np.array([read["raw"][L] for L in letters]), read["n_missing"]
+
+
+def _openai_base(answered) -> dict[str, Any]:
+    return {"item_id": answered.item["item_id"], "custom_id": answered.response.custom_id}
+
+
+def _openai_score_rows(answered, normalise: str) -> list[dict] | str:
+    read = _openai_letters(answered)
+    if isinstance(read, str):
+        return read
+    letters, logprobs, n_missing = read
+    top, confidence = _softmax_top(logprobs)
+    gold = answered.item["answer"]
+    return [{**_openai_base(answered), "confidence": confidence,
+             "correct": int(letters[top] == gold), "letter": letters[top], "answer": gold,
+             "n_missing": n_missing}]
+
+
+def _openai_sets_rows(answered, normalise: str) -> list[dict] | str:
+    read = _openai_letters(answered)
+    if isinstance(read, str):
+        return read
+    letters, logprobs, n_missing = read
+    row = {**_openai_base(answered), "answer": answered.item["answer"], "n_missing": n_missing}
+    row.update({f"logit_{L}": float(v) for L, v in zip(letters, logprobs)})
+    return [row]
+
+
+def _openai_intervals_rows(answered, normalise: str) -> list[dict] | str:
+    from ..parse.score_tokens import extract_score
+
+    found = extract_score(answered.response.tokens, answered.levels)
+    if not found.ok:
+        return ("openai_reply_too_long" if "reply_too_long" in found.flags
+                else "openai_no_rating_in_reply")
+    floored = next((int(f.split(":")[1]) for f in found.flags if f.startswith("floored:")), 0)
+    row = {**answered.item, "custom_id": answered.response.custom_id,
+           "parsed_score": found.score, "rating_stage": found.stage,
+           "rating_position": found.position, "n_missing": floored}
+    row.update({f"s2_lp{level}": float(v) for level, v in zip(answered.levels,
+                                                              found.logprobs)})
+    return [row]
+
+
+LAYOUTS: dict[str, dict[str, Callable[[Any, str], list[dict] | str]]] = {
     "lm-eval": {"score": _score_rows, "sets": _sets_rows, "measures": _measure_rows},
     "inspect": {"score": _inspect_score_rows, "sets": _inspect_sets_rows},
+    "openai": {"score": _openai_score_rows, "sets": _openai_sets_rows,
+               "intervals": _openai_intervals_rows},
 }
-"""Format -> suite -> the rows of one sample in the suite's record layout."""
+"""Format -> suite -> the rows of one sample in the suite's record layout (or, for a
+response whose answer cannot be read, the reason)."""
 
 _KEY = {"score": "doc_id", "sets": "doc_id", "measures": "question_id"}
 
 
-def _read(path: str | Path, fmt: str) -> tuple[list, list[str], str | None]:
-    """(samples, each one's reason when unusable, the model) of a file of format ``fmt``."""
+def _read(path: str | Path, fmt: str, suite: str, data: str | None,
+          levels: tuple[int, ...]) -> tuple[list, list[str], str | None, dict]:
+    """(samples, each one's reason when unusable, the model, notes) of a file of ``fmt``."""
     if fmt == "inspect":
         from .inspect_log import read_log
 
-        return read_log(path)
+        return (*read_log(path), {})
+    if fmt == "openai":
+        return _read_openai(path, suite, data, levels)
     from .lm_eval import read_samples
 
-    data = read_samples(path)
-    return data.samples, data.reasons, data.model
+    samples = read_samples(path)
+    return samples.samples, samples.reasons, samples.model, {}
+
+
+def _read_openai(path: str | Path, suite: str, data: str | None,
+                 levels: tuple[int, ...]) -> tuple[list, list[str], str | None, dict]:
+    """Responses matched to the rows of ``data`` they answer (:mod:`.matching`)."""
+    from .matching import Answered, read_data_rows
+    from .openai import read_responses
+
+    if not data:
+        raise ValueError(f"{path}: OpenAI-compatible responses carry no gold answer: name the "
+                         "data they answer with --data FILE (matched by custom_id to its "
+                         "item_id or id, else by position)")
+    rows = read_data_rows(data, suite)
+    responses, reasons, model = read_responses(path)
+    samples: list = []
+    for response, reason in zip(responses, reasons):
+        item = rows.find(response) if response is not None else reason
+        if isinstance(item, str):
+            samples.append(None)
+            reasons[len(samples) - 1] = item
+            continue
+        samples.append(Answered(response, item, levels))
+    return samples, reasons, model, {f"data {data}": {
+        "data_rows": len(rows.items), "data_rows_without_response": rows.unanswered}}
 
 
 def read_records(path: str | Path, suite: str, from_format: str = "auto",
-                 normalise: str = "none") -> RecordSet | None:
+                 normalise: str = "none", *, data: str | None = None,
+                 levels: tuple[int, ...] = (1, 2, 3, 4, 5)) -> RecordSet | None:
     """``path`` in ``suite``'s record layout when it is a file of a known format (``auto``:
     recognised from the content), with each unusable line an excluded row under its reason;
     None when it is confeval's own records (``none``, or no known format under ``auto``). A
@@ -179,30 +267,28 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
 
     if normalise not in NORMALISATIONS:
         raise ValueError(f"--normalise {normalise!r}: choose from {', '.join(NORMALISATIONS)}")
-    if from_format == "none":
-        return None
-    found = detect(path)
-    if from_format == "auto" and found is None:
+    found = None if from_format == "none" else detect(path)
+    if data and found != "openai":
+        raise ValueError(f"{path}: --data names the data OpenAI-compatible responses answer; "
+                         f"this is {'an ' + found + ' file' if found else 'no response file'}")
+    if found is None and from_format in ("auto", "none"):
         return None
     if from_format != "auto" and found != from_format:
         raise ValueError(f"{path}: not an {from_format} file (its content is no "
                          f"{from_format} output)")
-    if found == "openai":   # recognised, so that the user hears why rather than "no column"
-        raise ValueError(f"{path}: OpenAI-compatible responses; confeval cannot read them yet "
-                         "(they carry no gold answer: join them with your data into records "
-                         "with the suite's columns)")
     layouts = LAYOUTS[found]
     if suite not in layouts:
         raise ValueError(f"{path}: an {found} file has no {suite} records (it can be "
                          f"scored by: {', '.join(layouts)})")
-    samples, sample_reasons, model = _read(path, found)
+    samples, sample_reasons, model, notes = _read(path, found, suite, data, levels)
     rows, reasons = [], []
+    key = "item_id" if found == "openai" else _KEY[suite]   # the data's ids name responses
     for line, (sample, reason) in enumerate(zip(samples, sample_reasons), start=1):
-        if sample is None:
-            rows.append({_KEY[suite]: f"sample-{line}"})
-            reasons.append(reason)
+        made = layouts[suite](sample, normalise) if sample is not None else reason
+        if isinstance(made, str):
+            rows.append({key: f"sample-{line}"})
+            reasons.append(made)
             continue
-        made = layouts[suite](sample, normalise)
         if model:
             for row in made:
                 row["model"] = model
@@ -211,10 +297,20 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
     if not rows:
         raise ValueError(f"{path}: an {found} file without a sample")
     rs = RecordSet.from_records(rows, str(path))
+    rs.notes.update(notes)
     reasons_array = np.array(reasons, dtype=object)
     for reason in sorted(set(reasons) - {""}):
         rs.exclude(reasons_array == reason, reason)
     return rs
+
+
+def rating_levels(options: Any) -> tuple[int, ...]:
+    """The rating scale of a judge's replies: ``min_score`` to ``max_score`` of the options
+    (default 1-5)."""
+    low = getattr(options, "min_score", 1)
+    high = getattr(options, "max_score", None)
+    high = low + 4 if high is None else high
+    return tuple(range(low, high + 1))
 
 
 def read_input(path: str | Path, suite: str, options: Any,
@@ -225,23 +321,26 @@ def read_input(path: str | Path, suite: str, options: Any,
     from ..records import RecordSet
 
     rs = read_records(path, suite, getattr(options, "from_format", "none"),
-                      getattr(options, "normalise", "none"))
+                      getattr(options, "normalise", "none"),
+                      data=getattr(options, "data_file", None), levels=rating_levels(options))
     if rs is not None:
         return rs
     return load(Path(path)) if load is not None else RecordSet.read(Path(path))
 
 
 def import_records(path: str | Path, suite: str, from_format: str = "auto",
-                   normalise: str = "none") -> tuple[Any, dict]:
+                   normalise: str = "none", *, data: str | None = None,
+                   levels: tuple[int, ...] = (1, 2, 3, 4, 5)) -> tuple[Any, dict]:
     """(the usable rows of another tool's file in ``suite``'s record layout, the counts
     ``{n_read, n_used, excluded}``) — what ``confeval import`` writes; a file of no known
     format is a :class:`ValueError` (there is nothing to import)."""
-    rs = read_records(path, suite, from_format, normalise)
+    rs = read_records(path, suite, from_format, normalise, data=data, levels=levels)
     if rs is None:
-        raise ValueError(f"{path}: no known format (lm-eval samples, an Inspect log); "
+        raise ValueError(f"{path}: no known format (lm-eval samples, an Inspect log, "
+                         "OpenAI-compatible responses); "
                          "confeval reads it as it is")
     from ..records import ROW_COLUMN
 
     frame = rs.frame[rs.mask].drop(columns=[ROW_COLUMN]).reset_index(drop=True)
     return frame, {"n_read": rs.n_read, "n_used": int(rs.mask.sum()),
-                   "excluded": rs.excluded}
+                   "excluded": rs.excluded, **({"notes": rs.notes} if rs.notes else {})}

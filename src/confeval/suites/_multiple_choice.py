@@ -35,7 +35,6 @@ option), ``duplicate_option_labels``, ``too_many_options`` (more than 26),
 from __future__ import annotations
 
 import math
-import string
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,15 +45,13 @@ from scipy.special import logsumexp
 from ..backends import Backend, GenerateParams
 from ..parse._tokens import DEFAULT_FLOOR
 from ..parse.option_tokens import extract_from_tokens
-from ..records import RecordsError, RecordSet, as_list
+from ..records import RecordSet
 from ..tasks import load_builtin
+from ..tasks.multiple_choice import check_mc_layout, letter_columns, letters_for, mc_item
 from .base import Items, read_method
 
 __all__ = ["build_messages", "letters_for", "load_mc_items", "option_distribution",
            "valid_logprobs"]
-
-LETTERS = string.ascii_uppercase
-_CONSUMED = {"_row", "id", "item_id", "question", "answer", "answerKey", "choices", "options"}
 
 IDK = "I don't know"
 NOTA = "None of the above"
@@ -67,13 +64,6 @@ def valid_logprobs(values) -> bool:
     arr = np.asarray(list(values), dtype=np.float64)
     return bool(arr.size) and not np.isnan(arr).any() and not (arr > 1e-6).any() and \
         bool(np.isfinite(arr).any())
-
-
-def letters_for(n_options: int) -> list[str]:
-    """The option letters A, B, ... of ``n_options`` options (1 to 26)."""
-    if not 1 <= n_options <= 26:
-        raise ValueError("between 1 and 26 options are supported")
-    return list(string.ascii_uppercase[:n_options])
 
 
 def build_messages(question: str, options: Sequence[str], *, idk: bool = False,
@@ -141,11 +131,11 @@ def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> Items:
         return Items({**it, "letters": letters_for(len(it["options"]))}
                      for it in load_builtin(data.split(":", 1)[1], n or 200, seed))
     frame = RecordSet.read(Path(data)).frame
-    letter_cols = [c for c in LETTERS if c in frame.columns]
-    _check_layout(data, frame, letter_cols)
+    letter_cols = letter_columns(frame.columns)
+    check_mc_layout(data, frame, letter_cols)
     items, excluded = Items(), {}
     for row in frame.to_dict(orient="records"):
-        item = _item(row, letter_cols)
+        item = mc_item(row, letter_cols)
         if isinstance(item, str):
             excluded[item] = excluded.get(item, 0) + 1
             continue
@@ -154,81 +144,3 @@ def load_mc_items(data: str, n: int | None = None, seed: int = 0) -> Items:
             break
     items.excluded = excluded
     return items
-
-
-def _check_layout(data: str, frame, letter_cols: list[str]) -> None:
-    columns = set(frame.columns)
-    if "question" not in columns:
-        raise RecordsError(f"{data}: column 'question' not found; multiple-choice data needs "
-                           "question, answer and options (a list) or columns A, B, ...")
-    if not {"answer", "answerKey"} & columns:
-        raise RecordsError(f"{data}: column 'answer' (or 'answerKey') not found; the gold "
-                           "option's letter is needed")
-    # the original CommonsenseQA layout nests its choices inside ``question``
-    nested = frame["question"].map(lambda q: isinstance(q, dict)).any()
-    if not ({"options", "choices"} & columns or letter_cols or nested):
-        raise RecordsError(f"{data}: no options: give an 'options' list, 'choices', or "
-                           "columns A, B, ...")
-
-
-def _item(row: dict, letter_cols: list[str]) -> dict | str:
-    """One askable item, or the reason the row cannot be asked."""
-    question, texts, labels = _choices(row, letter_cols)
-    answer = _text(row.get("answerKey")) or _text(row.get("answer"))
-    if question is None:
-        return "missing_question"
-    if answer is None:
-        return "missing_answer"
-    if len(texts) < 2:
-        return "fewer_than_2_options"
-    if len(texts) > len(LETTERS):
-        return "too_many_options"
-    if any(_text(t) is None for t in texts):
-        return "empty_option"
-    letters = letters_for(len(texts))
-    labels = letters if labels is None else [_text(lb) for lb in labels]
-    if len(labels) != len(texts) or None in labels or len(set(labels)) != len(labels):
-        return "duplicate_option_labels"
-    if answer not in labels:
-        return "answer_not_an_option"
-    extra = {k: v for k, v in row.items() if k not in _CONSUMED and k not in letter_cols}
-    item_id = _text(row.get("item_id")) or _text(row.get("id")) or f"row-{row['_row']}"
-    return {**extra, "item_id": item_id, "question": question,
-            "options": [str(t) for t in texts], "letters": letters,
-            "answer": letters[labels.index(answer)]}
-
-
-def _choices(row: dict, letter_cols: list[str]) -> tuple[str | None, list, list | None]:
-    """(question, option texts, option labels or None for positional) of one row."""
-    question, choices = row.get("question"), row.get("choices")
-    if isinstance(question, dict):                       # original nested CommonsenseQA
-        choices, question = question.get("choices"), question.get("stem")
-    if isinstance(choices, dict):                        # HF: {"label": [...], "text": [...]}
-        return _text(question), list(choices.get("text") or []), \
-            list(choices.get("label") or [])
-    if isinstance(choices, list):                        # nested: [{"label", "text"}, ...]
-        pairs = [c for c in choices if isinstance(c, dict)]
-        return _text(question), [c.get("text") for c in pairs], [c.get("label") for c in pairs]
-    if _present(row.get("options")) or not letter_cols:
-        try:
-            texts = as_list(row["options"], "options", "row") if _present(row["options"]) \
-                else []
-        except RecordsError:
-            texts = []
-        return _text(question), list(texts), None
-    texts = [row[c] for c in letter_cols]
-    while texts and _text(texts[-1]) is None:           # empty trailing cells: fewer options
-        texts.pop()
-    return _text(question), texts, None
-
-
-def _present(value: Any) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
-def _text(value: Any) -> str | None:
-    """A non-blank string, stripped, or None (missing, NaN, blank)."""
-    if not _present(value):
-        return None
-    text = str(value).strip()
-    return text or None

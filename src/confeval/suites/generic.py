@@ -14,7 +14,7 @@ import numpy as np
 
 from .base import MAX_BOOTSTRAP
 from .compare import Comparison
-from .options import IngestOptions, option
+from .options import FormatOptions, IngestOptions, option
 
 if TYPE_CHECKING:
     from ..records import RecordSet
@@ -58,13 +58,15 @@ class ConfidenceOptions(IngestOptions):
 
 
 @dataclasses.dataclass(frozen=True)
-class AgreementOptions:
-    """Options of ``confeval agreement``."""
+class AgreementOptions(FormatOptions):
+    """Options of ``confeval agreement`` (the three columns are needed for confeval's own
+    records; a judge's OpenAI-compatible responses read with ``--data`` bring
+    ``parsed_score``, ``gt_score`` and ``s2_lp<rating>``)."""
 
-    pred_col: str = option(dataclasses.MISSING, "Column with the judge's score.",
-                           stages=_SCORE)
-    gt_col: str = option(dataclasses.MISSING, "Column with the reference score.",
-                         stages=_SCORE)
+    pred_col: str | None = option(None, "Column with the judge's score.", stages=_SCORE,
+                                  short="-p")
+    gt_col: str | None = option(None, "Column with the reference score.", stages=_SCORE,
+                                short="-g")
     logprob_cols: str | None = option(None, "Score-token log-probability columns, lowest "
                                       "score first (comma list or glob, e.g. 's2_lp*').",
                                       stages=_SCORE)
@@ -113,7 +115,8 @@ def read_confidence_input(path: str | Path, options: ConfidenceOptions
     from ..ingest import read_records
     from ..records import RecordSet
 
-    rs = read_records(path, "score", options.from_format, options.normalise)
+    rs = read_records(path, "score", options.from_format, options.normalise,
+                      data=options.data_file)
     if rs is not None:
         return rs, options.confidence_col or "confidence", options.correct_col or "correct"
     if options.confidence_col is None or options.correct_col is None:
@@ -130,9 +133,21 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
     tokens, as the judge-interval literature does), then
     :func:`~confeval.evaluate.evaluate_agreement`."""
     from ..evaluate import evaluate_agreement
+    from ..ingest import rating_levels, read_records
     from ..records import RecordSet
 
-    rs = RecordSet.read(Path(path))
+    rs = read_records(path, "intervals", options.from_format, data=options.data_file,
+                      levels=rating_levels(options))
+    if rs is not None:   # a judge's responses: the columns the ingest layout writes
+        options = dataclasses.replace(
+            options, pred_col=options.pred_col or "parsed_score",
+            gt_col=options.gt_col or "gt_score",
+            logprob_cols=options.logprob_cols or (None if options.prob_cols else "s2_lp*"))
+    elif options.pred_col is None or options.gt_col is None:
+        raise ValueError(f"{path}: name the columns with -p/--pred-col and -g/--gt-col (a "
+                         "judge's OpenAI-compatible responses need none: --data)")
+    else:
+        rs = RecordSet.read(Path(path))
     pred = rs.numeric([options.pred_col], what="pred_score")[:, 0]
     truth = rs.numeric([options.gt_col], what="gt_score")[:, 0]
     probs = None

@@ -25,8 +25,9 @@ from typing import Any
 
 from ..runs import RunFolder
 
-__all__ = ["STAGES", "IngestOptions", "OptionSpec", "build", "flag_of", "option", "option_fields",
-           "options_for_input", "run_defaults", "run_folder_options", "spec_of", "to_json"]
+__all__ = ["STAGES", "FormatOptions", "IngestOptions", "OptionSpec", "build", "flag_of",
+           "option", "option_fields", "options_for_input", "run_defaults", "run_folder_options",
+           "spec_of", "to_json"]
 
 STAGES = ("score", "run")
 """``score``: scoring records (files or run folders); ``run``: a live run (which also scores,
@@ -69,15 +70,25 @@ def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
 
 
 @dataclass(frozen=True)
-class IngestOptions:
+class FormatOptions:
     """How a scoring command reads files other tools wrote (:mod:`confeval.ingest`): the
     format (``auto`` recognises it from the content; a file of no known format is read as
-    confeval's own records) and, for lm-evaluation-harness log-likelihoods, the length
-    normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses."""
+    confeval's own records) and, for OpenAI-compatible responses, the data they answer."""
 
     from_format: str = option("auto", "Read another tool's file: auto (recognised from the "
-                              "content), lm-eval, inspect, or none (confeval's own columns).",
-                              stages=("score",), flag="--from", kw_only=True)
+                              "content), lm-eval, inspect, openai, or none (confeval's own "
+                              "columns).", stages=("score",), flag="--from", kw_only=True)
+    data_file: str | None = option(None, "OpenAI-compatible responses: the data file they "
+                                   "answer (the questions with their gold answers; matched by "
+                                   "custom_id to its item_id or id, else by position).",
+                                   stages=("score",), flag="--data", kw_only=True)
+
+
+@dataclass(frozen=True)
+class IngestOptions(FormatOptions):
+    """:class:`FormatOptions` and, for lm-evaluation-harness log-likelihoods, the length
+    normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses."""
+
     normalise: str = option("none", "lm-eval log-likelihoods: none (acc), chars (acc_norm: "
                             "divided by the choice's length in characters) or bytes "
                             "(acc_bytes).", stages=("score",), kw_only=True)

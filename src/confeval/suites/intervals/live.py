@@ -80,8 +80,8 @@ class IntervalsSuite(LiveSuite):
     Options = IntervalsOptions
     record_layout: ClassVar[dict[str, Any]] = {
         "logprob_cols": "score_lp*", "label_col": "gt_score", "pred_col": "parsed_score",
-        "min_score": 1, "group_col": None, "group_map": None, "join": (), "mondrian": False,
-        "separately": False}
+        "min_score": 1, "max_score": 5, "group_col": None, "group_map": None, "join": (),
+        "mondrian": False, "separately": False}
 
     def needs(self, backend: Backend, options: IntervalsOptions) -> list[str]:
         return distribution_needs(backend, _method(options))

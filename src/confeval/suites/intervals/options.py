@@ -10,7 +10,7 @@ from ...conformal.names import BASE_MODELS, INTERVAL_METHOD_NAMES, SCORES
 from ...parse import DEFAULT_FLOOR
 from .._seeds import format_seeds, parse_seed_tuple, parse_seeds
 from ..base import SuiteOptions, check_answer_mode
-from ..options import option
+from ..options import FormatOptions, option
 
 __all__ = ["DEFAULT_METHODS", "IntervalsOptions", "LIVE_METHODS", "parse_methods"]
 
@@ -35,7 +35,7 @@ def _sweep(text: str | None) -> tuple[int, ...] | None:
 
 
 @dataclasses.dataclass(frozen=True)
-class IntervalsOptions(SuiteOptions):
+class IntervalsOptions(SuiteOptions, FormatOptions):
     """Options of the intervals suite (see
     :func:`~confeval.suites.intervals.scoring.score_intervals` for the scoring ones; a live
     run fixes the column options to its records' layout)."""
@@ -48,6 +48,9 @@ class IntervalsOptions(SuiteOptions):
     pred_col: str | None = option(None, "The judge's parsed score (adds point metrics).",
                                   stages=("score",))
     min_score: int = option(1, "Rating of the first column.", stages=("score",))
+    max_score: int = option(5, "Highest rating (a judge's replies read from OpenAI-compatible "
+                            "responses: the scale is --min-score to --max-score; record files "
+                            "have one column per rating).", stages=("score",))
     floor: float = option(DEFAULT_FLOOR, "Log-prob for missing (NaN) rating tokens (default "
                           "ln 1e-5).", stages=("score",))
     group_col: str | None = option(None, "Break every metric down by this column.",
@@ -113,6 +116,11 @@ class IntervalsOptions(SuiteOptions):
                              f"{self.base!r}")
         if self.max_tokens < 1:
             raise ValueError("--max-tokens must be at least 1")
+        if self.max_score < self.min_score:
+            raise ValueError(f"--max-score {self.max_score} is below --min-score "
+                             f"{self.min_score}")
+        if self.max_score - self.min_score >= 100:
+            raise ValueError("--min-score to --max-score: at most 100 ratings")
         if self.mondrian and not self.group_col:
             raise ValueError("--mondrian needs --group-col")
         if self.separately and not self.group_col:

@@ -394,8 +394,13 @@ def score_intervals_records(rs: RecordSet, options: IntervalsOptions | None = No
 
 
 def score_intervals_file(path: str | Path, options: IntervalsOptions | None = None) -> dict:
-    """:func:`score_intervals_records` on one record file or run folder."""
-    return score_intervals_records(RecordSet.read(Path(path)), options)
+    """:func:`score_intervals_records` on one record file or run folder, or another tool's
+    file (:func:`confeval.ingest.read_input`: a judge's OpenAI-compatible responses with
+    ``--data``)."""
+    from ...ingest import read_input
+
+    options = options or IntervalsOptions()
+    return score_intervals_records(read_input(path, "intervals", options), options)
 
 
 # ----------------------------------------------------------------------- comparing models

@@ -1,0 +1,269 @@
+"""OpenAI-compatible responses, on the responses a real server wrote (llama.cpp's server with
+the embedded model, tests/fixtures/ingest/make_fixtures.py): every line read, matched to the
+data it answers by custom_id (batch output) and by position (a plain list), the letters' and
+ratings' log-probabilities equal to a transcription of the server's own numbers; damaged lines
+counted under their reasons, a file that cannot be read one error naming it."""
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from confeval.ingest import detect, import_records, read_records
+
+HERE = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "openai"
+MC_DATA = HERE / "mc_data.jsonl"
+MC_BATCH = HERE / "mc_batch_output.jsonl"
+MC_LIST = HERE / "mc_responses.json"
+JUDGE_DATA = HERE / "judge_data.jsonl"
+JUDGE_BATCH = HERE / "judge_batch_output.jsonl"
+JUDGE_PLAIN = HERE / "judge_responses.jsonl"
+FLOOR = math.log(1e-5)
+
+
+def _jsonl(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _letters_by_hand(body, letters):
+    """The option letters' log-probabilities at the first generated token that is a letter
+    (or whose alternatives list one), transcribed from the response's own fields: the
+    server's spellings of a letter (" B", "B.") add up; a letter absent gets ln 1e-5."""
+    content = body["choices"][0]["logprobs"]["content"]
+
+    def norm(token):
+        return token.strip().rstrip(").:,").lstrip("(").strip()
+
+    at = next((t for t in content if norm(t["token"]) in letters), None) or next(
+        (t for t in content if any(norm(a["token"]) in letters for a in t["top_logprobs"])),
+        None)
+    if at is None:
+        return None
+    pairs = [(a["token"], a["logprob"]) for a in at["top_logprobs"]]
+    if norm(at["token"]) not in {norm(tok) for tok, _ in pairs}:
+        pairs.append((at["token"], at["logprob"]))
+    return np.array([logsumexp([lp for tok, lp in pairs if norm(tok) == L])
+                     if any(norm(tok) == L for tok, _ in pairs) else FLOOR for L in letters])
+
+
+def test_the_fixture_is_what_a_server_wrote():
+    assert detect(MC_BATCH) == detect(MC_LIST) == detect(JUDGE_PLAIN) == "openai"
+    body = _jsonl(MC_BATCH)[0]["response"]["body"]
+    assert body["object"] == "chat.completion"
+    assert body["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+
+
+def test_score_is_the_servers_letters_renormalised():
+    data = {row["item_id"]: row for row in _jsonl(MC_DATA)}
+    rs = read_records(MC_BATCH, "score", data=str(MC_DATA))
+    lines = _jsonl(MC_BATCH)
+    assert rs.n_read == len(lines) == len(data)
+    frame = rs.frame.set_index("item_id")
+    n_used = 0
+    for line in lines:
+        item = data[line["custom_id"]]
+        letters = "ABCDEFGH"[:len(item["options"])]
+        lp = _letters_by_hand(line["response"]["body"], letters)
+        if lp is None:
+            continue
+        n_used += 1
+        row = frame.loc[line["custom_id"]]
+        p = np.exp(lp - lp.max())
+        p /= p.sum()
+        top = int(np.argmax(lp))
+        assert row["confidence"] == pytest.approx(p[top], abs=1e-12)
+        assert row["letter"] == letters[top] and row["answer"] == item["answer"]
+        assert row["correct"] == int(letters[top] == item["answer"])
+    assert int(rs.mask.sum()) == n_used > 0
+    # at temperature 0 the reply's own letter is the most likely one
+    replies = [line["response"]["body"]["choices"][0]["message"]["content"] for line in lines]
+    said = [re.match(r"\s*\(?([A-H])\b", text) for text in replies]
+    agreed = [frame.loc[line["custom_id"], "letter"] == m.group(1)
+              for line, m in zip(lines, said) if m and line["custom_id"] in frame.index
+              and isinstance(frame.loc[line["custom_id"], "letter"], str)]
+    assert agreed and all(agreed)
+
+
+def test_a_plain_list_by_position_gives_the_batch_by_custom_id():
+    batch = read_records(MC_BATCH, "sets", data=str(MC_DATA))
+    plain = read_records(MC_LIST, "sets", data=str(MC_DATA))
+    assert batch.n_read == plain.n_read == len(_jsonl(MC_DATA))
+    logits = [c for c in batch.frame.columns if c.startswith("logit_")]
+    np.testing.assert_array_equal(batch.frame[logits].to_numpy(),
+                                  plain.frame[logits].to_numpy())
+    np.testing.assert_array_equal(batch.frame["answer"], plain.frame["answer"])
+    assert batch.frame["custom_id"].notna().all() and plain.frame["custom_id"].isna().all()
+
+
+def test_sets_score_reads_every_line(capsys):
+    from confeval.cli import main
+
+    assert main(["sets", "score", str(MC_BATCH), "--data", str(MC_DATA), "--json"]) == 0
+    (res,) = json.loads(capsys.readouterr().out)["results"].values()
+    assert res["n_read"] == len(_jsonl(MC_BATCH))
+
+
+def _rating_by_hand(body, levels=range(1, 6)):
+    """The judge's rating as its reply states it after "Score:" (None: it states none)."""
+    text = body["choices"][0]["message"]["content"]
+    found = re.findall(r"score\s*\**\s*[:：]\**\s*\**(\d+)", text, flags=re.IGNORECASE)
+    return int(found[-1]) if found and int(found[-1]) in levels else None
+
+
+def test_a_judges_ratings_and_their_log_probabilities():
+    lines = _jsonl(JUDGE_BATCH)
+    rs = read_records(JUDGE_BATCH, "intervals", data=str(JUDGE_DATA))
+    assert rs.n_read == len(lines)
+    data = {row["item_id"]: row for row in _jsonl(JUDGE_DATA)}
+    frame = rs.frame[rs.mask].set_index("item_id")
+    assert len(frame) > 0
+    lp_cols = [f"s2_lp{k}" for k in range(1, 6)]
+    for item_id, row in frame.iterrows():
+        assert row["gt_score"] == data[item_id]["gt_score"]        # joined from the data
+        assert 1 <= row["parsed_score"] <= 5
+        lp = row[lp_cols].to_numpy(float)
+        assert np.all(lp <= 0)
+        body = next(line for line in lines if line["custom_id"] == item_id)["response"]["body"]
+        stated = _rating_by_hand(body)
+        if row["rating_stage"] == "anchored" and stated is not None:
+            assert row["parsed_score"] == stated
+        # at the rating position, each rating's log-prob is the server's for that token
+        # among the top alternatives (spelled several ways: their sum), else the floor
+        at = body["choices"][0]["logprobs"]["content"][int(row["rating_position"])]
+        pairs = [(a["token"], a["logprob"]) for a in at["top_logprobs"]]
+        if at["token"] not in {tok for tok, _ in pairs}:
+            pairs.append((at["token"], at["logprob"]))
+        for k in range(1, 6):
+            same = [v for tok, v in pairs if tok.strip().rstrip(".,;:!?)]}/*") == str(k)]
+            assert lp[k - 1] == pytest.approx(logsumexp(same) if same else FLOOR, abs=1e-12)
+        assert row["parsed_score"] == int(str(at["token"]).strip().rstrip(".,;:!?)]}/*"))
+    plain = read_records(JUDGE_PLAIN, "intervals", data=str(JUDGE_DATA))
+    np.testing.assert_array_equal(plain.frame[lp_cols].to_numpy(),
+                                  rs.frame[lp_cols].to_numpy())
+
+
+def test_agreement_on_a_judges_responses_is_scipys(capsys):
+    from scipy.stats import spearmanr
+
+    from confeval.cli import main
+
+    frame, counts = import_records(JUDGE_BATCH, "intervals", data=str(JUDGE_DATA))
+    assert main(["agreement", str(JUDGE_BATCH), "--data", str(JUDGE_DATA), "--bootstrap", "0",
+                 "--json"]) == 0
+    (res,) = json.loads(capsys.readouterr().out)["results"].values()
+    assert res["n_used"] == counts["n_used"] == len(frame)
+    expected = spearmanr(frame["parsed_score"], frame["gt_score"]).statistic
+    spearman = res["spearman"]
+    spearman = spearman["value"] if isinstance(spearman, dict) else spearman
+    if np.isnan(expected):
+        assert spearman is None or np.isnan(spearman)
+    else:
+        assert spearman == pytest.approx(expected, abs=1e-12)
+
+
+# ---- damaged files: every bad line counted under its reason, never a crash or a drop ----
+
+def _chat(token, tops, model="m"):
+    return {"object": "chat.completion", "model": model, "choices": [{
+        "index": 0, "message": {"role": "assistant", "content": token},
+        "logprobs": {"content": [{"token": token, "logprob": tops[0][1], "top_logprobs": [
+            {"token": t, "logprob": v} for t, v in tops]}]}}]}
+
+
+def _write(path, lines):
+    path.write_text("".join((json.dumps(x) if not isinstance(x, str) else x) + "\n"
+                            for x in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def mc_data(tmp_path):
+    rows = [{"item_id": "q1", "question": "1+1?", "options": ["1", "2", "3"], "answer": "B"},
+            {"item_id": "q2", "question": "2+2?", "options": ["4", "5"], "answer": "A"},
+            {"item_id": "q3", "question": "?", "options": ["a", "b"], "answer": "Z"},
+            {"item_id": "q4", "question": "3+3?", "options": ["6", "7"], "answer": "A"}]
+    return _write(tmp_path / "data.jsonl", rows)
+
+
+def test_damaged_lines_are_counted_under_their_reasons(tmp_path, mc_data):
+    good = _chat("B", [("B", -0.1), (" A", -2.5), ("C", -3.0)])
+    lines = [
+        {"custom_id": "q1", "response": {"status_code": 200, "body": good}, "error": None},
+        {"custom_id": "q2", "response": {"status_code": 200, "body": {**good, "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "A"}}]}}, "error": None},
+        {"custom_id": "q3", "response": {"status_code": 200, "body": good}, "error": None},
+        {"custom_id": "q9", "response": {"status_code": 200, "body": good}, "error": None},
+        {"custom_id": "q4", "response": {"status_code": 500, "body": {"error": "x"}},
+         "error": None},
+        {"custom_id": "q4", "response": None, "error": {"code": "batch_expired"}},
+        {"custom_id": "q4", "response": {"status_code": 200, "body": {
+            **good, "choices": []}}, "error": None},
+        {"custom_id": "q4", "response": {"status_code": 200, "body": _chat("x", [("x", -0.1)])},
+         "error": None},
+        '{"custom_id": "q4", "response": {"status_co',
+        "[" * 100_000 + "]" * 100_000,
+    ]
+    path = _write(tmp_path / "out.jsonl", lines)
+    rs = read_records(path, "score", data=str(mc_data))
+    assert rs.n_read == len(lines) and int(rs.mask.sum()) == 1
+    assert rs.excluded == {"openai_no_logprobs": 1, "data_answer_not_an_option": 1,
+                           "openai_no_data_row": 1, "openai_error": 2,
+                           "openai_no_choices": 1, "openai_no_letter_in_top_logprobs": 1,
+                           "openai_not_a_json_object": 2}
+    (note,) = rs.notes.values()
+    assert note == {"data_rows": 4, "data_rows_without_response": 1}   # q4 never answered
+    row = rs.frame[rs.mask].iloc[0]
+    p = np.exp([-2.5, -0.1, -3.0])
+    assert row["confidence"] == pytest.approx(p.max() / p.sum(), abs=1e-15)
+
+
+def test_completions_responses_and_their_top_logprobs(tmp_path, mc_data):
+    body = {"object": "text_completion", "model": "m", "choices": [{
+        "index": 0, "text": " A", "logprobs": {"tokens": [" A"], "token_logprobs": [-0.2],
+                                              "top_logprobs": [{" A": -0.2, " B": -1.9}]}}]}
+    path = _write(tmp_path / "completions.jsonl", [body, body])
+    rs = read_records(path, "sets", data=str(mc_data))   # by position: q1, q2
+    assert int(rs.mask.sum()) == 2
+    np.testing.assert_allclose(rs.frame.loc[0, ["logit_A", "logit_B", "logit_C"]].to_numpy(
+        float), [-0.2, -1.9, FLOOR])
+    assert list(rs.frame["item_id"]) == ["q1", "q2"] and rs.frame.loc[0, "n_missing"] == 1
+
+
+def test_what_cannot_be_read_is_one_error_naming_the_file(tmp_path, mc_data, capsys):
+    from confeval.cli import main
+
+    batch = _write(tmp_path / "out.jsonl", [{"custom_id": "q1", "response": {
+        "status_code": 200, "body": _chat("B", [("B", -0.1)])}, "error": None}])
+    assert main(["score", str(batch), "--json"]) == 2           # no --data: no gold answer
+    err = capsys.readouterr().err.strip()
+    assert str(batch) in err and "--data" in err and len(err.splitlines()) == 1
+    assert main(["measures", "score", str(batch), "--data", str(mc_data), "--json"]) == 2
+    assert "no measures records" in capsys.readouterr().err
+    truncated = tmp_path / "list.json"
+    truncated.write_text('[{"object": "chat.completion", "choices": [', encoding="utf-8")
+    with pytest.raises(ValueError, match="list.json: not a readable JSON list"):
+        read_records(truncated, "score", from_format="openai", data=str(mc_data))
+    records = _write(tmp_path / "own.jsonl", [{"confidence": 0.5, "correct": 1}])
+    with pytest.raises(ValueError, match="--data names the data"):
+        read_records(records, "score", data=str(mc_data))
+    # no custom_id, and a data file with an unreadable line: positions would shift
+    bad_data = tmp_path / "bad.jsonl"
+    bad_data.write_text(mc_data.read_text() + "{oops\n", encoding="utf-8")
+    plain = _write(tmp_path / "plain.jsonl", [_chat("B", [("B", -0.1)])])
+    with pytest.raises(ValueError, match="bad.jsonl: unreadable lines"):
+        read_records(plain, "score", data=str(bad_data))
+
+
+def test_intervals_score_of_a_judges_responses_reads_every_line(capsys):
+    from confeval.cli import main
+
+    assert main(["intervals", "score", str(JUDGE_BATCH), "--data", str(JUDGE_DATA),
+                 "--methods", "naive,lac", "--seeds", "1-2", "--json"]) == 0
+    (res,) = json.loads(capsys.readouterr().out)["results"].values()
+    rs = read_records(JUDGE_BATCH, "intervals", data=str(JUDGE_DATA))
+    assert res["n_read"] == len(_jsonl(JUDGE_BATCH)) and res["n_used"] == int(rs.mask.sum())
+    assert res["excluded"] == rs.excluded
