@@ -267,3 +267,18 @@ def test_intervals_score_of_a_judges_responses_reads_every_line(capsys):
     rs = read_records(JUDGE_BATCH, "intervals", data=str(JUDGE_DATA))
     assert res["n_read"] == len(_jsonl(JUDGE_BATCH)) and res["n_used"] == int(rs.mask.sum())
     assert res["excluded"] == rs.excluded
+
+
+def test_guarantee_of_responses_is_the_guarantee_of_their_imported_records(tmp_path, capsys):
+    from confeval.cli import main
+
+    frame, _ = import_records(MC_BATCH, "score", data=str(MC_DATA))
+    records = tmp_path / "records.csv"
+    frame.to_csv(records, index=False)
+    flags = ["--target", "0.7", "--delta", "0.1", "--json"]
+    assert main(["guarantee", str(MC_BATCH), "--data", str(MC_DATA), *flags]) == 0
+    direct = json.loads(capsys.readouterr().out)["guarantee"]
+    assert main(["guarantee", str(records), "-c", "confidence", "-y", "correct", *flags]) == 0
+    imported = json.loads(capsys.readouterr().out)["guarantee"]
+    assert direct["n_calibration"] == imported["n_calibration"] == len(frame)
+    assert direct["threshold"] == imported["threshold"] and direct["bound"] == imported["bound"]

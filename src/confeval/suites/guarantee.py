@@ -107,7 +107,8 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
 
     read_as = ConfidenceOptions(confidence_col=options.confidence_col,
                                 correct_col=options.correct_col,
-                                from_format=options.from_format, normalise=options.normalise)
+                                from_format=options.from_format, normalise=options.normalise,
+                                data_file=options.data_file)
     rs, conf_col, correct_col = read_confidence_input(path, read_as)
     conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
     return rs, conf, correct
