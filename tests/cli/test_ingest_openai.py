@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from confeval.ingest import import_records, read_records
+from tests.ingest.responses import chat_response, write_lines
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "openai"
 MC_DATA = HERE / "mc_data.jsonl"
@@ -21,24 +22,11 @@ def _jsonl(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _chat(token, tops, model="m"):
-    return {"object": "chat.completion", "model": model, "choices": [{
-        "index": 0, "message": {"role": "assistant", "content": token},
-        "logprobs": {"content": [{"token": token, "logprob": tops[0][1], "top_logprobs": [
-            {"token": t, "logprob": v} for t, v in tops]}]}}]}
-
-
-def _write(path, lines):
-    path.write_text("".join((json.dumps(x) if not isinstance(x, str) else x) + "\n"
-                            for x in lines), encoding="utf-8")
-    return path
-
-
 @pytest.fixture()
 def mc_data(tmp_path):
     rows = [{"item_id": "q1", "question": "1+1?", "options": ["1", "2", "3"], "answer": "B"},
             {"item_id": "q2", "question": "2+2?", "options": ["4", "5"], "answer": "A"}]
-    return _write(tmp_path / "data.jsonl", rows)
+    return write_lines(tmp_path / "data.jsonl", rows)
 
 
 def test_sets_score_reads_every_line(capsys):
@@ -71,8 +59,8 @@ def test_agreement_on_a_judges_responses_is_scipys(capsys):
 def test_what_cannot_be_read_is_one_error_naming_the_file(tmp_path, mc_data, capsys):
     from confeval.cli import main
 
-    batch = _write(tmp_path / "out.jsonl", [{"custom_id": "q1", "response": {
-        "status_code": 200, "body": _chat("B", [("B", -0.1)])}, "error": None}])
+    batch = write_lines(tmp_path / "out.jsonl", [{"custom_id": "q1", "response": {
+        "status_code": 200, "body": chat_response("B", [("B", -0.1)])}, "error": None}])
     assert main(["score", str(batch), "--json"]) == 2           # no --data: no gold answer
     err = capsys.readouterr().err.strip()
     assert str(batch) in err and "--data" in err and len(err.splitlines()) == 1
@@ -82,13 +70,13 @@ def test_what_cannot_be_read_is_one_error_naming_the_file(tmp_path, mc_data, cap
     truncated.write_text('[{"object": "chat.completion", "choices": [', encoding="utf-8")
     with pytest.raises(ValueError, match="list.json: not a readable JSON list"):
         read_records(truncated, "score", from_format="openai", data=str(mc_data))
-    records = _write(tmp_path / "own.jsonl", [{"confidence": 0.5, "correct": 1}])
+    records = write_lines(tmp_path / "own.jsonl", [{"confidence": 0.5, "correct": 1}])
     with pytest.raises(ValueError, match="--data names the data"):
         read_records(records, "score", data=str(mc_data))
     # no custom_id, and a data file with an unreadable line: positions would shift
     bad_data = tmp_path / "bad.jsonl"
     bad_data.write_text(mc_data.read_text() + "{oops\n", encoding="utf-8")
-    plain = _write(tmp_path / "plain.jsonl", [_chat("B", [("B", -0.1)])])
+    plain = write_lines(tmp_path / "plain.jsonl", [chat_response("B", [("B", -0.1)])])
     with pytest.raises(ValueError, match="bad.jsonl: unreadable lines"):
         read_records(plain, "score", data=str(bad_data))
 

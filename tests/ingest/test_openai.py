@@ -14,6 +14,7 @@ import pytest
 from scipy.special import logsumexp
 
 from confeval.ingest import detect, read_records
+from tests.ingest.responses import chat_response, write_lines
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "openai"
 MC_DATA = HERE / "mc_data.jsonl"
@@ -140,30 +141,17 @@ def test_a_judges_ratings_and_their_log_probabilities():
 
 # ---- damaged files: every bad line counted under its reason, never a crash or a drop ----
 
-def _chat(token, tops, model="m"):
-    return {"object": "chat.completion", "model": model, "choices": [{
-        "index": 0, "message": {"role": "assistant", "content": token},
-        "logprobs": {"content": [{"token": token, "logprob": tops[0][1], "top_logprobs": [
-            {"token": t, "logprob": v} for t, v in tops]}]}}]}
-
-
-def _write(path, lines):
-    path.write_text("".join((json.dumps(x) if not isinstance(x, str) else x) + "\n"
-                            for x in lines), encoding="utf-8")
-    return path
-
-
 @pytest.fixture()
 def mc_data(tmp_path):
     rows = [{"item_id": "q1", "question": "1+1?", "options": ["1", "2", "3"], "answer": "B"},
             {"item_id": "q2", "question": "2+2?", "options": ["4", "5"], "answer": "A"},
             {"item_id": "q3", "question": "?", "options": ["a", "b"], "answer": "Z"},
             {"item_id": "q4", "question": "3+3?", "options": ["6", "7"], "answer": "A"}]
-    return _write(tmp_path / "data.jsonl", rows)
+    return write_lines(tmp_path / "data.jsonl", rows)
 
 
 def test_damaged_lines_are_counted_under_their_reasons(tmp_path, mc_data):
-    good = _chat("B", [("B", -0.1), (" A", -2.5), ("C", -3.0)])
+    good = chat_response("B", [("B", -0.1), (" A", -2.5), ("C", -3.0)])
     lines = [
         {"custom_id": "q1", "response": {"status_code": 200, "body": good}, "error": None},
         {"custom_id": "q2", "response": {"status_code": 200, "body": {**good, "choices": [
@@ -175,12 +163,13 @@ def test_damaged_lines_are_counted_under_their_reasons(tmp_path, mc_data):
         {"custom_id": "q4", "response": None, "error": {"code": "batch_expired"}},
         {"custom_id": "q4", "response": {"status_code": 200, "body": {
             **good, "choices": []}}, "error": None},
-        {"custom_id": "q4", "response": {"status_code": 200, "body": _chat("x", [("x", -0.1)])},
+        {"custom_id": "q4", "response": {"status_code": 200,
+                                         "body": chat_response("x", [("x", -0.1)])},
          "error": None},
         '{"custom_id": "q4", "response": {"status_co',
         "[" * 100_000 + "]" * 100_000,
     ]
-    path = _write(tmp_path / "out.jsonl", lines)
+    path = write_lines(tmp_path / "out.jsonl", lines)
     rs = read_records(path, "score", data=str(mc_data))
     assert rs.n_read == len(lines) and int(rs.mask.sum()) == 1
     assert rs.excluded == {"openai_no_logprobs": 1, "data_answer_not_an_option": 1,
@@ -198,7 +187,7 @@ def test_completions_responses_and_their_top_logprobs(tmp_path, mc_data):
     body = {"object": "text_completion", "model": "m", "choices": [{
         "index": 0, "text": " A", "logprobs": {"tokens": [" A"], "token_logprobs": [-0.2],
                                               "top_logprobs": [{" A": -0.2, " B": -1.9}]}}]}
-    path = _write(tmp_path / "completions.jsonl", [body, body])
+    path = write_lines(tmp_path / "completions.jsonl", [body, body])
     rs = read_records(path, "sets", data=str(mc_data))   # by position: q1, q2
     assert int(rs.mask.sum()) == 2
     np.testing.assert_allclose(rs.frame.loc[0, ["logit_A", "logit_B", "logit_C"]].to_numpy(
