@@ -236,6 +236,9 @@ class RecordSet:
     notes: dict = field(default_factory=dict)
     """Counts that are not exclusions (e.g. rows a --join found no match for), reported in
     :meth:`summary`."""
+    id_col: str | None = None
+    """The column naming each row's item, when the source says (another tool's file: its
+    document ids); ``confeval compare`` aligns models by it unless ``--id-col`` names one."""
 
     def __post_init__(self) -> None:
         if ROW_COLUMN not in self.frame.columns:

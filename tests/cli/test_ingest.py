@@ -72,12 +72,49 @@ def test_compare_reads_lm_eval_samples_with_no_column_flag(tmp_path, capsys):
                                  for r in row["filtered_resps"]]
     other.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["compare", str(SAMPLES), str(other), "--name", f"smollm={SAMPLES}",
-                 "--name", f"noisy={other}", "--id-col", "doc_id", "--bootstrap", "100",
+                 "--name", f"noisy={other}", "--bootstrap", "100",
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)["compare"]
     assert doc["n_items_shared"] == 40
     assert doc["metrics"]["accuracy"]["models"]["smollm"]["value"] == pytest.approx(
         REPORTED["acc,none"], abs=1e-12)
+
+
+GEN = next((FIXTURES.parent / "lm_eval_gen").glob("samples_confeval_arith_gen_*.jsonl"))
+LL = next((FIXTURES.parent / "lm_eval_gen").glob("samples_confeval_arith_ll_*.jsonl"))
+
+
+def test_generation_task_scored_with_the_confidence_it_names(capsys):
+    """generate_until samples: exact match is the correctness, the task's own stated
+    confidence the confidence once named; three confidences above 1 counted, not dropped."""
+    assert main(["score", str(GEN), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and GEN.name in err and "-c/--confidence-col" in err
+    assert "verbal_confidence" in err
+    res = _result(capsys, ["score", str(GEN), "-c", "verbal_confidence", "--bootstrap", "0",
+                           "--json"])
+    lines = [json.loads(line) for line in GEN.read_text().splitlines()]
+    conf = np.array([line["verbal_confidence"] for line in lines])
+    em = np.array([line["exact_match"] for line in lines])
+    ok = conf <= 1
+    assert res["n_read"] == 40 and res["n_used"] == ok.sum() == 37
+    assert res["excluded"] == {"confidence_out_of_range": 3}
+    assert res["accuracy"] == pytest.approx(em[ok].mean(), abs=1e-12)
+    assert res["auroc"] == pytest.approx(roc_auc_score(em[ok], conf[ok]), abs=1e-12)
+
+
+def test_loglikelihood_task_scored_by_the_targets_probability(capsys):
+    res = _result(capsys, ["score", str(LL), "-c", "p_target", "--bootstrap", "0", "--json"])
+    lines = [json.loads(line) for line in LL.read_text().splitlines()]
+    acc = np.array([line["acc"] for line in lines])
+    p_target = np.exp([float(line["filtered_resps"][0][0]) for line in lines])
+    reported = json.loads(next(GEN.parent.glob("results_*.json")).read_text())["results"]
+    assert res["n_used"] == 40
+    assert res["accuracy"] == pytest.approx(reported["confeval_arith_ll"]["acc,none"],
+                                            abs=1e-12)
+    assert res["auroc"] == pytest.approx(roc_auc_score(acc, p_target), abs=1e-12)
+    assert main(["sets", "score", str(LL)]) == 2
+    assert "loglikelihood task have no options" in capsys.readouterr().err
 
 
 def test_inspect_log_scored_with_no_column_flag(capsys):

@@ -24,6 +24,13 @@ Every row also holds ``task`` and, when the results file beside it names one, ``
   (1 for the gold choice), ``sl`` (the log-likelihood) and ``sl_norm`` (divided by the
   choice's length in characters, as lm-eval's ``acc_norm``).
 
+From an lm-eval sample of a task without options (``generate_until``, ``loglikelihood``), for
+``score`` only: ``doc_id``, ``output_type``, every per-sample metric the line lists (a task's
+own among them, e.g. a stated confidence), ``correct`` (the first of ``exact_match``, ``acc``),
+``reply`` and ``target`` (``generate_until``), ``loglikelihood``, ``p_target`` (its exp) and
+``is_greedy`` (``loglikelihood``). lm-eval logs no confidence for them: ``-c`` names the column
+holding one (``p_target``, or the task's own).
+
 From one Inspect sample (one row per sample and epoch, ``doc_id`` and ``epoch``):
 
 * ``score``: ``confidence`` (the option letters' probabilities at the answer position,
@@ -63,6 +70,9 @@ FORMATS = ("auto", "lm-eval", "inspect", "openai", "none")
 """``--from`` choices."""
 
 _PEEK_BYTES = 1 << 20
+_PEEK_LINES = 5
+"""Detection reads this many first lines (1 MB at most): one damaged line is no other
+format."""
 
 
 def detect(path: str | Path) -> str | None:
@@ -81,20 +91,33 @@ def detect(path: str | Path) -> str | None:
             import gzip
 
             with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
-                first = f.readline(_PEEK_BYTES)
+                lines = _first_lines(f)
         else:
             with path.open("r", encoding="utf-8", errors="replace") as f:
-                first = f.readline(_PEEK_BYTES)
+                lines = _first_lines(f)
     except (OSError, EOFError):
         return None
-    if looks_like_samples(first):
+    if any(looks_like_samples(line) for line in lines):   # a damaged first line is counted
         return "lm-eval"
+    first = lines[0] if lines else ""
     from .openai import looks_like_responses
 
     if first.lstrip().startswith("[") and not name.endswith(".gz"):
         with path.open("r", encoding="utf-8", errors="replace") as f:
             first = f.read(_PEEK_BYTES)   # a JSON list of responses spans many lines
     return "openai" if looks_like_responses(first) else None
+
+
+def _first_lines(f, n: int = _PEEK_LINES) -> list[str]:
+    """Up to ``n`` lines of ``f``, ``_PEEK_BYTES`` in all at most."""
+    lines, budget = [], _PEEK_BYTES
+    while len(lines) < n and budget > 0:
+        line = f.readline(budget)
+        if not line:
+            break
+        lines.append(line)
+        budget -= len(line)
+    return lines
 
 
 def _letters(n: int) -> list[str]:
@@ -107,7 +130,35 @@ def _softmax_top(scores: np.ndarray) -> tuple[int, float]:
     return top, float(shifted[top] / shifted.sum())
 
 
+CORRECTNESS_METRICS = ("exact_match", "acc")
+"""lm-eval's per-sample metrics read as correctness in a task without options, first found
+first."""
+
+
+def _scored_rows(sample) -> list[dict]:
+    """One lm-eval sample of a task without options: its metrics as columns, ``correct`` the
+    first of :data:`CORRECTNESS_METRICS` it has; no confidence (lm-eval logs none: a column
+    holding one is named with ``-c``)."""
+    row: dict[str, Any] = {"doc_id": sample.doc_id, "task": sample.task,
+                           "output_type": sample.output_type, **sample.metrics}
+    correct = next((sample.metrics[m] for m in CORRECTNESS_METRICS if m in sample.metrics),
+                   None)
+    if correct is not None:
+        row["correct"] = correct
+    if sample.reply is not None:
+        row["reply"] = sample.reply
+    if sample.target is not None:
+        row["target"] = sample.target
+    if sample.loglikelihood is not None:
+        row["loglikelihood"] = sample.loglikelihood
+        row["p_target"] = float(np.exp(sample.loglikelihood))
+        row["is_greedy"] = sample.is_greedy
+    return [row]
+
+
 def _score_rows(sample, normalise: str) -> list[dict]:
+    if not hasattr(sample, "choices"):
+        return _scored_rows(sample)
     top, confidence = _softmax_top(sample.scores(normalise))
     return [{"doc_id": sample.doc_id, "task": sample.task, "confidence": confidence,
              "correct": int(top == sample.gold), "n_choices": len(sample.choices)}]
@@ -224,6 +275,10 @@ def _read(path: str | Path, fmt: str, suite: str, data: str | None,
     from .lm_eval import read_samples
 
     samples = read_samples(path)
+    if samples.output_type != "multiple_choice" and suite != "score":
+        raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
+                         f"options to read {suite} records from (a multiple_choice task's "
+                         "have); `confeval score` reads their per-sample metrics")
     return samples.samples, samples.reasons, samples.model, {}
 
 
@@ -298,6 +353,8 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
         raise ValueError(f"{path}: an {found} file without a sample")
     rs = RecordSet.from_records(rows, str(path))
     rs.notes.update(notes)
+    if suite != "measures" and not rs.frame[key].duplicated().any():
+        rs.id_col = key   # unique document ids align models (an Inspect epoch repeats them)
     reasons_array = np.array(reasons, dtype=object)
     for reason in sorted(set(reasons) - {""}):
         rs.exclude(reasons_array == reason, reason)

@@ -13,6 +13,13 @@ characters (``acc_norm``; the delimiter not counted) or in UTF-8 bytes (``acc_by
 to the first choice, as ``numpy.argmax``. A task scoring mutual information logs twice as many
 log-likelihoods as choices: the first half are the conditional ones.
 
+Other tasks (``loglikelihood``, ``loglikelihood_rolling``, ``generate_until``: the output type
+named by the results file, else told by ``filtered_resps`` — text replies, or one
+``[log-likelihood, is_greedy]`` pair) have no options to rank: a line becomes an
+:class:`LmEvalScored` sample holding lm-eval's per-sample metrics (the names its ``metrics``
+field lists — ``exact_match``, ``acc``, a task's own such as a stated confidence), the reply
+(``generate_until``) or the target's log-likelihood and ``is_greedy`` (``loglikelihood``).
+
 Lines are checked one by one: a line that is no JSON object, lacks ``filtered_resps`` or its
 arguments, has a log-likelihood that is no number, or a target outside the choices, becomes an
 excluded row with its reason (``lm_eval_*``), never a crash or a silent drop.
@@ -27,10 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["NORMALISATIONS", "LmEvalFile", "LmEvalSample", "looks_like_samples", "read_samples"]
+__all__ = ["NORMALISATIONS", "LmEvalFile", "LmEvalSample", "LmEvalScored", "looks_like_samples",
+           "read_samples"]
 
 NORMALISATIONS = ("none", "chars", "bytes")
 """``--normalise``: lm-eval's ``acc`` (none), ``acc_norm`` (chars) and ``acc_bytes`` (bytes)."""
+
+OUTPUT_TYPES = ("multiple_choice", "loglikelihood", "loglikelihood_rolling", "generate_until")
+"""lm-eval's task output types."""
 
 MAX_LINE_CHARS = 20_000_000
 """A longer line is excluded unread (``lm_eval_line_too_long``): model output is untrusted."""
@@ -58,14 +69,32 @@ class LmEvalSample:
 
 
 @dataclass
+class LmEvalScored:
+    """One document of a task without options: lm-eval's per-sample metrics (finite numbers;
+    a non-finite one is NaN), and the reply (``generate_until``) or the target's log-likelihood
+    (``loglikelihood``)."""
+
+    doc_id: str
+    task: str
+    output_type: str
+    metrics: dict[str, float]
+    reply: str | None = None
+    target: str | None = None
+    loglikelihood: float | None = None
+    is_greedy: bool | None = None
+
+
+@dataclass
 class LmEvalFile:
     """A samples file read line by line: the usable samples, each excluded line's reason (by
-    line number), the task, and the model named by the results file beside it."""
+    line number), the task, its output type (``multiple_choice``, ``generate_until``, ...) and
+    the model named by the results file beside it."""
 
-    samples: list[LmEvalSample | None]
+    samples: list[LmEvalSample | LmEvalScored | None]
     reasons: list[str]
     task: str
     model: str | None
+    output_type: str = "multiple_choice"
 
 
 def looks_like_samples(first_line: str) -> bool:
@@ -86,9 +115,10 @@ def _task_of(path: Path) -> str:
     return head if sep and tail[:4].isdigit() else stem
 
 
-def _results_beside(path: Path, task: str) -> tuple[str | None, str]:
-    """(model name, the task's target delimiter) from the newest ``results_*.json`` beside
-    ``path``; (None, " ") when there is none or it is unreadable."""
+def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]:
+    """(model name, the task's target delimiter, its output type) from the newest
+    ``results_*.json`` beside ``path``; (None, " ", None) when there is none or it is
+    unreadable."""
     for results in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
             doc = json.loads(results.read_text(encoding="utf-8"))
@@ -97,10 +127,12 @@ def _results_beside(path: Path, task: str) -> tuple[str | None, str]:
         if not isinstance(doc, dict):
             continue
         config = (doc.get("configs") or {}).get(task) or {}
-        delimiter = config.get("target_delimiter", " ") if isinstance(config, dict) else " "
+        config = config if isinstance(config, dict) else {}
+        output_type = config.get("output_type")
         model = doc.get("model_name") or (doc.get("config") or {}).get("model")
-        return (str(model) if model else None), str(delimiter)
-    return None, " "
+        return ((str(model) if model else None), str(config.get("target_delimiter", " ")),
+                output_type if output_type in OUTPUT_TYPES else None)
+    return None, " ", None
 
 
 def _floats(pairs) -> np.ndarray | None:
@@ -159,11 +191,57 @@ def _sample(obj: dict, task: str, delimiter: str) -> tuple[LmEvalSample | None, 
     return LmEvalSample(str(obj.get("doc_id")), task, lls, choices, gold, metrics), ""
 
 
+def _told_output_type(resps) -> str:
+    """The output type a line's ``filtered_resps`` shows (no results file names it): text
+    replies, one bare log-likelihood, one pair (``loglikelihood``) or one pair per option."""
+    if isinstance(resps, list) and resps and all(isinstance(r, str) for r in resps):
+        return "generate_until"
+    if isinstance(resps, list) and len(resps) == 1:
+        return ("loglikelihood" if isinstance(resps[0], (list, tuple))
+                else "loglikelihood_rolling")
+    return "multiple_choice"
+
+
+def _finite_or_nan(value) -> float | None:
+    """A metric's value as a float (NaN when non-finite), None when it is no number."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else math.nan
+    return None
+
+
+def _scored_sample(obj: dict, task: str, output_type: str) -> tuple[LmEvalScored | None, str]:
+    """(the sample of a task without options, "") or (None, the reason it cannot be used)."""
+    if "filtered_resps" not in obj:
+        return None, "lm_eval_no_filtered_resps"
+    resps = obj["filtered_resps"]
+    names = obj.get("metrics")
+    names = names if isinstance(names, list) else ["acc", "exact_match"]
+    metrics = {str(k): v for k in names if (v := _finite_or_nan(obj.get(k))) is not None}
+    target = obj.get("target")
+    sample = LmEvalScored(str(obj.get("doc_id")), task, output_type, metrics,
+                          target=None if target is None else str(target))
+    first = resps[0] if isinstance(resps, list) and resps else None
+    if output_type == "generate_until":
+        if not isinstance(first, str):
+            return None, "lm_eval_no_reply"
+        sample.reply = first
+    elif output_type == "loglikelihood":
+        lls = _floats(resps[:1]) if isinstance(first, (list, tuple)) else None
+        if lls is None:
+            return None, "lm_eval_bad_loglikelihood"
+        sample.loglikelihood = float(lls[0])
+        greedy = first[1] if len(first) > 1 else None
+        sample.is_greedy = (greedy in (True, "True", "true", 1)) if greedy is not None else None
+    return sample, ""
+
+
 def read_samples(path: str | Path) -> LmEvalFile:
     """Every line of a samples file, each a sample or an excluded line with its reason."""
     path = Path(path)
     task = _task_of(path)
-    model, delimiter = _results_beside(path, task)
+    model, delimiter, output_type = _results_beside(path, task)
     samples: list[LmEvalSample | None] = []
     reasons: list[str] = []
     opener = _open(path)
@@ -183,10 +261,14 @@ def read_samples(path: str | Path) -> LmEvalFile:
                 samples.append(None)
                 reasons.append("lm_eval_not_a_json_object")
                 continue
-            sample, reason = _sample(obj, task, delimiter)
+            if output_type is None and "filtered_resps" in obj:
+                output_type = _told_output_type(obj["filtered_resps"])   # the first line told
+            kind = output_type or "multiple_choice"
+            sample, reason = (_sample(obj, task, delimiter) if kind == "multiple_choice"
+                              else _scored_sample(obj, task, kind))
             samples.append(sample)
             reasons.append(reason)
-    return LmEvalFile(samples, reasons, task, model)
+    return LmEvalFile(samples, reasons, task, model, output_type or "multiple_choice")
 
 
 def _open(path: Path):

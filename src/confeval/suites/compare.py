@@ -210,15 +210,16 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     used = _agreed_options(per_model, entry.ignored, {n: rs.source for n, rs in sets.items()})
     arrays, ids = {}, {}
     for name, rs in sets.items():
-        if options.id_col is not None:
-            if options.id_col not in rs.frame.columns:
-                raise ValueError(f"{rs.source}: no id column {options.id_col!r} (columns: "
+        id_col = options.id_col or rs.id_col   # another tool's file names its documents
+        if id_col is not None:
+            if id_col not in rs.frame.columns:
+                raise ValueError(f"{rs.source}: no id column {id_col!r} (columns: "
                                  f"{', '.join(map(str, rs.frame.columns))})")
-            rs.exclude(rs.frame[options.id_col].isna().to_numpy() & rs.mask, "missing_id")
+            rs.exclude(rs.frame[id_col].isna().to_numpy() & rs.mask, "missing_id")
         read = dict(comp.read(rs, per_model[name]))
         keep = np.flatnonzero(rs.mask)
         item_id = read.pop("item_id", None)
-        if item_id is None and options.id_col is None:
+        if item_id is None and id_col is None:
             raise ValueError(f"confeval compare --suite {options.suite} needs --id-col (the "
                              "column with each item's id, to align the models' items)")
         size = keep.size if item_id is None else len(item_id)   # rows, or the suite's items
@@ -228,7 +229,7 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
             raise RuntimeError(f"{options.suite} reader: {wrong} do not match the usable rows")
         arrays[name] = read
         ids[name] = np.asarray(item_id, dtype=str) if item_id is not None else \
-            rs.frame[options.id_col].astype(str).to_numpy()[keep]
+            rs.frame[id_col].astype(str).to_numpy()[keep]
     shared, positions, not_shared = align_items(ids, {n: rs.source for n, rs in sets.items()})
     aligned = {name: {k: (v[positions[name]] if isinstance(v, np.ndarray) and v.ndim else v)
                       for k, v in a.items()}

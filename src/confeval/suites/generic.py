@@ -118,11 +118,33 @@ def read_confidence_input(path: str | Path, options: ConfidenceOptions
     rs = read_records(path, "score", options.from_format, options.normalise,
                       data=options.data_file)
     if rs is not None:
-        return rs, options.confidence_col or "confidence", options.correct_col or "correct"
+        columns = (options.confidence_col or "confidence", options.correct_col or "correct")
+        _check_ingested_columns(path, rs, columns)
+        return rs, *columns
     if options.confidence_col is None or options.correct_col is None:
         raise ValueError(f"{path}: name the columns with -c/--confidence-col and "
                          "-y/--correct-col (a file of a known format needs none: --from)")
     return RecordSet.read(Path(path)), options.confidence_col, options.correct_col
+
+
+def _check_ingested_columns(path: str | Path, rs: RecordSet, columns: tuple[str, str]) -> None:
+    """Another tool's file without the confidence or correctness ``score`` needs (lm-eval
+    logs no confidence for a generation task): name the flag and the numeric columns."""
+    import pandas as pd
+
+    from ..records import ROW_COLUMN
+
+    confidence, correct = columns
+    missing = [(flag, col) for flag, col in (("-c/--confidence-col", confidence),
+                                             ("-y/--correct-col", correct))
+               if col not in rs.frame.columns]
+    if not missing:
+        return
+    numeric = [c for c in rs.frame.columns if c != ROW_COLUMN
+               and pd.api.types.is_numeric_dtype(rs.frame[c]) and rs.frame[c].notna().any()]
+    flag, col = missing[0]
+    raise ValueError(f"{path}: its records have no {col!r} column: name the column holding "
+                     f"one with {flag} (numeric columns: {', '.join(numeric) or 'none'})")
 
 
 def score_agreement_file(path: str | Path, options: AgreementOptions,
