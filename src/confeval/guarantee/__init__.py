@@ -1,6 +1,8 @@
 """Certified thresholds: answer when the confidence is at least t, abstain otherwise, with the
 selective error (errors among the answered items) at most ``target`` with probability at least
-``1 - delta`` over the calibration draw.
+``1 - delta`` over the calibration draw (:func:`ltt_threshold`, here; :func:`sgr_threshold`,
+:mod:`.sgr`), or the expected joint error (answered and wrong) at most ``target``
+(:func:`crc_threshold`, :mod:`.crc`).
 
 :func:`ltt_threshold` — Learn then Test (Angelopoulos, Bates, Candès, Jordan and Lei, 2021):
 every candidate threshold is a null hypothesis "its selective error exceeds the target", tested
@@ -41,8 +43,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["FWER_METHODS", "LTTResult", "hb_p_values", "ltt_threshold", "min_answered",
-           "selective_risk", "upper_bound"]
+from ._common import ThresholdResult, checked
+from .crc import crc_threshold
+from .sgr import binomial_upper, sgr_threshold
+
+__all__ = ["FWER_METHODS", "LTTResult", "ThresholdResult", "binomial_upper", "crc_threshold",
+           "hb_p_values", "ltt_threshold", "min_answered", "selective_risk", "sgr_threshold",
+           "upper_bound"]
 
 FWER_METHODS = ("fixed-sequence", "bonferroni", "holm")
 
@@ -188,16 +195,7 @@ def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
     delta : float in (0, 1) — the probability the promise may fail.
     fwer : ``fixed-sequence`` (default), ``bonferroni`` or ``holm``.
     """
-    conf = np.asarray(confidence, dtype=np.float64)
-    y = np.asarray(correct, dtype=np.float64)
-    if conf.shape != y.shape or conf.ndim != 1 or conf.size == 0:
-        raise ValueError("confidence and correct must be 1-D of one length, not empty")
-    if not (np.isfinite(conf).all() and np.isfinite(y).all()):
-        raise ValueError("confidence and correct must be finite")
-    if ((y < 0) | (y > 1)).any():
-        raise ValueError("correct must lie in [0, 1]")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    conf, y = checked(confidence, correct, delta)
     if fwer not in FWER_METHODS:
         raise ValueError(f"fwer must be one of {', '.join(FWER_METHODS)}, got {fwer!r}")
     binary = bool(np.isin(y, (0.0, 1.0)).all())
