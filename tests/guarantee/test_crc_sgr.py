@@ -56,11 +56,11 @@ def _authors_search(conf, residuals, rstar, delta):
     def bound_of(delta_hat, mi, erm):
         a, c = erm, 1.0
         b = (a + c) / 2
-        val = binom.cdf(int(round(mi * erm)), mi, b) - delta_hat
+        val = binom.cdf(round(mi * erm), mi, b) - delta_hat
         while abs(val) > 1e-7:
             a, c = (b, c) if val > 0 else (a, b)
             b = (a + c) / 2
-            val = binom.cdf(int(round(mi * erm)), mi, b) - delta_hat
+            val = binom.cdf(round(mi * erm), mi, b) - delta_hat
         return b
 
     m = len(residuals)

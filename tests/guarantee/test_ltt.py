@@ -99,7 +99,7 @@ def test_violations_stay_under_delta(behaviour, n):
     certify a threshold (a procedure that certifies nothing is valid and useless)."""
     sharpness, shift = SHARPNESS[behaviour]
     target, delta, draws = 0.15, 0.1, 2000
-    rng = np.random.default_rng([list(SHARPNESS).index(behaviour), n])   # not hash(): salted per process
+    rng = np.random.default_rng([list(SHARPNESS).index(behaviour), n])   # hash() is salted
     violations = certified = 0
     for _ in range(draws):
         q = np.clip(rng.beta(4, 2, n), 1e-6, 1 - 1e-6)
