@@ -302,6 +302,10 @@ class RecordSet:
             self._code[rows] = self._reasons.index(reason) + 1
         return int(rows.sum())
 
+    def row_reasons(self) -> np.ndarray:
+        """Each row's exclusion reason ("" for a usable row), as an object array."""
+        return np.asarray(["", *self._reasons], dtype=object)[self._code]
+
     def excluded_rows(self) -> pd.DataFrame:
         """The excluded rows with their ``_row`` number and reason (for flagged output)."""
         bad = ~self.mask

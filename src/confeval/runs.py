@@ -162,6 +162,10 @@ class RunFolder:
         finally:
             path.unlink(missing_ok=True)
 
+    def write_json(self, name: str, document: Any) -> Path:
+        """Another JSON file of the run (a guarantee's ``policy.json``), written atomically."""
+        return self._write_text(name, dumps(document) + "\n")
+
     def write_metrics(self, metrics: Mapping[str, Any]) -> Path:
         return self._write_text(self.METRICS, dumps(metrics) + "\n")
 

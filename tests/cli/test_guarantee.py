@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from confeval.cli import main
-from confeval.guarantee import ltt_threshold
+from confeval.guarantee import crc_threshold, ltt_threshold, sgr_threshold
 
 
 def _file(tmp_path, n=1500, informative=True, seed=0):
@@ -47,7 +47,8 @@ def test_nothing_certified_and_errors(tmp_path, capsys):
     assert g["threshold"] is None and g["bound"] is None
     assert g["guarantee"].startswith("No threshold is certified")
     for argv, message in [
-        (["--target", "0.1", "--method", "crc"], "--method 'crc': so far ltt"),
+        (["--target", "0.1", "--method", "rcps"], "--method 'rcps': so far ltt, crc, sgr"),
+        (["--target", "0.1", "--seeds", "5-1"], "runs backwards"),
         (["--target", "1.5"], "--target must be in (0, 1)"),
         (["--target", "0.1", "--fwer", "bh"], "--fwer 'bh'"),
     ]:
@@ -74,3 +75,104 @@ def test_the_sets_decision_is_the_top_option(tmp_path, capsys):
                              delta=0.1)
     assert g["threshold"] == pytest.approx(expected.threshold, rel=1e-6)
     assert g["calibration"]["answered"] == int(expected.to_dict()["calibration"]["answered"])
+
+
+@pytest.mark.parametrize(("method", "target"), [("crc", 0.05), ("sgr", 0.15)])
+def test_crc_and_sgr_equal_the_library(tmp_path, capsys, method, target):
+    path, frame = _file(tmp_path)
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", str(target),
+                 "--method", method, "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    expected = (crc_threshold(frame["p"], frame["y"], target=target) if method == "crc" else
+                sgr_threshold(frame["p"], frame["y"], target=target, delta=0.1))
+    assert g["threshold"] == expected.threshold and g["bound"] == expected.bound
+    assert g["risk_controlled"] == ("joint" if method == "crc" else "selective")
+    assert g["method"] == method and (g["delta"] is None) == (method == "crc")
+    assert ("on average" in g["guarantee"]) == (method == "crc")
+
+
+def test_seeds_repeat_the_split(tmp_path, capsys):
+    from sklearn.model_selection import train_test_split
+
+    path, frame = _file(tmp_path, n=2000, seed=5)
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2",
+                 "--seeds", "1-12", "--json"]) == 0
+    sp = json.loads(capsys.readouterr().out)["guarantee"]["splits"]
+    assert sp["n_splits"] == len(sp["per_split"]) == 12
+    conf, y = frame["p"].to_numpy(), frame["y"].to_numpy()
+    exceeded = 0
+    for split in sp["per_split"]:
+        cal, test = train_test_split(np.arange(2000), train_size=0.5,
+                                     random_state=split["seed"])
+        res = ltt_threshold(conf[cal], y[cal], target=0.2, delta=0.1)
+        assert split["threshold"] == res.threshold
+        answered = conf[test] >= res.threshold if res.threshold is not None else \
+            np.zeros(test.size, bool)
+        assert split["coverage"] == answered.mean()
+        if answered.any():
+            assert split["risk"] == pytest.approx(1 - y[test][answered].mean(), abs=1e-12)
+            exceeded += split["risk"] > 0.2
+    assert sp["share_exceeding_target"] == exceeded / 12
+    assert sp["n_certified"] == sum(s["threshold"] is not None for s in sp["per_split"])
+
+
+def test_policy_written_and_applied(tmp_path, capsys):
+    path, frame = _file(tmp_path)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.15",
+                 "--out", str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    policy = json.loads((run / "policy.json").read_text())
+    assert policy["threshold"] == g["threshold"] is not None
+    assert policy["applies_to"]["confidence"] == "p" and policy["method"] == "ltt"
+    assert (policy["target"], policy["delta"], policy["n_calibration"]) == (0.15, 0.1, 1500)
+    assert len(policy["calibration_data"]["sha256"]) == 64
+    assert policy["guarantee"] == g["guarantee"]
+    # new records: the confidence only, one unreadable
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"p": [*frame["p"].iloc[:50], "high"]}).to_csv(new, index=False)
+    decisions = tmp_path / "decisions.jsonl"
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(new), "--out",
+                 str(decisions), "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["apply"]
+    expected = int((frame["p"].iloc[:50] >= g["threshold"]).sum())
+    assert (counts["answer"], counts["abstain"]) == (expected, 50 - expected)
+    assert counts["excluded"] == {"non_numeric_confidence": 1}
+    rows = [json.loads(line) for line in decisions.read_text().splitlines()]
+    assert [r["decision"] for r in rows[:50]] == [
+        "answer" if v >= g["threshold"] else "abstain" for v in frame["p"].iloc[:50]]
+    assert rows[50]["decision"] == "excluded"
+    assert rows[50]["excluded_reason"] == "non_numeric_confidence"
+    # the calibration file itself: exactly the calibration's answered items
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["apply"]["answer"] == \
+        g["calibration"]["answered"]
+    for argv, message in [
+        (["guarantee", "apply", str(path), str(new)], "not a policy file"),
+        (["guarantee", "apply", str(run / "run.json"), str(new)], "not a confeval policy"),
+        (["guarantee", "apply", str(run / "policy.json"), str(new), "--out", str(decisions)],
+         "exists; use --force"),
+        (["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.1", "--out",
+          str(tmp_path)], "holds files confeval did not write"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+def test_a_sets_policy_applies_to_unlabelled_records(tmp_path, capsys):
+    from confeval.simulate import simulate
+
+    frame = simulate("mcq", 2000, seed=4)
+    path = tmp_path / "mcq.csv"
+    frame.to_csv(path, index=False)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "--suite", "sets", "--target", "0.2", "--out",
+                 str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    unlabelled = tmp_path / "new.csv"
+    frame.drop(columns=["answer"]).to_csv(unlabelled, index=False)
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(unlabelled),
+                 "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["apply"]
+    assert counts["answer"] == g["calibration"]["answered"] and counts["excluded"] == {}

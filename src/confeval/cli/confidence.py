@@ -5,6 +5,7 @@ items, ranked, with paired tests."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,6 +17,7 @@ from ._common import (
     OutOpt,
     UserError,
     check_out,
+    err,
     out,
     print_json,
     write_run,
@@ -23,7 +25,11 @@ from ._common import (
 from ._options import Given, with_options
 from ._suite_commands import add_scoring_command
 
-__all__ = ["register"]
+__all__ = ["GUARANTEE_APPLY", "register"]
+
+GUARANTEE_APPLY = "guarantee-apply"
+"""``confeval guarantee apply`` is this command: ``guarantee`` takes input files itself, so
+``apply`` cannot be its subcommand; :func:`confeval.cli.app.main` routes the two words here."""
 
 NameOpt = Annotated[list[str] | None, typer.Option(
     "--name", metavar="NAME=INPUT",
@@ -76,16 +82,31 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
         (out_dir / "compare.csv").write_text(paper.to_csv(document), encoding="utf-8")
 
 
-def guarantee(given: Given, files: Files, as_json: JsonOpt = False) -> None:
+def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: OutOpt = None,
+              force: ForceOpt = False) -> None:
     """A certified threshold: answer when the confidence is at least t, with the selective
     error (errors among answered items) at most --target with probability at least 1 - --delta
-    over the calibration draw (Learn then Test; Hoeffding-Bentkus p-values; fixed-sequence,
-    Bonferroni or Holm over the thresholds). One result per input."""
-    from ..suites.guarantee import GuaranteeOptions, guarantee_file
+    over the calibration draw (--method ltt: Learn then Test, Hoeffding-Bentkus p-values,
+    fixed-sequence, Bonferroni or Holm over the thresholds; sgr: Geifman & El-Yaniv's binary
+    search), or the expected share answered and wrong at most --target (crc: conformal risk
+    control). One result per input. --out writes run.json, metrics.json and policy.json (one
+    per input: policy-<k>.json), which `confeval guarantee apply POLICY RECORDS` applies."""
+    from ..runs import RunFolder
+    from ..suites.guarantee import GuaranteeOptions, guarantee_file, policy
     from ..suites.options import build
 
+    check_out(out_dir, "guarantee", force)
     options = build(GuaranteeOptions, given.values, what="confeval guarantee")
     results = {str(path): guarantee_file(path, options) for path in files}
+    if out_dir is not None:
+        run = RunFolder(out_dir)
+        run.write_run({"command": "guarantee", "inputs": [str(p) for p in files],
+                       "options": dataclasses.asdict(options)})
+        run.write_metrics({"results": {k: {"guarantee": v} for k, v in results.items()}})
+        for k, (path, result) in enumerate(results.items(), start=1):
+            run.write_json("policy.json" if len(files) == 1 else f"policy-{k}.json",
+                           policy(result, path, options))
+        err.print(f"run folder written: {out_dir}")
     if as_json:
         print_json({"guarantee": results[str(files[0])]} if len(files) == 1 else
                    {"results": {k: {"guarantee": v} for k, v in results.items()}})
@@ -95,8 +116,45 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False) -> None:
         if result.get("test"):
             test = result["test"]
             risk = "–" if test["risk"] is None else f"{test['risk']:.4f}"
-            out.print(f"  test half ({test['n']:,} items): error among answered {risk}, "
-                      f"answered {test['coverage']:.1%}")
+            out.print(f"  test half ({test['n']:,} items): {result['risk_controlled']} error "
+                      f"{risk}, answered {test['coverage']:.1%}")
+        if result.get("splits"):
+            sp = result["splits"]
+            out.print(f"  over {sp['n_splits']} splits: test risk above {result['target']:g} "
+                      f"on {sp['share_exceeding_target']:.0%} (± {sp['share_se']:.0%}), "
+                      f"a threshold certified on {sp['n_certified']}, mean answer rate "
+                      f"{sp['mean_coverage']:.1%}")
+
+
+PolicyArg = Annotated[Path, typer.Argument(metavar="POLICY", help="A policy.json written by "
+                                                                  "`confeval guarantee --out`.")]
+RecordsArg = Annotated[Path, typer.Argument(metavar="RECORDS", help="Records with the "
+                                                                    "confidence the policy "
+                                                                    "names (no correctness "
+                                                                    "needed).")]
+DecisionsOut = Annotated[Path | None, typer.Option(
+    "--out", help="Write the records with a decision column (answer, abstain, excluded) "
+                  "(.jsonl, .csv, .parquet, optionally .gz).")]
+
+
+def guarantee_apply(policy_file: PolicyArg, records: RecordsArg, out_file: DecisionsOut = None,
+                    force: ForceOpt = False, as_json: JsonOpt = False) -> None:
+    """Apply a policy: mark each record answer (its confidence at least the threshold),
+    abstain, or excluded (its confidence unreadable, with the reason)."""
+    from ..records import write_table
+    from ..suites.guarantee import apply_policy
+
+    if out_file is not None and out_file.exists() and not force:
+        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
+    frame, counts = apply_policy(policy_file, records)
+    if out_file is not None:
+        write_table(frame, out_file)
+    if as_json:
+        print_json({"apply": {"policy": str(policy_file), "records": str(records), **counts}})
+        return
+    excluded = ", ".join(f"{k} {v:,}" for k, v in counts["excluded"].items()) or "none"
+    out.print(f"{records}: answer {counts['answer']:,}, abstain {counts['abstain']:,} "
+              f"(excluded: {excluded})" + (f"; written to {out_file}" if out_file else ""))
 
 
 def register(app: typer.Typer) -> None:
@@ -116,3 +174,4 @@ def register(app: typer.Typer) -> None:
     from ..suites.guarantee import GuaranteeOptions
 
     app.command("guarantee")(with_options(GuaranteeOptions, "score")(guarantee))
+    app.command(GUARANTEE_APPLY, hidden=True)(guarantee_apply)

@@ -1,11 +1,22 @@
 """``confeval guarantee``: a certified threshold on one input's confidence — answer when the
 confidence is at least t, with the selective error at most ``--target`` with probability at
-least ``1 - --delta`` (:func:`confeval.guarantee.ltt_threshold`).
+least ``1 - --delta`` (``--method ltt``, :func:`confeval.guarantee.ltt_threshold`; ``sgr``,
+:func:`~confeval.guarantee.sgr_threshold`), or the expected joint error (answered and wrong)
+at most ``--target`` (``crc``, :func:`~confeval.guarantee.crc_threshold`).
 
 The input is read as ``confeval score`` reads it (confeval's own columns, or another tool's
 file through :mod:`confeval.ingest`). The whole input calibrates, unless ``--split-seed`` asks
 for a 50/50 calibration/test split (``train_test_split``, as the conformal suites split), in
-which case the threshold's selective error and answer rate on the test half are reported too.
+which case the threshold's risk and answer rate on the test half are reported too.
+``--seeds 1-100`` repeats the split over those seeds and reports how often the test half's
+risk exceeds the target. That share estimates more than the guarantee's failure rate: a
+threshold whose true risk is just under the target still shows a test-half risk above it on
+about half of the splits (the test half is a sample too), so a share above ``delta`` is not by
+itself a broken promise; the per-split values let one see by how much.
+
+:func:`policy` is what ``--out`` writes as ``policy.json`` (the threshold, what it applies to,
+the promise in words); :func:`apply_policy` marks new records answer / abstain by it — they
+need the confidence only, not the correctness.
 """
 
 from __future__ import annotations
@@ -20,10 +31,11 @@ from .options import IngestOptions, option
 __all__ = ["DECISIONS", "GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file"]
 
 _SCORE = ("score",)
-GUARANTEE_METHODS = ("ltt",)
+GUARANTEE_METHODS = ("ltt", "crc", "sgr")
+"""Learn then Test, conformal risk control, selection with guaranteed risk."""
 DECISIONS = ("score", "sets")
 """Suites whose natural decision ``confeval guarantee`` certifies so far."""
-"""Methods so far (conformal risk control and SGR: the guarantee issue's next slices)."""
+POLICY_VERSION = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +50,16 @@ class GuaranteeOptions(IngestOptions):
                                      stages=_SCORE, short="-y")
     delta: float = option(0.1, "The probability the promise may fail (over the calibration "
                           "draw).", stages=_SCORE)
-    method: str = option("ltt", "ltt (Learn then Test).", stages=_SCORE)
+    method: str = option("ltt", "ltt (Learn then Test: selective error, high probability), "
+                         "sgr (Geifman & El-Yaniv: the same promise, a binary search) or crc "
+                         "(conformal risk control: the expected share answered and wrong).",
+                         stages=_SCORE)
     fwer: str = option("fixed-sequence", "fixed-sequence, bonferroni or holm.", stages=_SCORE)
     split_seed: int | None = option(None, "Split 50/50 into calibration and test with this "
                                     "seed (default: all items calibrate).", stages=_SCORE)
+    seeds: str | None = option(None, "Also repeat the 50/50 split over these seeds (e.g. "
+                               "1-100): the share of splits whose test-half risk exceeds the "
+                               "target, and the mean answer rate.", stages=_SCORE)
     suite: str = option("score", "Whose decision: score (a confidence and a correctness "
                         "column) or sets (answer the top option: its probability and whether "
                         "it is the gold one, from option logits as sets score reads them).",
@@ -60,35 +78,100 @@ class GuaranteeOptions(IngestOptions):
             raise ValueError(f"--fwer {self.fwer!r}: choose from {', '.join(FWER_METHODS)}")
         if self.suite not in DECISIONS:
             raise ValueError(f"--suite {self.suite!r}: so far {', '.join(DECISIONS)}")
+        from ._seeds import parse_seeds
+
+        parse_seeds(self.seeds)
+
+
+def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:
+    """The method's certified threshold on (conf, correct), as a dict."""
+    from ..guarantee import crc_threshold, ltt_threshold, sgr_threshold
+
+    if options.method == "crc":
+        return crc_threshold(conf, correct, target=options.target).to_dict()
+    if options.method == "sgr":
+        return sgr_threshold(conf, correct, target=options.target,
+                             delta=options.delta).to_dict()
+    return {**ltt_threshold(conf, correct, target=options.target, delta=options.delta,
+                            fwer=options.fwer).to_dict(), "risk_controlled": "selective"}
+
+
+def test_risk(conf: np.ndarray, correct: np.ndarray, threshold: float | None,
+              risk_kind: str) -> dict:
+    """The threshold on held-out items: answer rate and the risk the method controls
+    (selective: errors among the answered, None when none is; joint: answered and wrong among
+    all). No threshold answers nothing."""
+    answered = conf >= threshold if threshold is not None else np.zeros(conf.size, bool)
+    wrong = 1.0 - correct
+    if risk_kind == "joint":
+        risk = float((wrong * answered).mean())
+    else:
+        risk = float(wrong[answered].mean()) if answered.any() else None
+    return {"n": int(conf.size), "coverage": float(answered.mean()), "risk": risk}
+
+
+def _split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(np.arange(n), train_size=0.5, random_state=seed)
 
 
 def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     """The certified threshold of one input, in the command's JSON contract:
     ``{"threshold", "answer_if", "bound", "method", "fwer", "target", "delta",
-    "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``."""
-    from ..guarantee import ltt_threshold
-
+    "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``, and
+    ``"splits"`` under ``--seeds``."""
     rs, conf, correct = _decisions(path, options)
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
-        from sklearn.model_selection import train_test_split
-
-        cal, test = train_test_split(cal, train_size=0.5, random_state=options.split_seed)
-    res = ltt_threshold(conf[cal], correct[cal], target=options.target, delta=options.delta,
-                        fwer=options.fwer)
-    out = {**res.to_dict(), "method": options.method, "fwer": options.fwer,
-           "target": options.target, "delta": options.delta, "n_calibration": int(cal.size),
-           "test": None, **{k: v for k, v in rs.summary().items()
-                            if k in ("n_read", "n_used", "excluded")}}
+        cal, test = _split(conf.size, options.split_seed)
+    res = certify(conf[cal], correct[cal], options)
+    out = {**res, "method": options.method,
+           "fwer": options.fwer if options.method == "ltt" else None,
+           "target": options.target, "delta": None if options.method == "crc" else options.delta,
+           "n_calibration": int(cal.size), "test": None,
+           **{k: v for k, v in rs.summary().items() if k in ("n_read", "n_used", "excluded")}}
     if options.split_seed is not None:
         out["split_seed"] = options.split_seed
-        if res.threshold is not None:
-            answered = conf[test] >= res.threshold
-            out["test"] = {"n": int(test.size), "coverage": float(answered.mean()),
-                           "risk": float(1 - correct[test][answered].mean())
-                           if answered.any() else None}
+        if res["threshold"] is not None:
+            out["test"] = test_risk(conf[test], correct[test], res["threshold"],
+                                    res["risk_controlled"])
+    models = rs.frame.loc[rs.mask, "model"].dropna().unique() \
+        if "model" in rs.frame.columns else []
+    if len(models) == 1:
+        out["model"] = str(models[0])
+    if options.seeds:
+        out["splits"] = over_splits(conf, correct, options)
     out["guarantee"] = _sentence(out)
     return out
+
+
+def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:
+    """The method repeated over ``--seeds`` 50/50 splits: per split the threshold and the
+    test half's risk and answer rate; the share of splits whose test risk exceeds the target
+    (a split certifying nothing answers nothing and exceeds nothing), with its binomial
+    standard error."""
+    from ._seeds import parse_seeds
+
+    seeds = parse_seeds(options.seeds) or []
+    per_split = []
+    for seed in seeds:
+        cal, test = _split(conf.size, seed)
+        res = certify(conf[cal], correct[cal], options)
+        held = test_risk(conf[test], correct[test], res["threshold"], res["risk_controlled"])
+        per_split.append({"seed": seed, "threshold": res["threshold"],
+                          "risk": held["risk"], "coverage": held["coverage"]})
+    exceeded = [s["risk"] is not None and s["risk"] > options.target for s in per_split]
+    share = float(np.mean(exceeded))
+    certified = [s for s in per_split if s["threshold"] is not None]
+    return {"n_splits": len(seeds), "n_certified": len(certified),
+            "share_exceeding_target": share,
+            "share_se": float(np.sqrt(share * (1 - share) / len(seeds))),
+            "mean_coverage": float(np.mean([s["coverage"] for s in per_split])),
+            "mean_risk": (float(np.mean([s["risk"] for s in per_split
+                                         if s["risk"] is not None]))
+                          if any(s["risk"] is not None for s in per_split) else None),
+            "per_split": per_split}
 
 
 def _decisions(path: str | Path, options: GuaranteeOptions):
@@ -116,12 +199,117 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
 
 def _sentence(result: dict) -> str:
     """The guarantee in words (or why there is none)."""
+    joint = result.get("risk_controlled") == "joint"
     if result["threshold"] is None:
-        return (f"No threshold is certified: at n = {result['n_calibration']} and "
-                f"delta = {result['delta']:g}, the best selective error this data can certify "
+        at = (f"n = {result['n_calibration']}" if joint else
+              f"n = {result['n_calibration']} and delta = {result['delta']:g}")
+        what = "expected share answered and wrong" if joint else "selective error"
+        return (f"No threshold is certified: at {at}, the best {what} this data can certify "
                 f"is {result['best_achievable_bound']:.3f} (target {result['target']:g}).")
+    answered = (f"{result['calibration']['answered']} of {result['n_calibration']} "
+                "calibration items answered")
+    if joint:
+        return (f"Answer when the confidence is at least {result['threshold']:.6g}: on "
+                f"average over calibration draws, at most {result['target']:g} of new items "
+                f"are answered and wrong (conformal bound {result['bound']:.4f}; {answered}).")
     return (f"Answer when the confidence is at least {result['threshold']:.6g}: with "
             f"probability at least {1 - result['delta']:g} over the calibration draw, the "
             f"error rate among answered items is at most {result['target']:g} (certified bound "
-            f"{result['bound']:.4f}; {result['calibration']['answered']} of "
-            f"{result['n_calibration']} calibration items answered).")
+            f"{result['bound']:.4f}; {answered}).")
+
+
+def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
+    """``policy.json``: the threshold and what it applies to (suite, confidence column, model,
+    the calibration file's SHA-256), the promise (risk, target, delta, method) and the
+    sentence — what a service loads to answer or abstain (:func:`apply_policy`)."""
+    import hashlib
+
+    from .. import __version__
+
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    applies_to = ({"suite": "sets", "confidence": "top option probability (float32 softmax "
+                   "of the logit_* columns)"} if options.suite == "sets" else
+                  {"suite": "score", "confidence": options.confidence_col or "confidence"})
+    return {"policy_version": POLICY_VERSION, "threshold": result["threshold"],
+            "answer_if": "confidence >= threshold", "applies_to": {
+                **applies_to, "model": result.get("model"), "from_format": options.from_format,
+                "normalise": options.normalise},
+            "risk": result["risk_controlled"], "target": result["target"],
+            "delta": result["delta"], "method": result["method"], "fwer": result["fwer"],
+            "bound": result["bound"], "n_calibration": result["n_calibration"],
+            "split_seed": result.get("split_seed"),
+            "calibration_data": {"file": Path(path).name, "sha256": digest.hexdigest()},
+            "guarantee": result["guarantee"], "confeval_version": __version__}
+
+
+def read_policy(path: str | Path) -> dict:
+    """A ``policy.json``, checked: a :class:`ValueError` naming the file when it is no
+    policy."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a policy file (no JSON: {exc})") from None
+    if not (isinstance(doc, dict) and doc.get("policy_version") == POLICY_VERSION
+            and isinstance(doc.get("applies_to"), dict)
+            and doc["applies_to"].get("suite") in DECISIONS):
+        raise ValueError(f"{path}: not a confeval policy (written by `confeval guarantee "
+                         "--out`)")
+    t = doc.get("threshold")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+        raise ValueError(f"{path}: the threshold {t!r} is no number")
+    return doc
+
+
+def apply_policy(policy_path: str | Path, records: str | Path):
+    """(the records with a ``decision`` column — ``answer``, ``abstain``, or ``excluded``
+    where the confidence cannot be read, with its reason in ``excluded_reason`` — and the
+    counts). Only the confidence is read; a policy certifying nothing abstains on all."""
+    from ..ingest import read_input
+    from ..records import ROW_COLUMN
+
+    doc = read_policy(policy_path)
+    target = doc["applies_to"]
+    options = GuaranteeOptions(target=0.5, from_format=target.get("from_format") or "auto",
+                               normalise=target.get("normalise") or "none",
+                               suite=target["suite"])
+    rs = read_input(records, target["suite"], options)
+    if target["suite"] == "sets":
+        conf = _top_probability(rs)
+    else:
+        column = target["confidence"]
+        conf = rs.numeric([column], what="confidence")[:, 0]
+    threshold = doc["threshold"]
+    answer = np.zeros(len(rs.frame), bool) if threshold is None else \
+        rs.mask & (np.nan_to_num(conf, nan=-np.inf) >= threshold)
+    frame = rs.frame.drop(columns=[ROW_COLUMN]).copy()
+    frame["confidence_used"] = np.where(rs.mask, conf, np.nan)
+    frame["decision"] = np.where(~rs.mask, "excluded", np.where(answer, "answer", "abstain"))
+    frame["excluded_reason"] = rs.row_reasons()
+    counts = {"n_read": rs.n_read, "answer": int(answer.sum()),
+              "abstain": int((rs.mask & ~answer).sum()), "excluded": rs.excluded,
+              "threshold": threshold}
+    return frame, counts
+
+
+def _top_probability(rs) -> np.ndarray:
+    """The top option's probability of each row (NaN where excluded), exactly as the sets
+    decision computes it at calibration (float32 softmax of the ``logit_*`` columns), without
+    needing the answer."""
+    from ..conformal import to_probabilities
+
+    cols = rs.columns("logit_*", what="option column")
+    values = rs.numeric(cols, what="option_value", allow_missing=True, allow_inf=True)
+    rs.exclude(np.isposinf(values).any(axis=1) & rs.mask, "non_finite_option_value")
+    values = np.where(rs.mask[:, None], values, np.nan)
+    rs.exclude((np.isfinite(values).sum(axis=1) < 2) & rs.mask, "fewer_than_2_options")
+    conf = np.full(len(rs.frame), np.nan)
+    keep = rs.mask
+    if keep.any():
+        probs = to_probabilities(values[keep], "logits", np.dtype("float32"))
+        conf[keep] = probs.max(axis=1).astype(np.float64)
+    return conf
