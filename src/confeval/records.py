@@ -220,6 +220,9 @@ def resolve_columns(columns: Sequence[str], spec: str | Iterable[str], *, source
             matched = [entry] if entry in available else []
         if not matched:
             where = f"{source}: " if source else ""
+            if not available:
+                raise RecordsError(f"{where}no records, so no {what} {entry!r}: the file is "
+                                   "empty or none of its lines is a record")
             shown = ", ".join(map(str, available[:30])) + (" ..." if len(available) > 30 else "")
             raise RecordsError(f"{where}{what} {entry!r} not found; columns are: {shown}")
         out.extend(m for m in matched if m not in out)

@@ -157,3 +157,27 @@ def test_import_writes_the_records_score_reads_with_no_flag(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_empty_binary_and_wholly_excluded_files_are_one_line(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(bytes(range(256)) * 8)
+    openai = FIXTURES.parent / "openai"
+    no_logprobs = tmp_path / "no_logprobs.jsonl"
+    with no_logprobs.open("w") as f:
+        for line in (openai / "mc_batch_output.jsonl").read_text().splitlines()[:3]:
+            doc = json.loads(line)
+            doc["response"]["body"]["choices"][0]["logprobs"] = None
+            f.write(json.dumps(doc) + "\n")
+    for argv, message in [
+        (["score", str(empty), "-c", "p", "-y", "y"], "empty.jsonl: no records, so no "
+                                                      "confidence 'p'"),
+        (["sets", "score", str(binary)], "binary.jsonl: no records, so no option column"),
+        (["score", str(no_logprobs), "--data", str(openai / "mc_data.jsonl")],
+         "no_logprobs.jsonl: no usable record: all 3 were excluded (openai_no_logprobs 3)"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

@@ -68,3 +68,21 @@ def test_damaged_samples_are_counted_and_a_damaged_log_is_one_error(tmp_path):
         read_records(truncated, "score")
     with pytest.raises(ValueError, match="no measures records"):
         read_records(LOG, "measures")
+
+
+def test_correctness_follows_every_scorer_value_by_inspects_rules(tmp_path):
+    """The embedded model never writes ``ANSWER: X``, so ``choice()`` scored every sample I in
+    the real log; rewrite the values (C, I, P, N, a number) and read them back."""
+    from inspect_ai.scorer import value_to_float
+
+    log = read_eval_log(str(LOG))
+    values = ["C", "I", "P", "N", 0.25]
+    for i, sample in enumerate(log.samples):
+        sample.scores["choice"].value = values[i % len(values)]
+    rescored = tmp_path / "rescored.eval"
+    write_eval_log(log, str(rescored))
+    rs = read_records(rescored, "score")
+    assert rs.n_read == 40 and int(rs.mask.sum()) == 40
+    expected = [value_to_float()(values[i % len(values)]) for i in range(40)]
+    np.testing.assert_array_equal(rs.frame["correct"], expected)
+    assert expected[:5] == [1.0, 0.0, 0.5, 0.0, 0.25]

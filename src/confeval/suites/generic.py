@@ -134,6 +134,9 @@ def _check_ingested_columns(path: str | Path, rs: RecordSet, columns: tuple[str,
 
     from ..records import ROW_COLUMN
 
+    if len(rs.frame) and not rs.mask.any():
+        reasons = ", ".join(f"{k} {v}" for k, v in rs.excluded.items())
+        raise ValueError(f"{path}: no usable record: all {rs.n_read} were excluded ({reasons})")
     confidence, correct = columns
     missing = [(flag, col) for flag, col in (("-c/--confidence-col", confidence),
                                              ("-y/--correct-col", correct))
