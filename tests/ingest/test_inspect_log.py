@@ -86,3 +86,21 @@ def test_correctness_follows_every_scorer_value_by_inspects_rules(tmp_path):
     expected = [value_to_float()(values[i % len(values)]) for i in range(40)]
     np.testing.assert_array_equal(rs.frame["correct"], expected)
     assert expected[:5] == [1.0, 0.0, 0.5, 0.0, 0.25]
+
+
+def test_a_gold_letter_missing_from_the_top_logprobs_is_counted_not_dropped():
+    samples, _, _ = read_log(LOG)
+    floor = np.log(1e-5)
+    lacking = sum(any(v == pytest.approx(floor) for v in s.letter_logprobs.values())
+                  for s in samples)
+    gold_missing = [s.letter_logprobs[s.target] == pytest.approx(floor) for s in samples]
+    for suite in ("score", "sets"):
+        rs = read_records(LOG, suite)
+        assert int(rs.mask.sum()) == 40   # kept, with the floor as the gold's log-prob
+        assert rs.notes["letters_not_in_top_logprobs"] == {
+            "samples_lacking_a_letter": lacking,
+            "samples_lacking_the_gold_letter": sum(gold_missing),
+            "given_log_probability": "log(1e-5)"}
+        np.testing.assert_array_equal(rs.frame["gold_in_top_logprobs"],
+                                      [0 if g else 1 for g in gold_missing])
+    assert 0 < sum(gold_missing) < 40    # the real log has both kinds (12 lack the gold)

@@ -176,8 +176,9 @@ def test_damaged_lines_are_counted_under_their_reasons(tmp_path, mc_data):
                            "openai_no_data_row": 1, "openai_error": 2,
                            "openai_no_choices": 1, "openai_no_letter_in_top_logprobs": 1,
                            "openai_not_a_json_object": 2}
-    (note,) = rs.notes.values()
-    assert note == {"data_rows": 4, "data_rows_without_response": 1}   # q4 never answered
+    data_note, letters_note = rs.notes.values()
+    assert data_note == {"data_rows": 4, "data_rows_without_response": 1}   # q4 unanswered
+    assert letters_note["samples_lacking_the_gold_letter"] == 0
     row = rs.frame[rs.mask].iloc[0]
     p = np.exp([-2.5, -0.1, -3.0])
     assert row["confidence"] == pytest.approx(p.max() / p.sum(), abs=1e-15)

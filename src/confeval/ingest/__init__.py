@@ -186,18 +186,21 @@ def _inspect_score_rows(sample, normalise: str) -> list[dict]:
     top, confidence = _softmax_top(np.array([sample.letter_logprobs[L] for L in letters]))
     return [{"doc_id": sample.doc_id, "epoch": sample.epoch, "confidence": confidence,
              "correct": sample.correct, "letter": letters[top], "target": sample.target,
-             "n_missing": sample.n_missing}]
+             "n_missing": sample.n_missing,
+             "gold_in_top_logprobs": int(sample.target not in sample.missing)}]
 
 
 def _inspect_sets_rows(sample, normalise: str) -> list[dict]:
     row: dict[str, Any] = {"doc_id": sample.doc_id, "epoch": sample.epoch,
-                           "answer": sample.target, "n_missing": sample.n_missing}
+                           "answer": sample.target, "n_missing": sample.n_missing,
+                           "gold_in_top_logprobs": int(sample.target not in sample.missing)}
     row.update({f"logit_{L}": float(sample.letter_logprobs[L]) for L in sample.letters})
     return [row]
 
 
-def _openai_letters(answered) -> tuple[list[str], np.ndarray, int] | str:
-    """(the question's letters, their log-probabilities at the answer position) of one
+def _openai_letters(answered) -> tuple[list[str], np.ndarray, int, bool] | str:
+    """(the question's letters, their log-probabilities at the answer position, how many of
+    them the top log-probs lack, whether the gold letter is among those listed) of one
     response, or the reason they cannot be read."""
     from ..parse.option_tokens import extract_from_tokens
 
@@ -206,7 +209,8 @@ def _openai_letters(answered) -> tuple[list[str], np.ndarray, int] | str:
     if read["raw"] is None:
         return ("openai_reply_too_long" if read["reason"] == "reply_too_long"
                 else "openai_no_letter_in_top_logprobs")
-    return letters, np.array([read["raw"][L] for L in letters]), read["n_missing"]
+    return (letters, np.array([read["raw"][L] for L in letters]), read["n_missing"],
+            answered.item["answer"] not in read["missing"])
 
 
 def _openai_base(answered) -> dict[str, Any]:
@@ -217,20 +221,21 @@ def _openai_score_rows(answered, normalise: str) -> list[dict] | str:
     read = _openai_letters(answered)
     if isinstance(read, str):
         return read
-    letters, logprobs, n_missing = read
+    letters, logprobs, n_missing, gold_listed = read
     top, confidence = _softmax_top(logprobs)
     gold = answered.item["answer"]
     return [{**_openai_base(answered), "confidence": confidence,
              "correct": int(letters[top] == gold), "letter": letters[top], "answer": gold,
-             "n_missing": n_missing}]
+             "n_missing": n_missing, "gold_in_top_logprobs": int(gold_listed)}]
 
 
 def _openai_sets_rows(answered, normalise: str) -> list[dict] | str:
     read = _openai_letters(answered)
     if isinstance(read, str):
         return read
-    letters, logprobs, n_missing = read
-    row = {**_openai_base(answered), "answer": answered.item["answer"], "n_missing": n_missing}
+    letters, logprobs, n_missing, gold_listed = read
+    row = {**_openai_base(answered), "answer": answered.item["answer"], "n_missing": n_missing,
+           "gold_in_top_logprobs": int(gold_listed)}
     row.update({f"logit_{L}": float(v) for L, v in zip(letters, logprobs)})
     return [row]
 
@@ -353,12 +358,26 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
         raise ValueError(f"{path}: an {found} file without a sample")
     rs = RecordSet.from_records(rows, str(path))
     rs.notes.update(notes)
+    if "gold_in_top_logprobs" in rs.frame.columns:
+        rs.notes.update(_letters_missing(rs, reasons))
     if suite != "measures" and not rs.frame[key].duplicated().any():
         rs.id_col = key   # unique document ids align models (an Inspect epoch repeats them)
     reasons_array = np.array(reasons, dtype=object)
     for reason in sorted(set(reasons) - {""}):
         rs.exclude(reasons_array == reason, reason)
     return rs
+
+
+def _letters_missing(rs: RecordSet, reasons: list[str]) -> dict:
+    """How many usable samples' top log-probs lack an option letter, and the gold one: those
+    letters are given the floor log-probability (``log 1e-5``) rather than dropped, so a
+    sample whose gold letter is missing keeps a near-zero probability of the right answer."""
+    usable = np.array([not r for r in reasons])
+    lacking = (rs.frame["n_missing"].to_numpy() > 0) & usable
+    gold = (rs.frame["gold_in_top_logprobs"].to_numpy() == 0) & usable
+    return {"letters_not_in_top_logprobs": {
+        "samples_lacking_a_letter": int(lacking.sum()), "samples_lacking_the_gold_letter":
+        int(gold.sum()), "given_log_probability": "log(1e-5)"}}
 
 
 def rating_levels(options: Any) -> tuple[int, ...]:

@@ -38,6 +38,7 @@ class InspectSample:
     correct: float | None
     letter_logprobs: dict[str, float] | None
     n_missing: int = 0
+    missing: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -106,7 +107,7 @@ def _sample(sample, to_float, scorer: str | None) -> tuple[InspectSample | None,
     if read["raw"] is None:
         return None, "inspect_no_letter_in_top_logprobs"
     return InspectSample(str(sample.id), int(sample.epoch or 1), target, letters, correct,
-                         read["raw"], read["n_missing"],
+                         read["raw"], read["n_missing"], tuple(read["missing"]),
                          {"answer": getattr(score, "answer", None)}), ""
 
 

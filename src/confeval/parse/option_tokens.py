@@ -28,8 +28,8 @@ def extract_from_tokens(tokens: Sequence[Any], letters: Sequence[str],
     """Letter log-probabilities from generated tokens with top-k alternatives.
 
     Returns ``raw`` (letter -> log-prob before renormalising), ``position`` (index of the token
-    read, or None), ``n_missing`` (letters not in the top-k, given ``floor``) and ``reason``
-    (None, or why nothing usable was found).
+    read, or None), ``n_missing`` (letters not in the top-k, given ``floor``), ``missing``
+    (those letters, when read) and ``reason`` (None, or why nothing usable was found).
     """
     if sum(len(getattr(t, "token", "")) for t in tokens) > MAX_REPLY_CHARS:
         return {"raw": None, "position": None, "n_missing": len(letters),
@@ -57,4 +57,5 @@ def extract_from_tokens(tokens: Sequence[Any], letters: Sequence[str],
 
     raw = {L: float(logsumexp(by_letter[L])) if L in by_letter else floor for L in letters}
     return {"raw": raw, "position": position,
-            "n_missing": sum(L not in by_letter for L in letters), "reason": None}
+            "n_missing": sum(L not in by_letter for L in letters),
+            "missing": [L for L in letters if L not in by_letter], "reason": None}
