@@ -176,3 +176,39 @@ def test_a_sets_policy_applies_to_unlabelled_records(tmp_path, capsys):
                  "--json"]) == 0
     counts = json.loads(capsys.readouterr().out)["apply"]
     assert counts["answer"] == g["calibration"]["answered"] and counts["excluded"] == {}
+
+
+@pytest.mark.parametrize("tolerance", [0, 1])
+def test_the_judge_decision_accepts_scores_near_the_humans(tmp_path, capsys, tolerance):
+    """Accept the judge's score: right when within the tolerance of the human's; confidence
+    the judge's own (renormalised) probability of a score that close to the one it gave."""
+    from confeval.simulate import simulate
+
+    frame = simulate("scores", 3000, "overconfident", seed=5)
+    path = tmp_path / "judge.csv"
+    frame.to_csv(path, index=False)
+    run = tmp_path / "run"
+    target = 0.35 if tolerance == 0 else 0.06
+    assert main(["guarantee", str(path), "--suite", "agreement", "-p", "parsed_score", "-g",
+                 "gt_score", "--logprob-cols", "score_lp*", "--tolerance", str(tolerance),
+                 "--target", str(target), "--out", str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    probs = np.exp(frame[[f"score_lp{k}" for k in range(1, 6)]].to_numpy())
+    probs /= probs.sum(axis=1, keepdims=True)
+    pred = frame["parsed_score"].to_numpy()
+    conf = sum(probs[:, k - 1] * (np.abs(k - pred) <= tolerance) for k in range(1, 6))
+    right = (np.abs(pred - frame["gt_score"]) <= tolerance).astype(float)
+    expected = ltt_threshold(conf, right, target=target, delta=0.1)
+    assert expected.threshold is not None
+    assert g["threshold"] == pytest.approx(expected.threshold, rel=1e-12)
+    assert g["calibration"] == expected.to_dict()["calibration"]
+    assert f"more than {tolerance} from the human's" in g["guarantee"]
+    # new items: the judge's scores only
+    new = tmp_path / "new.csv"
+    frame.drop(columns=["gt_score"]).to_csv(new, index=False)
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(new), "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["apply"]
+    assert counts["answer"] == g["calibration"]["answered"]
+    assert main(["guarantee", str(path), "--suite", "agreement", "-p", "parsed_score", "-g",
+                 "gt_score", "--target", "0.1"]) == 2
+    assert "needs its score probabilities" in capsys.readouterr().err

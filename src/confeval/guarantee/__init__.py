@@ -21,6 +21,16 @@ Choices that decide whether the result is useful (and valid):
 * **The answered count is taken as given** (the selective error is a conditional risk: its
   p-value at t uses the n_t items answered there, as MAPIE's precision controller does).
   Validity is checked from outside by simulation (``tests/guarantee``).
+* **One walk, or several** (``starts``): a single fixed-sequence walk ends at the first
+  threshold not rejected, so when the most confident items are not the most reliable ones
+  (a judge sure of its extreme scores) it stops before the useful thresholds. ``starts=k``
+  walks from k starting thresholds, each at ``delta / k`` (a false rejection needs one in some
+  walk: Bonferroni over the walks). Measured on the shared data (40 splits, delta 0.1):
+  LLaVA-Critic's scores accepted within 1 of the human at target 0.2 are certified on 7 splits
+  with one walk (answering 0.3%) and on 26 with four (answering 21%); on a VLM's top option
+  (LLaVA-1.6-34B, MMBench, target 0.1) four walks answer 83.8% against 84.7%; on a simulated
+  calibrated judge (n = 1,000, target 0.15) four walks certify on 54% of draws against 87%.
+  Hence one walk by default, more for judges whose risk–coverage curve is not monotone.
 * **The tested thresholds start where enough items are answered** (:func:`min_answered`: the
   count at which half the target would be certified): starting at the very top, where one or two
   items are answered, would stop the fixed sequence at once and certify nothing. The start
@@ -182,7 +192,8 @@ def _candidates(conf: np.ndarray, max_candidates: int) -> np.ndarray:
 
 
 def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, delta: float,
-                  fwer: str = "fixed-sequence", max_candidates: int = 1000) -> LTTResult:
+                  fwer: str = "fixed-sequence", starts: int = 1,
+                  max_candidates: int = 1000) -> LTTResult:
     """The lowest threshold t such that "answer if confidence >= t" has selective error at
     most ``target`` with probability at least ``1 - delta`` (module docstring).
 
@@ -194,16 +205,23 @@ def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
     target : float in (0, 1) — the selective error promised.
     delta : float in (0, 1) — the probability the promise may fail.
     fwer : ``fixed-sequence`` (default), ``bonferroni`` or ``holm``.
+    starts : int, default 1 — fixed-sequence only: walk from this many starting thresholds,
+        equally spaced among the tested ones, each at ``delta / starts`` (multi-start fixed
+        sequence, as MAPIE's ``FWERFixedSequenceTesting(n_starts)``; 1, the default, is the
+        plain fixed sequence). See the module docstring for when more starts help; choose
+        before looking at the result (the better of two runs spends up to twice ``delta``).
     """
     conf, y = checked(confidence, correct, delta)
     if fwer not in FWER_METHODS:
         raise ValueError(f"fwer must be one of {', '.join(FWER_METHODS)}, got {fwer!r}")
+    if isinstance(starts, bool) or not isinstance(starts, (int, np.integer)) or starts < 1:
+        raise ValueError(f"starts must be a positive integer, got {starts!r}")
     binary = bool(np.isin(y, (0.0, 1.0)).all())
     cands = _candidates(conf, max_candidates)
     risk, answered = selective_risk(conf, y, cands)
     p = hb_p_values(np.nan_to_num(risk, nan=1.0), answered, target, binary=binary)
     tested = answered >= min_answered(target, delta, binary=binary)
-    rejected = _fwer(p, tested, delta, fwer)
+    rejected = _fwer(p, tested, delta, fwer, starts)
     idx = np.flatnonzero(rejected)
     if not idx.size:   # say how far this n and delta could go: the best bound of any threshold
         bounds = upper_bound(np.nan_to_num(risk) * answered, answered, delta, binary=binary)
@@ -236,17 +254,23 @@ def min_answered(target: float, delta: float, *, binary: bool = True) -> int:
     return hi
 
 
-def _fwer(p: np.ndarray, tested: np.ndarray, delta: float, method: str) -> np.ndarray:
+def _fwer(p: np.ndarray, tested: np.ndarray, delta: float, method: str,
+          starts: int = 1) -> np.ndarray:
     """Rejections among the tested hypotheses (in the given order) at family-wise ``delta``."""
     rejected = np.zeros(p.size, dtype=bool)
     order = np.flatnonzero(tested)
     if not order.size:
         return rejected
     if method == "fixed-sequence":
-        for i in order:
-            if p[i] > delta:
-                break
-            rejected[i] = True
+        # Each walk is a fixed sequence at delta / k from its start onwards; a false rejection
+        # anywhere needs one in some walk, so the union keeps the family-wise level (Bonferroni
+        # over the walks). Starts as MAPIE places them: every len // k-th tested hypothesis.
+        k = min(starts, order.size)
+        for start in range(0, k * (order.size // k), order.size // k):
+            for i in order[start:]:
+                if p[i] > delta / k:
+                    break
+                rejected[i] = True
     elif method == "bonferroni":
         rejected[order] = p[order] <= delta / order.size
     else:   # Holm: the k-th smallest p-value against delta / (m - k)

@@ -150,14 +150,28 @@ def _check_ingested_columns(path: str | Path, rs: RecordSet, columns: tuple[str,
                      f"one with {flag} (numeric columns: {', '.join(numeric) or 'none'})")
 
 
-def score_agreement_file(path: str | Path, options: AgreementOptions,
-                         progress: Progress | None = None) -> dict:
-    """``confeval agreement`` on one record file: the judge's and the reference scores, off-
-    scale scores excluded and counted (``pred_score_off_scale``, ``gt_score_off_scale``), the
-    score-token probabilities renormalised over the scale (they rarely sum to 1: mass on other
-    tokens, as the judge-interval literature does), then
-    :func:`~confeval.evaluate.evaluate_agreement`."""
-    from ..evaluate import evaluate_agreement
+@dataclasses.dataclass
+class JudgeScores:
+    """A judge's usable scores read as ``confeval agreement`` reads them: the records (off-
+    scale rows excluded), the judge's and the reference scores and the judge's probability of
+    each rating (renormalised over the scale; None without probability columns) of the usable
+    rows, and the scale."""
+
+    records: RecordSet
+    pred: np.ndarray
+    truth: np.ndarray
+    probs: np.ndarray | None
+    scale: np.ndarray
+
+
+def read_judge_scores(path: str | Path, options: AgreementOptions, *,
+                      with_truth: bool = True) -> JudgeScores:
+    """The judge's and the reference scores of one input, off-scale scores excluded and counted
+    (``pred_score_off_scale``, ``gt_score_off_scale``), the score-token probabilities
+    renormalised over the scale (they rarely sum to 1: mass on other tokens, as the
+    judge-interval literature does). Fewer than two usable rows is a :class:`ValueError`.
+    ``with_truth=False`` reads new items a policy decides on: no reference column, ``truth``
+    all NaN, any number of rows."""
     from ..ingest import rating_levels, read_records
     from ..records import RecordSet
 
@@ -168,13 +182,14 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
             options, pred_col=options.pred_col or "parsed_score",
             gt_col=options.gt_col or "gt_score",
             logprob_cols=options.logprob_cols or (None if options.prob_cols else "s2_lp*"))
-    elif options.pred_col is None or options.gt_col is None:
+    elif options.pred_col is None or (with_truth and options.gt_col is None):
         raise ValueError(f"{path}: name the columns with -p/--pred-col and -g/--gt-col (a "
                          "judge's OpenAI-compatible responses need none: --data)")
     else:
         rs = RecordSet.read(Path(path))
     pred = rs.numeric([options.pred_col], what="pred_score")[:, 0]
-    truth = rs.numeric([options.gt_col], what="gt_score")[:, 0]
+    truth = (rs.numeric([options.gt_col], what="gt_score")[:, 0] if with_truth
+             else np.full(len(rs.frame), np.nan))
     probs = None
     if options.logprob_cols:
         probs = np.exp(rs.numeric(options.logprob_cols, what="logprob", hi=0.0))
@@ -189,16 +204,27 @@ def score_agreement_file(path: str | Path, options: AgreementOptions,
         raise ValueError(f"{path}: {probs.shape[1]} probability columns for a "
                          f"{scale.size}-point scale ({options.min_score}-{top})")
     rs.exclude(~np.isin(pred, scale) & rs.mask, "pred_score_off_scale")
-    rs.exclude(~np.isin(truth, scale) & rs.mask, "gt_score_off_scale")
+    if with_truth:
+        rs.exclude(~np.isin(truth, scale) & rs.mask, "gt_score_off_scale")
     keep = rs.mask
-    if keep.sum() < 2:
+    if with_truth and keep.sum() < 2:
         raise ValueError(f"{path}: fewer than two usable rows (excluded: "
                          f"{rs.excluded or 'none'})")
     if probs is not None:
         probs = probs[keep] / probs[keep].sum(axis=1, keepdims=True)
-    res = evaluate_agreement(pred[keep], truth[keep], probs, levels=scale,
+    return JudgeScores(rs, pred[keep], truth[keep], probs, scale)
+
+
+def score_agreement_file(path: str | Path, options: AgreementOptions,
+                         progress: Progress | None = None) -> dict:
+    """``confeval agreement`` on one record file: :func:`read_judge_scores`, then
+    :func:`~confeval.evaluate.evaluate_agreement`."""
+    from ..evaluate import evaluate_agreement
+
+    judge = read_judge_scores(path, options)
+    res = evaluate_agreement(judge.pred, judge.truth, judge.probs, levels=judge.scale,
                              n_resamples=options.bootstrap, seed=options.seed)
-    return {**rs.summary(), **res}
+    return {**judge.records.summary(), **res}
 
 
 def _read_confidence(rs: RecordSet, options: ConfidenceOptions) -> dict[str, np.ndarray]:

@@ -33,8 +33,10 @@ __all__ = ["DECISIONS", "GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file
 _SCORE = ("score",)
 GUARANTEE_METHODS = ("ltt", "crc", "sgr")
 """Learn then Test, conformal risk control, selection with guaranteed risk."""
-DECISIONS = ("score", "sets")
-"""Suites whose natural decision ``confeval guarantee`` certifies so far."""
+DECISIONS = ("score", "sets", "agreement", "intervals")
+"""Suites whose natural decision ``confeval guarantee`` certifies so far (``agreement`` and
+``intervals`` name the same one: accept the judge's score)."""
+JUDGE = ("agreement", "intervals")
 POLICY_VERSION = 1
 
 
@@ -55,15 +57,34 @@ class GuaranteeOptions(IngestOptions):
                          "(conformal risk control: the expected share answered and wrong).",
                          stages=_SCORE)
     fwer: str = option("fixed-sequence", "fixed-sequence, bonferroni or holm.", stages=_SCORE)
+    starts: int = option(1, "ltt fixed-sequence: walk from this many starting thresholds, each "
+                         "at delta / starts (more help when the most confident items are not "
+                         "the most reliable; choose before looking).", stages=_SCORE,
+                         minimum=1)
     split_seed: int | None = option(None, "Split 50/50 into calibration and test with this "
                                     "seed (default: all items calibrate).", stages=_SCORE)
     seeds: str | None = option(None, "Also repeat the 50/50 split over these seeds (e.g. "
                                "1-100): the share of splits whose test-half risk exceeds the "
                                "target, and the mean answer rate.", stages=_SCORE)
     suite: str = option("score", "Whose decision: score (a confidence and a correctness "
-                        "column) or sets (answer the top option: its probability and whether "
-                        "it is the gold one, from option logits as sets score reads them).",
-                        stages=_SCORE)
+                        "column), sets (answer the top option: its probability and whether "
+                        "it is the gold one, from option logits as sets score reads them) or "
+                        "agreement / intervals (accept a judge's score: correct when within "
+                        "--tolerance of the human's; confidence the judge's probability of a "
+                        "score that close to its own).", stages=_SCORE)
+    tolerance: float = option(1.0, "Judges: a score within this distance of the human's "
+                              "counts as right (0: exact).", stages=_SCORE)
+    pred_col: str | None = option(None, "Judges: column with the judge's score.",
+                                  stages=_SCORE, short="-p")
+    gt_col: str | None = option(None, "Judges: column with the human's score.",
+                                stages=_SCORE, short="-g")
+    logprob_cols: str | None = option(None, "Judges: score-token log-probability columns, "
+                                      "lowest score first (e.g. 's2_lp*').", stages=_SCORE)
+    prob_cols: str | None = option(None, "Judges: score probability columns instead.",
+                                   stages=_SCORE)
+    min_score: int = option(1, "Judges: lowest score of the scale.", stages=_SCORE)
+    max_score: int | None = option(None, "Judges: highest score (default: one per "
+                                   "probability column).", stages=_SCORE)
 
     def __post_init__(self) -> None:
         from ..guarantee import FWER_METHODS
@@ -78,6 +99,8 @@ class GuaranteeOptions(IngestOptions):
             raise ValueError(f"--fwer {self.fwer!r}: choose from {', '.join(FWER_METHODS)}")
         if self.suite not in DECISIONS:
             raise ValueError(f"--suite {self.suite!r}: so far {', '.join(DECISIONS)}")
+        if not self.tolerance >= 0:
+            raise ValueError(f"--tolerance must be >= 0, got {self.tolerance}")
         from ._seeds import parse_seeds
 
         parse_seeds(self.seeds)
@@ -93,7 +116,8 @@ def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) ->
         return sgr_threshold(conf, correct, target=options.target,
                              delta=options.delta).to_dict()
     return {**ltt_threshold(conf, correct, target=options.target, delta=options.delta,
-                            fwer=options.fwer).to_dict(), "risk_controlled": "selective"}
+                            fwer=options.fwer, starts=options.starts).to_dict(),
+            "risk_controlled": "selective"}
 
 
 def test_risk(conf: np.ndarray, correct: np.ndarray, threshold: float | None,
@@ -128,6 +152,7 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     res = certify(conf[cal], correct[cal], options)
     out = {**res, "method": options.method,
            "fwer": options.fwer if options.method == "ltt" else None,
+           "starts": options.starts if options.method == "ltt" else None,
            "target": options.target, "delta": None if options.method == "crc" else options.delta,
            "n_calibration": int(cal.size), "test": None,
            **{k: v for k, v in rs.summary().items() if k in ("n_read", "n_used", "excluded")}}
@@ -142,8 +167,18 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
         out["model"] = str(models[0])
     if options.seeds:
         out["splits"] = over_splits(conf, correct, options)
+    out["decision"] = _decision(options)
     out["guarantee"] = _sentence(out)
     return out
+
+
+def _decision(options: GuaranteeOptions) -> dict:
+    """What is answered and what counts as an error, in words (for the sentence)."""
+    if options.suite in JUDGE:
+        return {"act": "Accept the judge's score", "item": "accepted scores",
+                "error": f"more than {options.tolerance:g} from the human's"}
+    act = "Answer the top option" if options.suite == "sets" else "Answer"
+    return {"act": act, "item": "answered items", "error": "wrong"}
 
 
 def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:
@@ -176,6 +211,13 @@ def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions
 
 def _decisions(path: str | Path, options: GuaranteeOptions):
     """(records, confidence, correctness) of the suite's natural decision on one input."""
+    if options.suite in JUDGE:
+        judge = _read_judge(path, options, with_truth=True)
+        conf = np.full(len(judge.records.frame), np.nan)
+        conf[judge.records.mask] = judge_confidence(judge.probs, judge.pred, judge.scale,
+                                                    options.tolerance)
+        correct = (np.abs(judge.pred - judge.truth) <= options.tolerance).astype(np.float64)
+        return judge.records, conf[judge.records.mask], correct
     if options.suite == "sets":
         from ..ingest import read_input
         from .sets.inputs import read_sets_records
@@ -197,24 +239,52 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
     return rs, conf, correct
 
 
+def judge_confidence(probs: np.ndarray, pred: np.ndarray, scale: np.ndarray,
+                     tolerance: float) -> np.ndarray:
+    """The judge's own probability that the right score lies within ``tolerance`` of the score
+    it gave: the mass of its (renormalised) score distribution on ``|s - pred| <= tolerance``.
+    The confidence that matches the decision: a judge sure of 4 but torn between 3, 4 and 5
+    is confident at tolerance 1 and not at 0."""
+    near = np.abs(scale[None, :] - pred[:, None]) <= tolerance + 1e-9   # scores are integers
+    return (probs * near).sum(axis=1)
+
+
+def _read_judge(path: str | Path, options: GuaranteeOptions, *, with_truth: bool):
+    from .generic import AgreementOptions, read_judge_scores
+
+    read_as = AgreementOptions(pred_col=options.pred_col, gt_col=options.gt_col,
+                               logprob_cols=options.logprob_cols, prob_cols=options.prob_cols,
+                               min_score=options.min_score, max_score=options.max_score,
+                               from_format=options.from_format, data_file=options.data_file,
+                               bootstrap=0)
+    judge = read_judge_scores(path, read_as, with_truth=with_truth)
+    if judge.probs is None:
+        raise ValueError(f"{path}: a judge's confidence needs its score probabilities: "
+                         "--logprob-cols or --prob-cols")
+    return judge
+
+
 def _sentence(result: dict) -> str:
     """The guarantee in words (or why there is none)."""
     joint = result.get("risk_controlled") == "joint"
+    d = result.get("decision") or {"act": "Answer", "item": "answered items", "error": "wrong"}
     if result["threshold"] is None:
         at = (f"n = {result['n_calibration']}" if joint else
               f"n = {result['n_calibration']} and delta = {result['delta']:g}")
-        what = "expected share answered and wrong" if joint else "selective error"
+        what = "expected share of all items answered and " + d["error"] if joint else \
+            f"share of {d['item']} {d['error']}"
         return (f"No threshold is certified: at {at}, the best {what} this data can certify "
                 f"is {result['best_achievable_bound']:.3f} (target {result['target']:g}).")
     answered = (f"{result['calibration']['answered']} of {result['n_calibration']} "
                 "calibration items answered")
     if joint:
-        return (f"Answer when the confidence is at least {result['threshold']:.6g}: on "
+        return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: on "
                 f"average over calibration draws, at most {result['target']:g} of new items "
-                f"are answered and wrong (conformal bound {result['bound']:.4f}; {answered}).")
-    return (f"Answer when the confidence is at least {result['threshold']:.6g}: with "
-            f"probability at least {1 - result['delta']:g} over the calibration draw, the "
-            f"error rate among answered items is at most {result['target']:g} (certified bound "
+                f"are answered and {d['error']} (conformal bound {result['bound']:.4f}; "
+                f"{answered}).")
+    return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: with "
+            f"probability at least {1 - result['delta']:g} over the calibration draw, at most "
+            f"{result['target']:g} of {d['item']} are {d['error']} (certified bound "
             f"{result['bound']:.4f}; {answered}).")
 
 
@@ -230,19 +300,32 @@ def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
     with Path(path).open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    applies_to = ({"suite": "sets", "confidence": "top option probability (float32 softmax "
-                   "of the logit_* columns)"} if options.suite == "sets" else
-                  {"suite": "score", "confidence": options.confidence_col or "confidence"})
+    applies_to = _applies_to(options)
     return {"policy_version": POLICY_VERSION, "threshold": result["threshold"],
             "answer_if": "confidence >= threshold", "applies_to": {
                 **applies_to, "model": result.get("model"), "from_format": options.from_format,
                 "normalise": options.normalise},
             "risk": result["risk_controlled"], "target": result["target"],
             "delta": result["delta"], "method": result["method"], "fwer": result["fwer"],
+            "starts": result["starts"],
             "bound": result["bound"], "n_calibration": result["n_calibration"],
             "split_seed": result.get("split_seed"),
             "calibration_data": {"file": Path(path).name, "sha256": digest.hexdigest()},
             "guarantee": result["guarantee"], "confeval_version": __version__}
+
+
+def _applies_to(options: GuaranteeOptions) -> dict:
+    """Which confidence the threshold is on, with what is needed to compute it again."""
+    if options.suite == "sets":
+        return {"suite": "sets", "confidence": "top option probability (float32 softmax of "
+                "the logit_* columns)"}
+    if options.suite in JUDGE:
+        return {"suite": options.suite, "confidence": "the judge's probability of a score "
+                f"within {options.tolerance:g} of its own", "tolerance": options.tolerance,
+                "pred_col": options.pred_col, "logprob_cols": options.logprob_cols,
+                "prob_cols": options.prob_cols, "min_score": options.min_score,
+                "max_score": options.max_score}
+    return {"suite": "score", "confidence": options.confidence_col or "confidence"}
 
 
 def read_policy(path: str | Path) -> dict:
@@ -277,10 +360,13 @@ def apply_policy(policy_path: str | Path, records: str | Path):
     options = GuaranteeOptions(target=0.5, from_format=target.get("from_format") or "auto",
                                normalise=target.get("normalise") or "none",
                                suite=target["suite"])
-    rs = read_input(records, target["suite"], options)
-    if target["suite"] == "sets":
+    if target["suite"] in JUDGE:
+        rs, conf = _judge_confidence_of(records, target, options)
+    elif target["suite"] == "sets":
+        rs = read_input(records, "sets", options)
         conf = _top_probability(rs)
     else:
+        rs = read_input(records, "score", options)
         column = target["confidence"]
         conf = rs.numeric([column], what="confidence")[:, 0]
     threshold = doc["threshold"]
@@ -294,6 +380,18 @@ def apply_policy(policy_path: str | Path, records: str | Path):
               "abstain": int((rs.mask & ~answer).sum()), "excluded": rs.excluded,
               "threshold": threshold}
     return frame, counts
+
+
+def _judge_confidence_of(records: str | Path, target: dict, options: GuaranteeOptions):
+    """(records, the judge confidence of each row, NaN where excluded) for new items: the
+    judge's scores and probabilities only, no human score."""
+    keys = ("tolerance", "pred_col", "logprob_cols", "prob_cols", "min_score", "max_score")
+    options = dataclasses.replace(options, **{k: target[k] for k in keys if k in target})
+    judge = _read_judge(records, options, with_truth=False)
+    conf = np.full(len(judge.records.frame), np.nan)
+    conf[judge.records.mask] = judge_confidence(judge.probs, judge.pred, judge.scale,
+                                                options.tolerance)
+    return judge.records, conf
 
 
 def _top_probability(rs) -> np.ndarray:
