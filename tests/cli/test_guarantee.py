@@ -212,3 +212,32 @@ def test_the_judge_decision_accepts_scores_near_the_humans(tmp_path, capsys, tol
     assert main(["guarantee", str(path), "--suite", "agreement", "-p", "parsed_score", "-g",
                  "gt_score", "--target", "0.1"]) == 2
     assert "needs its score probabilities" in capsys.readouterr().err
+
+
+def test_the_report_section(tmp_path, capsys):
+    """report.html: the sentence, the numbers, the risk-coverage figure with the certified
+    point and, over splits, the histogram; nothing certified said with the best bound."""
+    path, _ = _file(tmp_path)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.15",
+                 "--split-seed", "2", "--seeds", "1-20", "--out", str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    html = (run / "report.html").read_text()
+    assert g["guarantee"] in html and html.count("data:image/png;base64,") == 2
+    assert "certified bound" in html and "Over 20 random 50/50 splits" in html
+    metrics = json.loads((run / "metrics.json").read_text())
+    (section,) = metrics["sections"]
+    assert section["kind"] == "guarantee" and section["results"][str(path)] == g
+    curve = g["curve"]
+    assert curve["coverage"][-1] == 1.0 and len(curve["coverage"]) <= 200
+    i = curve["threshold"].index(g["threshold"]) if g["threshold"] in curve["threshold"] \
+        else None
+    if i is not None:   # the certified threshold's own bound is the certified bound
+        assert curve["bound"][i] == pytest.approx(g["bound"], abs=1e-9)
+    (tmp_path / "weak").mkdir()
+    weak, _ = _file(tmp_path / "weak", n=200, informative=False)
+    assert main(["guarantee", str(weak), "-c", "p", "-y", "y", "--target", "0.05", "--out",
+                 str(tmp_path / "none"), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    html = (tmp_path / "none" / "report.html").read_text()
+    assert "No threshold is certified" in html and f"{g['best_achievable_bound']:.3f}" in html

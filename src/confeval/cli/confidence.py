@@ -91,6 +91,7 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
     search), or the expected share answered and wrong at most --target (crc: conformal risk
     control). One result per input. --out writes run.json, metrics.json and policy.json (one
     per input: policy-<k>.json), which `confeval guarantee apply POLICY RECORDS` applies."""
+    from ..report import publish
     from ..runs import RunFolder
     from ..suites.guarantee import GuaranteeOptions, guarantee_file, policy
     from ..suites.options import build
@@ -102,7 +103,8 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
         run = RunFolder(out_dir)
         run.write_run({"command": "guarantee", "inputs": [str(p) for p in files],
                        "options": dataclasses.asdict(options)})
-        run.write_metrics({"results": {k: {"guarantee": v} for k, v in results.items()}})
+        publish(run, {"title": "confeval guarantee", "simulated": False, "sections": [
+            {"kind": "guarantee", "title": "Certified threshold", "results": results}]})
         for k, (path, result) in enumerate(results.items(), start=1):
             run.write_json("policy.json" if len(files) == 1 else f"policy-{k}.json",
                            policy(result, path, options))

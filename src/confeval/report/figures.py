@@ -30,9 +30,10 @@ class _Pyplot:
 
 plt = _Pyplot()
 
-__all__ = ["confusion_figure", "forest_figure", "line_figure", "png_data_uri",
+__all__ = ["confusion_figure", "forest_figure", "guarantee_figure", "line_figure",
+           "png_data_uri",
            "pvalue_heatmap", "rank_calibration_figure", "ranking_figure",
-           "reliability_figure", "risk_coverage_figure", "roc_figure"]
+           "reliability_figure", "risk_coverage_figure", "roc_figure", "violation_histogram"]
 
 
 def _plain_text(draw):
@@ -325,5 +326,45 @@ def pvalue_heatmap(table: Mapping, metric: str) -> str:
                         color="white" if v < 0.5 else "black")
     ax.set_title(f"{metric}: Holm-adjusted p-values", fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def guarantee_figure(curve: Mapping, *, target: float, chosen: tuple[float, float] | None,
+                     test: tuple[float, float] | None, risk_label: str) -> str:
+    """The calibration risk-coverage curve, each threshold's own upper bound (dashed), the
+    target, the certified threshold (its answer rate and certified bound) and, with a split,
+    the test half's point."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    cov = np.asarray(curve["coverage"], dtype=float)
+    risk = np.array([np.nan if r is None else r for r in curve["risk"]], dtype=float)
+    ax.plot(cov, risk, lw=1.6, label="calibration risk")
+    ax.plot(cov, curve["bound"], lw=1.2, ls="--", label="upper bound of each threshold")
+    ax.axhline(target, color="0.3", lw=1, ls=":", label=f"target {target:g}")
+    if chosen is not None:
+        ax.plot(*chosen, marker="o", ms=8, color="C3", ls="none",
+                label="certified threshold (bound)")
+    if test is not None:
+        ax.plot(*test, marker="x", ms=9, mew=2, color="C2", ls="none", label="test half")
+    top = np.nanmax([np.nanmax(risk) if np.isfinite(risk).any() else 0, target]) * 1.6
+    ax.set(xlabel="coverage (share answered)", ylabel=risk_label, xlim=(0, 1),
+           ylim=(0, min(1.0, max(top, 0.05))), title="Risk-coverage, certified")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+@_plain_text
+def violation_histogram(risks: list[float], *, target: float) -> str:
+    """The test half's risk over the repeated splits, the target marked."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    values = np.asarray(risks, dtype=float)
+    ax.hist(values, bins=min(30, max(5, values.size // 3)), color="C0", alpha=0.8)
+    ax.axvline(target, color="C3", lw=1.5, ls="--", label=f"target {target:g}")
+    ax.set(xlabel="test-half risk of the certified threshold", ylabel="splits",
+           title=f"{int((values > target).sum())} of {values.size} splits above the target")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return png_data_uri(fig)

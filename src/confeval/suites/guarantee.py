@@ -165,6 +165,7 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
         if "model" in rs.frame.columns else []
     if len(models) == 1:
         out["model"] = str(models[0])
+    out["curve"] = certified_curve(conf[cal], correct[cal], options, res["risk_controlled"])
     if options.seeds:
         out["splits"] = over_splits(conf, correct, options)
     out["decision"] = _decision(options)
@@ -179,6 +180,36 @@ def _decision(options: GuaranteeOptions) -> dict:
                 "error": f"more than {options.tolerance:g} from the human's"}
     act = "Answer the top option" if options.suite == "sets" else "Answer"
     return {"act": act, "item": "answered items", "error": "wrong"}
+
+
+def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
+                    risk_kind: str, points: int = 200) -> dict:
+    """The calibration set's risk-coverage curve for the report: at up to ``points`` distinct
+    confidences (evenly in rank), the answer rate, the risk the method controls, and that
+    threshold's own upper bound (each threshold alone, no correction for having looked at
+    all of them: the method's certified threshold is where its corrected test passes) —
+    Hoeffding–Bentkus at delta for ltt, the exact binomial bound at delta for sgr, the
+    conformal bound (n L + 1) / (n + 1) for crc."""
+    from ..guarantee import binomial_upper, selective_risk, upper_bound
+
+    distinct = np.unique(conf)[::-1]
+    if distinct.size > points:
+        distinct = distinct[np.unique(np.round(np.linspace(0, distinct.size - 1, points)
+                                               ).astype(int))]
+    risk, answered = selective_risk(conf, correct, distinct)
+    errors = np.nan_to_num(risk) * answered
+    if risk_kind == "joint":
+        n = conf.size
+        risk = errors / n
+        bound = (n * risk + 1) / (n + 1)
+    elif options.method == "sgr":
+        bound = binomial_upper(np.round(errors), answered, options.delta)
+    else:
+        binary = bool(np.isin(correct, (0.0, 1.0)).all())
+        bound = upper_bound(errors, answered, options.delta, binary=binary)
+    return {"threshold": distinct.tolist(), "coverage": (answered / conf.size).tolist(),
+            "risk": [None if not np.isfinite(r) else float(r) for r in risk],
+            "bound": np.asarray(bound, dtype=np.float64).tolist()}
 
 
 def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:

@@ -1,0 +1,74 @@
+"""The report section of ``confeval guarantee``: per input the guarantee in one sentence, the
+numbers behind it, the risk-coverage curve with each threshold's upper bound and the certified
+point, and over repeated splits the histogram of the test half's risk against the target. When
+nothing is certified, the sentence says so with the best bound this n and delta reach."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..figures import guarantee_figure, violation_histogram
+from ..html import _img, _table, esc, fmt, register_section
+
+__all__ = ["render_guarantee"]
+
+_RISK = {"selective": "selective error (wrong among answered)",
+         "joint": "joint error (answered and wrong, among all)"}
+
+
+@register_section("guarantee")
+def render_guarantee(section: Mapping[str, Any]) -> str:
+    return "".join(_one(name, res) for name, res in section["results"].items())
+
+
+def _one(name: str, res: Mapping[str, Any]) -> str:
+    kind = res.get("risk_controlled", "selective")
+    parts = [f"<h3>{esc(name)}</h3>", f"<p><strong>{esc(res['guarantee'])}</strong></p>",
+             _numbers(res, kind)]
+    curve = res.get("curve")
+    if curve:
+        chosen = None
+        if res.get("threshold") is not None and res.get("calibration"):
+            chosen = (res["calibration"]["answered"] / res["n_calibration"], res["bound"])
+        test = res.get("test")
+        parts.append(_img(guarantee_figure(
+            curve, target=res["target"], chosen=chosen,
+            test=(test["coverage"], test["risk"]) if test and test.get("risk") is not None
+            else None, risk_label=_RISK[kind]), f"risk-coverage of {name}"))
+    splits = res.get("splits")
+    if splits:
+        risks = [s["risk"] for s in splits["per_split"] if s["risk"] is not None]
+        parts.append(f"<p>Over {splits['n_splits']} random 50/50 splits: a threshold certified "
+                     f"on {splits['n_certified']}, mean answer rate "
+                     f"{fmt(splits['mean_coverage'], 3)}, test-half risk above the target on "
+                     f"{fmt(splits['share_exceeding_target'], 3)} of splits (± "
+                     f"{fmt(splits['share_se'], 3)}). The test half is a sample too: a "
+                     "threshold whose true risk is just under the target lands above it on "
+                     "many halves, so this share can exceed delta without a broken promise.</p>")
+        if risks:
+            parts.append(_img(violation_histogram(risks, target=res["target"]),
+                              f"test-half risk over splits of {name}"))
+    return "".join(parts)
+
+
+def _numbers(res: Mapping[str, Any], kind: str) -> str:
+    cal = res.get("calibration") or {}
+    test = res.get("test") or {}
+    rows = [["method", esc(res["method"] + (f" ({res['fwer']}"
+                                             + (f", {res['starts']} starts"
+                                                if (res.get("starts") or 1) > 1 else "")
+                                             + ")" if res.get("fwer") else ""))],
+            ["risk controlled", esc(_RISK[kind])],
+            ["target", fmt(res["target"])],
+            ["delta", fmt(res.get("delta"))],
+            ["threshold (answer if confidence ≥)", fmt(res.get("threshold"), 6)],
+            ["certified bound", fmt(res.get("bound"))],
+            ["best achievable bound", fmt(res.get("best_achievable_bound"))],
+            ["calibration items", f"{res['n_calibration']:,}"],
+            ["calibration answered", f"{cal['answered']:,}" if cal else "–"],
+            ["calibration risk", fmt(cal.get("risk"))]]
+    if test:
+        rows += [["test items", f"{test['n']:,}"], ["test answer rate", fmt(test["coverage"])],
+                 ["test risk", fmt(test.get("risk"))]]
+    return _table(["value"], rows, first="quantity")
