@@ -241,3 +241,85 @@ def test_the_report_section(tmp_path, capsys):
     g = json.loads(capsys.readouterr().out)["guarantee"]
     html = (tmp_path / "none" / "report.html").read_text()
     assert "No threshold is certified" in html and f"{g['best_achievable_bound']:.3f}" in html
+
+
+def test_the_steps_decision_accepts_step_verdicts_of_original_chains(tmp_path, capsys):
+    from confeval.simulate import simulate
+
+    frame = simulate("steps", 400, "overconfident", seed=2)
+    path = tmp_path / "steps.csv"
+    frame.to_csv(path, index=False)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "--suite", "steps", "--target", "0.1", "--out",
+                 str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    orig = frame[frame["variant"] == "original"]
+    p = orig["p_correct"].to_numpy()
+    conf = np.maximum(p, 1 - p)
+    right = ((p >= 0.5).astype(int) == orig["label"].to_numpy()).astype(float)
+    expected = ltt_threshold(conf, right, target=0.1, delta=0.1)
+    assert expected.threshold is not None and g["threshold"] == expected.threshold
+    assert g["excluded"] == {"perturbed_variant": int((frame["variant"] != "original").sum())}
+    assert g["guarantee"].startswith("Accept the step verdict")
+    new = tmp_path / "new.csv"
+    orig.drop(columns=["label"]).to_csv(new, index=False)
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(new), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["apply"]["answer"] == \
+        g["calibration"]["answered"]
+
+
+def test_the_diagnose_decision_accepts_the_named_error_type(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    types = np.array(["vpe", "re", "qce", "kde", "no_error"])
+    n = 1200
+    gold = rng.choice(types, n)
+    conf = rng.uniform(0.2, 1.0, n).round(3)
+    right = rng.random(n) < conf
+    next_type = {t: types[(i + 1) % 5] for i, t in enumerate(types)}
+    pred = np.where(right, gold, [next_type[t] for t in gold])
+    pred = pred.astype(object)
+    pred[:30] = ""                         # unparseable: no type, no confidence
+    conf_col = conf.astype(object)
+    conf_col[:30] = ""
+    frame = pd.DataFrame({"item_id": range(n), "gold_type": gold, "pred_type": pred,
+                          "confidence": conf_col})
+    path = tmp_path / "diagnoses.csv"
+    frame.to_csv(path, index=False)
+    assert main(["guarantee", str(path), "--suite", "diagnose", "--target", "0.1",
+                 "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    keep = slice(30, None)
+    expected = ltt_threshold(conf[keep], (pred[keep] == gold[keep]).astype(float),
+                             target=0.1, delta=0.1)
+    assert expected.threshold is not None and g["threshold"] == expected.threshold
+    assert g["n_used"] == n - 30 and sum(g["excluded"].values()) == 30
+    assert g["guarantee"].startswith("Accept the diagnosed error type")
+
+
+@pytest.mark.parametrize("suite", ["steps", "intervals", "measures"])
+def test_a_run_folder_names_its_suites_decision(tmp_path, capsys, suite):
+    """A run folder of a suite is certified on that suite's decision with the columns its
+    records hold; a suite without one says so."""
+    from confeval.runs import RunFolder
+    from confeval.simulate import simulate
+
+    run = RunFolder(tmp_path / "run")
+    run.write_run({"command": f"{suite} run", "suite": suite, "model": "m"})
+    frame = simulate("steps" if suite != "intervals" else "scores", 600, seed=1)
+    run.write_records(frame.to_dict("records"))
+    if suite == "measures":
+        assert main(["guarantee", str(run.path), "--target", "0.1"]) == 2
+        assert "a measures run folder has no natural decision" in capsys.readouterr().err
+        return
+    target = 0.1 if suite == "steps" else 0.06
+    assert main(["guarantee", str(run.path), "--target", str(target), "--out",
+                 str(tmp_path / "g"), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    named = ["--suite", suite] + ([] if suite == "steps" else [
+        "-p", "parsed_score", "-g", "gt_score", "--logprob-cols", "score_lp*"])
+    assert main(["guarantee", str(run.path / "records.jsonl"), "--target", str(target),
+                 *named, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["guarantee"]["threshold"] == g["threshold"]
+    policy = json.loads((tmp_path / "g" / "policy.json").read_text())
+    assert policy["applies_to"]["suite"] == suite
+    assert policy["calibration_data"]["file"] == "run/records.jsonl"

@@ -4,8 +4,12 @@ least ``1 - --delta`` (``--method ltt``, :func:`confeval.guarantee.ltt_threshold
 :func:`~confeval.guarantee.sgr_threshold`), or the expected joint error (answered and wrong)
 at most ``--target`` (``crc``, :func:`~confeval.guarantee.crc_threshold`).
 
-The input is read as ``confeval score`` reads it (confeval's own columns, or another tool's
-file through :mod:`confeval.ingest`). The whole input calibrates, unless ``--split-seed`` asks
+Each suite's natural decision (``--suite``, default: a run folder's suite, else ``score``):
+answer on a confidence column (``score``), answer the top option (``sets``), accept a judge's
+score within ``--tolerance`` of the human's (``agreement``/``intervals``, confidence
+:func:`judge_confidence`), accept a step verdict (``steps``), accept a diagnosed error type
+(``diagnose``). The input is read as that suite's scoring reads it (confeval's own columns, or
+another tool's file through :mod:`confeval.ingest`). The whole input calibrates, unless ``--split-seed`` asks
 for a 50/50 calibration/test split (``train_test_split``, as the conformal suites split), in
 which case the threshold's risk and answer rate on the test half are reported too.
 ``--seeds 1-100`` repeats the split over those seeds and reports how often the test half's
@@ -33,8 +37,8 @@ __all__ = ["DECISIONS", "GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file
 _SCORE = ("score",)
 GUARANTEE_METHODS = ("ltt", "crc", "sgr")
 """Learn then Test, conformal risk control, selection with guaranteed risk."""
-DECISIONS = ("score", "sets", "agreement", "intervals")
-"""Suites whose natural decision ``confeval guarantee`` certifies so far (``agreement`` and
+DECISIONS = ("score", "sets", "agreement", "intervals", "steps", "diagnose")
+"""Suites whose natural decision ``confeval guarantee`` certifies (``agreement`` and
 ``intervals`` name the same one: accept the judge's score)."""
 JUDGE = ("agreement", "intervals")
 POLICY_VERSION = 1
@@ -66,12 +70,16 @@ class GuaranteeOptions(IngestOptions):
     seeds: str | None = option(None, "Also repeat the 50/50 split over these seeds (e.g. "
                                "1-100): the share of splits whose test-half risk exceeds the "
                                "target, and the mean answer rate.", stages=_SCORE)
-    suite: str = option("score", "Whose decision: score (a confidence and a correctness "
+    suite: str | None = option(None, "Whose decision (default: a run folder's suite, else "
+                               "score): score (a confidence and a correctness "
                         "column), sets (answer the top option: its probability and whether "
                         "it is the gold one, from option logits as sets score reads them) or "
                         "agreement / intervals (accept a judge's score: correct when within "
                         "--tolerance of the human's; confidence the judge's probability of a "
-                        "score that close to its own).", stages=_SCORE)
+                        "score that close to its own), steps (accept a step verdict: "
+                        "confidence max(p, 1 - p) of -c, default p_correct, against the -y "
+                        "label) or diagnose (accept the diagnosed error type: -c, default "
+                        "confidence; -p pred_type against -g gold_type).", stages=_SCORE)
     tolerance: float = option(1.0, "Judges: a score within this distance of the human's "
                               "counts as right (0: exact).", stages=_SCORE)
     pred_col: str | None = option(None, "Judges: column with the judge's score.",
@@ -97,7 +105,7 @@ class GuaranteeOptions(IngestOptions):
             raise ValueError(f"--method {self.method!r}: so far {', '.join(GUARANTEE_METHODS)}")
         if self.fwer not in FWER_METHODS:
             raise ValueError(f"--fwer {self.fwer!r}: choose from {', '.join(FWER_METHODS)}")
-        if self.suite not in DECISIONS:
+        if self.suite is not None and self.suite not in DECISIONS:
             raise ValueError(f"--suite {self.suite!r}: so far {', '.join(DECISIONS)}")
         if not self.tolerance >= 0:
             raise ValueError(f"--tolerance must be >= 0, got {self.tolerance}")
@@ -145,6 +153,7 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     ``{"threshold", "answer_if", "bound", "method", "fwer", "target", "delta",
     "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``, and
     ``"splits"`` under ``--seeds``."""
+    options = resolve_suite(path, options)
     rs, conf, correct = _decisions(path, options)
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
@@ -173,11 +182,42 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     return out
 
 
+_RUN_DEFAULTS = {"intervals": {"pred_col": "parsed_score", "gt_col": "gt_score",
+                               "logprob_cols": "score_lp*"}}
+"""The columns a suite's live run writes, where the decision needs them named."""
+
+
+def resolve_suite(path: str | Path, options: GuaranteeOptions) -> GuaranteeOptions:
+    """``options`` with the suite decided: as given, else the suite of a run folder's
+    ``run.json`` (with the columns its records hold), else ``score``."""
+    if options.suite is not None:
+        return options
+    from ..runs import RunFolder
+
+    folder = Path(path)
+    if not (folder.is_dir() and (folder / RunFolder.RUN).is_file()):
+        return dataclasses.replace(options, suite="score")
+    config = RunFolder(folder, create=False).read_run().get("config") or {}
+    suite = config.get("suite") or str(config.get("command", "")).split(" ")[0]
+    if suite not in DECISIONS:
+        raise ValueError(f"{path}: a {suite or 'foreign'} run folder has no natural decision "
+                         f"to certify; name one with --suite ({', '.join(DECISIONS)}) and "
+                         "its columns")
+    defaults = {k: v for k, v in _RUN_DEFAULTS.get(suite, {}).items()
+                if getattr(options, k) is None}
+    return dataclasses.replace(options, suite=suite, **defaults)
+
+
 def _decision(options: GuaranteeOptions) -> dict:
     """What is answered and what counts as an error, in words (for the sentence)."""
     if options.suite in JUDGE:
         return {"act": "Accept the judge's score", "item": "accepted scores",
                 "error": f"more than {options.tolerance:g} from the human's"}
+    if options.suite == "steps":
+        return {"act": "Accept the step verdict", "item": "accepted verdicts", "error": "wrong"}
+    if options.suite == "diagnose":
+        return {"act": "Accept the diagnosed error type", "item": "accepted diagnoses",
+                "error": "wrong"}
     act = "Answer the top option" if options.suite == "sets" else "Answer"
     return {"act": act, "item": "answered items", "error": "wrong"}
 
@@ -249,6 +289,10 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
                                                     options.tolerance)
         correct = (np.abs(judge.pred - judge.truth) <= options.tolerance).astype(np.float64)
         return judge.records, conf[judge.records.mask], correct
+    if options.suite == "steps":
+        return _step_decisions(path, options)
+    if options.suite == "diagnose":
+        return _diagnosis_decisions(path, options)
     if options.suite == "sets":
         from ..ingest import read_input
         from .sets.inputs import read_sets_records
@@ -268,6 +312,44 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
     rs, conf_col, correct_col = read_confidence_input(path, read_as)
     conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
     return rs, conf, correct
+
+
+def _step_decisions(path: str | Path, options: GuaranteeOptions):
+    """Accept a step verdict (correct if ``p_correct >= 0.5``): confidence ``max(p, 1 - p)``,
+    right when the verdict is the step's label (ConfProBench's step confidence,
+    :func:`confeval.metrics.steps.step_confidence`). Original chains only: perturbed variants
+    probe robustness and would count a step several times (excluded as ``perturbed_variant``)."""
+    from ..metrics.steps import step_confidence
+    from ..records import RecordSet
+    from .steps.inputs import ORIGINAL, step_frame
+
+    rs = RecordSet.read(Path(path))
+    frame = step_frame(rs, p_col=options.confidence_col or "p_correct",
+                       label_col=options.correct_col or "label")
+    perturbed = np.zeros(len(rs.frame), bool)
+    perturbed[rs.frame.index.get_indexer(frame.index[frame["variant"] != ORIGINAL])] = True
+    rs.exclude(perturbed, "perturbed_variant")
+    frame = frame[frame["variant"] == ORIGINAL]
+    verdict, conf = step_confidence(frame["p_correct"].to_numpy())
+    return rs, conf, (verdict == frame["label"].to_numpy()).astype(np.float64)
+
+
+def _diagnosis_decisions(path: str | Path, options: GuaranteeOptions):
+    """Accept the diagnosed error type: the confidence column (a live run's ``confidence``,
+    the model's probability of the type it named), right when the type is the gold one. An
+    unparseable diagnosis has no confidence and is excluded as such."""
+    from ..records import RecordSet
+    from .diagnose.inputs import read_diagnosis_records
+
+    rs = RecordSet.read(Path(path))
+    conf = rs.numeric([options.confidence_col or "confidence"], what="confidence")[:, 0]
+    read = read_diagnosis_records(rs, gold_col=options.gt_col or "gold_type",
+                                  pred_col=options.pred_col or "pred_type")
+    unparsed = np.zeros(len(rs.frame), bool)
+    unparsed[np.flatnonzero(rs.mask)[read.pred == None]] = True  # noqa: E711
+    rs.exclude(unparsed, "unparseable_diagnosis")
+    parsed = read.pred != None  # noqa: E711
+    return rs, conf[rs.mask], (read.pred[parsed] == read.gold[parsed]).astype(np.float64)
 
 
 def judge_confidence(probs: np.ndarray, pred: np.ndarray, scale: np.ndarray,
@@ -326,9 +408,12 @@ def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
     import hashlib
 
     from .. import __version__
+    from .._validation import record_file
 
+    options = resolve_suite(path, options)
+    data = record_file(path)   # a run folder's records
     digest = hashlib.sha256()
-    with Path(path).open("rb") as f:
+    with data.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     applies_to = _applies_to(options)
@@ -341,7 +426,9 @@ def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
             "starts": result["starts"],
             "bound": result["bound"], "n_calibration": result["n_calibration"],
             "split_seed": result.get("split_seed"),
-            "calibration_data": {"file": Path(path).name, "sha256": digest.hexdigest()},
+            "calibration_data": {"file": str(Path(path).name if data == Path(path) else
+                                             Path(Path(path).name) / data.name),
+                                 "sha256": digest.hexdigest()},
             "guarantee": result["guarantee"], "confeval_version": __version__}
 
 
@@ -356,7 +443,10 @@ def _applies_to(options: GuaranteeOptions) -> dict:
                 "pred_col": options.pred_col, "logprob_cols": options.logprob_cols,
                 "prob_cols": options.prob_cols, "min_score": options.min_score,
                 "max_score": options.max_score}
-    return {"suite": "score", "confidence": options.confidence_col or "confidence"}
+    if options.suite == "steps":
+        return {"suite": "steps", "confidence": "max(p, 1 - p) of the step's probability of "
+                "being correct", "p_col": options.confidence_col or "p_correct"}
+    return {"suite": options.suite, "confidence": options.confidence_col or "confidence"}
 
 
 def read_policy(path: str | Path) -> dict:
@@ -396,8 +486,14 @@ def apply_policy(policy_path: str | Path, records: str | Path):
     elif target["suite"] == "sets":
         rs = read_input(records, "sets", options)
         conf = _top_probability(rs)
+    elif target["suite"] == "steps":
+        rs = _own_records(records)
+        p = rs.numeric([target.get("p_col") or "p_correct"], what="p_correct", lo=0.0,
+                       hi=1.0)[:, 0]
+        conf = np.maximum(p, 1.0 - p)
     else:
-        rs = read_input(records, "score", options)
+        rs = read_input(records, "score", options) if target["suite"] == "score" else \
+            _own_records(records)
         column = target["confidence"]
         conf = rs.numeric([column], what="confidence")[:, 0]
     threshold = doc["threshold"]
@@ -411,6 +507,12 @@ def apply_policy(policy_path: str | Path, records: str | Path):
               "abstain": int((rs.mask & ~answer).sum()), "excluded": rs.excluded,
               "threshold": threshold}
     return frame, counts
+
+
+def _own_records(path: str | Path):
+    from ..records import RecordSet
+
+    return RecordSet.read(Path(path))
 
 
 def _judge_confidence_of(records: str | Path, target: dict, options: GuaranteeOptions):
