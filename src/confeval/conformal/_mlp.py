@@ -1,6 +1,6 @@
 """A small numpy ReLU network trained with Adam, for the interval methods that need one (R2CCP,
 CHR). Several networks of one shape (one per seed) train side by side as one batched array
-program. Written by hand because the reference packages need torch (see the README)."""
+program. Written by hand because the reference packages need torch (docs/design.md)."""
 
 from __future__ import annotations
 

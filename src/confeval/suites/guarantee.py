@@ -10,8 +10,9 @@ score within ``--tolerance`` of the human's (``agreement``/``intervals``, confid
 :func:`judge_confidence`), accept a step verdict (``steps``), accept a diagnosed error type
 (``diagnose``). The input is read as that suite's scoring reads it (confeval's own columns, or
 another tool's file through :mod:`confeval.ingest`). The whole input calibrates, unless
-``--split-seed`` asks for a 50/50 calibration/test split (``train_test_split``, as the conformal suites split), in
-which case the threshold's risk and answer rate on the test half are reported too.
+``--split-seed`` asks for a 50/50 calibration/test split (``train_test_split``, as the
+conformal suites split), in which case the threshold's risk and answer rate on the test half
+are reported too.
 ``--seeds 1-100`` repeats the split over those seeds and reports how often the test half's
 risk exceeds the target. That share estimates more than the guarantee's failure rate: a
 threshold whose true risk is just under the target still shows a test-half risk above it on
