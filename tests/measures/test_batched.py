@@ -222,3 +222,44 @@ def test_identical_rows_are_found_in_bounded_chunks(monkeypatch):
     monkeypatch.setattr(similarity, "_COMPARISON_ELEMENTS", 1)   # one stack per chunk
     one_by_one = MS.eccentricity_batch(stack, sizes)
     np.testing.assert_array_equal(whole.confidence, one_by_one.confidence)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_tokens=st.integers(1, 80))
+def test_single_call_fast_paths_equal_the_general_forms(seed, n_tokens):
+    """TokenSAR's Python loop (answers up to 64 tokens), CSL's all-heads path and Deg's one-
+    matrix path give what the batched forms give, impossible tokens and zero weights included."""
+    rng = np.random.default_rng(seed)
+    lp = -rng.exponential(size=n_tokens)
+    relevance = rng.random(n_tokens) * (rng.random(n_tokens) < 0.7)
+    if rng.random() < 0.3:
+        lp[rng.integers(n_tokens)] = -np.inf
+    att = rng.random((4, n_tokens)) * (rng.random((4, n_tokens)) < 0.8)
+    for single, batch in [
+        (MS.token_sar(lp, relevance), MS.token_sar_batch(lp[None], relevance[None])[0]),
+        (MS.csl(lp, att), MS.csl_batch(lp[None], att[None])[0]),
+    ]:
+        assert single == pytest.approx(batch, rel=1e-12, abs=1e-12) or single == batch
+    w = rng.random((n_tokens % 9 + 1,) * 2)
+    w = (w + w.T) / 2
+    np.fill_diagonal(w, 1.0)
+    got, want = MS.degree(w), MS.degree_batch(w[None])
+    np.testing.assert_array_equal(got.confidence, want.confidence[0])
+    assert got.uncertainty == want.uncertainty[0]
+
+
+def test_single_call_fast_paths_refuse_what_the_general_forms_refuse():
+    for lp, relevance, message in [([-1.0, np.nan], [1.0, 1.0], "<= 0 and not NaN"),
+                                   ([-1.0, 0.5], [1.0, 1.0], "<= 0 and not NaN"),
+                                   ([-1.0, -1.0], [1.0, np.inf], "relevance must be"),
+                                   ([-1.0, -1.0], [1.0, -0.1], "relevance must be"),
+                                   ([-1.0, -1.0], [1.0], "relevance must be")]:
+        with pytest.raises(ValueError, match=message):
+            MS.token_sar(lp, relevance)
+    for att in ([[1.0, np.inf]], [[1.0, -1.0]], [[1.0, np.nan]]):
+        with pytest.raises(ValueError, match="attention weights must be finite"):
+            MS.csl([-1.0, -1.0], att)
+    assert MS.csl([-1.0, -3.0], [[0.0, 0.0], [1.0, 1.0]]) == -2.0   # a silent head: uniform
+    for w in ([[1.0, -0.1], [-0.1, 1.0]], [[1.0, 1.5], [1.5, 1.0]], [[1.0, np.nan], [0, 1]]):
+        with pytest.raises(ValueError, match=r"similarities in \[0, 1\]"):
+            MS.degree(w)

@@ -25,6 +25,8 @@ once; the single-answer functions are the same formula on one answer.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -129,10 +131,34 @@ def csl(token_logprobs: ArrayLike, attention: ArrayLike, heads: ArrayLike | None
     >>> csl([-1.0, -3.0], [[1.0, 1.0], [3.0, 1.0]], heads=[1])
     -1.5
     """
+    if heads is None:
+        value = _csl_all_heads(token_logprobs, attention)
+        if value is not None:
+            return value
     per_head = csl_per_head(token_logprobs, attention)
     if heads is not None:
         per_head = per_head[_heads(heads, per_head.size)]
     return float(_SUM(per_head) / per_head.size)
+
+
+def _csl_all_heads(token_logprobs: ArrayLike, attention: ArrayLike) -> float | None:
+    """CSL over all heads of one answer with (heads, tokens) attention in the fewest numpy
+    calls, or None where the general path must decide: a head paying the answer no attention
+    (uniform weights), an impossible token (0 x -inf where a head ignores it) or an infinite
+    attention weight (the general path raises). The checks
+    that can fail here are the general path's, with its messages."""
+    lp = np.asarray(token_logprobs, dtype=np.float64)
+    att = np.asarray(attention, dtype=np.float64)
+    if lp.ndim != 1 or att.ndim != 2 or att.shape[1] != lp.size or lp.size == 0:
+        return None
+    if not (_MAX(lp) <= 0 and _MIN(lp) > -math.inf):
+        return None   # the general path says why, or guards the impossible token
+    if not _MIN(att, axis=None) >= 0:
+        return None
+    totals = _SUM(att, axis=1)
+    if not (_MIN(totals) > 0 and _MAX(totals) < math.inf):
+        return None
+    return float(_SUM((att @ lp) / totals)) / att.shape[0]
 
 
 def csl_batch(token_logprobs: ArrayLike, attention: ArrayLike, lengths: ArrayLike | None = None,

@@ -281,8 +281,18 @@ def degree(W: ArrayLike) -> SimilarityMeasure:
     >>> degree([[1, 1, 0], [1, 1, 0], [0, 0, 1]]).uncertainty
     1.3333333333333333
     """
-    confidence, uncertainty = _degree(_batch(_single(W)))
-    return SimilarityMeasure(confidence[0], float(uncertainty[0]))
+    # One matrix: the checks of _batch with fewer numpy calls (a positive minimum makes the
+    # diagonal positive), the formula of _degree on it — a 20 x 20 matrix costs a few numpy
+    # calls, and the unvalidated reference formulas are not much more.
+    w = _numbers(W, 2)
+    lowest = _MIN(w, axis=None)
+    if not (lowest >= 0 and _MAX(w, axis=None) <= 1 + 1e-12):
+        raise ValueError("W must hold similarities in [0, 1]")
+    if lowest == 0:
+        _check_diagonal(w[None], None)
+    m = w.shape[0]
+    d = _SUM(w, axis=1)
+    return SimilarityMeasure(d / m, float(m - _SUM(d) / m))
 
 
 def laplacian_eigen(W: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
