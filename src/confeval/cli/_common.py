@@ -142,6 +142,11 @@ def score_inputs(command: str, inputs: Sequence[Sequence[Path]], given: Given, *
     return results
 
 
+def reasons_text(counts: dict[str, int]) -> str:
+    """Counted reasons as one phrase: "missing_x 2, non_numeric_y 1", or "none"."""
+    return ", ".join(f"{k} {v:,}" for k, v in counts.items()) or "none"
+
+
 def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
     """A run folder for a scoring command (run.json, metrics.json, report.html)."""
     if out_dir is None:

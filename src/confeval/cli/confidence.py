@@ -20,6 +20,7 @@ from ._common import (
     err,
     out,
     print_json,
+    reasons_text,
     write_run,
 )
 from ._options import Given, with_options
@@ -154,7 +155,7 @@ def guarantee_apply(policy_file: PolicyArg, records: RecordsArg, out_file: Decis
     if as_json:
         print_json({"apply": {"policy": str(policy_file), "records": str(records), **counts}})
         return
-    excluded = ", ".join(f"{k} {v:,}" for k, v in counts["excluded"].items()) or "none"
+    excluded = reasons_text(counts["excluded"])
     out.print(f"{records}: answer {counts['answer']:,}, abstain {counts['abstain']:,} "
               f"(excluded: {excluded})" + (f"; written to {out_file}" if out_file else ""))
 

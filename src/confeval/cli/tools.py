@@ -22,6 +22,7 @@ from ._common import (
     print_json,
     print_sections,
     progress,
+    reasons_text,
 )
 
 __all__ = ["cache", "demo", "import_file", "report", "rerun", "simulate"]
@@ -178,7 +179,7 @@ def import_file(
     if as_json:
         print_json({"import": {"source": str(source), "out": str(out_file), **counts}})
         return
-    excluded = ", ".join(f"{k} {v:,}" for k, v in counts["excluded"].items()) or "none"
+    excluded = reasons_text(counts["excluded"])
     err.print(f"wrote {counts['n_used']:,} of {counts['n_read']:,} {suite} records to "
               f"{out_file} (excluded: {excluded})")
 
