@@ -57,6 +57,8 @@ def test_column_flags_still_override_and_errors_are_one_line(tmp_path, capsys):
         (["score", str(SAMPLES), "--from", "inspect"], "not an inspect file"),
         (["score", str(SAMPLES), "--from", "csv"], "--from 'csv': choose from"),
         (["steps", "score", str(SAMPLES)], ""),
+        (["agreement", str(SAMPLES)], "an lm-eval file has no judge ratings (it can be read "
+                                      "by: score, sets score, measures score)"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err

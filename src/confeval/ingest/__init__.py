@@ -338,8 +338,11 @@ def read_records(path: str | Path, suite: str, from_format: str = "auto",
                          f"{from_format} output)")
     layouts = LAYOUTS[found]
     if suite not in layouts:
-        raise ValueError(f"{path}: an {found} file has no {suite} records (it can be "
-                         f"scored by: {', '.join(layouts)})")
+        commands = {"intervals": "agreement, intervals score", "score": "score",
+                    "sets": "sets score", "measures": "measures score"}
+        what = "judge ratings" if suite == "intervals" else f"{suite} records"
+        raise ValueError(f"{path}: an {found} file has no {what} (it can be read by: "
+                         f"{', '.join(commands.get(k, k) for k in layouts)})")
     samples, sample_reasons, model, notes = _read(path, found, suite, data, levels)
     rows, reasons = [], []
     key = "item_id" if found == "openai" else _KEY[suite]   # the data's ids name responses
