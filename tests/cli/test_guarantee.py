@@ -257,8 +257,9 @@ def test_the_steps_decision_accepts_step_verdicts_of_original_chains(tmp_path, c
     p = orig["p_correct"].to_numpy()
     conf = np.maximum(p, 1 - p)
     right = ((p >= 0.5).astype(int) == orig["label"].to_numpy()).astype(float)
-    expected = ltt_threshold(conf, right, target=0.1, delta=0.1)
+    expected = ltt_threshold(conf, right, target=0.1, delta=0.1, groups=orig["item_id"])
     assert expected.threshold is not None and g["threshold"] == expected.threshold
+    assert g["n_clusters"] == orig["item_id"].nunique()   # chains, the independent draws
     assert g["excluded"] == {"perturbed_variant": int((frame["variant"] != "original").sum())}
     assert g["guarantee"].startswith("Accept the step verdict")
     new = tmp_path / "new.csv"
@@ -266,6 +267,14 @@ def test_the_steps_decision_accepts_step_verdicts_of_original_chains(tmp_path, c
     assert main(["guarantee", "apply", str(run / "policy.json"), str(new), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["apply"]["answer"] == \
         g["calibration"]["answered"]
+    # a split keeps every chain on one side; crc and sgr would treat steps as independent
+    assert main(["guarantee", str(path), "--suite", "steps", "--target", "0.1",
+                 "--split-seed", "3", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    assert g["n_clusters"] == 200   # half the 400 chains, whole
+    assert main(["guarantee", str(path), "--suite", "steps", "--target", "0.1", "--method",
+                 "crc"]) == 2
+    assert "--method ltt tests the chains" in capsys.readouterr().err
 
 
 def test_the_diagnose_decision_accepts_the_named_error_type(tmp_path, capsys):

@@ -115,17 +115,23 @@ class GuaranteeOptions(IngestOptions):
         parse_seeds(self.seeds)
 
 
-def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:
-    """The method's certified threshold on (conf, correct), as a dict."""
+def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
+            groups: np.ndarray | None = None) -> dict:
+    """The method's certified threshold on (conf, correct), as a dict; with ``groups`` (the
+    cluster of each item) clusters are the independent draws (LTT only)."""
     from ..guarantee import crc_threshold, ltt_threshold, sgr_threshold
 
+    if groups is not None and options.method != "ltt":
+        raise ValueError(f"--method {options.method} treats every item as an independent "
+                         "draw, and the steps of one chain are not: --method ltt tests the "
+                         "chains as the draws")
     if options.method == "crc":
         return crc_threshold(conf, correct, target=options.target).to_dict()
     if options.method == "sgr":
         return sgr_threshold(conf, correct, target=options.target,
                              delta=options.delta).to_dict()
     return {**ltt_threshold(conf, correct, target=options.target, delta=options.delta,
-                            fwer=options.fwer, starts=options.starts).to_dict(),
+                            fwer=options.fwer, starts=options.starts, groups=groups).to_dict(),
             "risk_controlled": "selective"}
 
 
@@ -143,10 +149,22 @@ def test_risk(conf: np.ndarray, correct: np.ndarray, threshold: float | None,
     return {"n": int(conf.size), "coverage": float(answered.mean()), "risk": risk}
 
 
-def _split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.model_selection import train_test_split
+def _split(n: int, seed: int, groups: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """50/50 calibration and test indices; with groups, whole clusters go to one side."""
+    if groups is None:
+        from sklearn.model_selection import train_test_split
 
-    return train_test_split(np.arange(n), train_size=0.5, random_state=seed)
+        return train_test_split(np.arange(n), train_size=0.5, random_state=seed)
+    from sklearn.model_selection import GroupShuffleSplit
+
+    cal, test = next(GroupShuffleSplit(n_splits=1, train_size=0.5, random_state=seed)
+                     .split(np.zeros(n), groups=groups))
+    return cal, test
+
+
+def _at(groups: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if groups is None else groups[rows]
 
 
 def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
@@ -155,16 +173,17 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``, and
     ``"splits"`` under ``--seeds``."""
     options = resolve_suite(path, options)
-    rs, conf, correct = _decisions(path, options)
+    rs, conf, correct, groups = _decisions(path, options)
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
-        cal, test = _split(conf.size, options.split_seed)
-    res = certify(conf[cal], correct[cal], options)
+        cal, test = _split(conf.size, options.split_seed, groups)
+    res = certify(conf[cal], correct[cal], options, _at(groups, cal))
     out = {**res, "method": options.method,
            "fwer": options.fwer if options.method == "ltt" else None,
            "starts": options.starts if options.method == "ltt" else None,
            "target": options.target, "delta": None if options.method == "crc" else options.delta,
            "n_calibration": int(cal.size), "test": None,
+           **({"n_clusters": int(np.unique(groups[cal]).size)} if groups is not None else {}),
            **{k: v for k, v in rs.summary().items() if k in ("n_read", "n_used", "excluded")}}
     if options.split_seed is not None:
         out["split_seed"] = options.split_seed
@@ -175,9 +194,10 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
         if "model" in rs.frame.columns else []
     if len(models) == 1:
         out["model"] = str(models[0])
-    out["curve"] = certified_curve(conf[cal], correct[cal], options, res["risk_controlled"])
+    out["curve"] = certified_curve(conf[cal], correct[cal], options, res["risk_controlled"],
+                                   groups=_at(groups, cal))
     if options.seeds:
-        out["splits"] = over_splits(conf, correct, options)
+        out["splits"] = over_splits(conf, correct, options, groups)
     out["decision"] = _decision(options)
     out["guarantee"] = _sentence(out)
     return out
@@ -224,7 +244,8 @@ def _decision(options: GuaranteeOptions) -> dict:
 
 
 def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
-                    risk_kind: str, points: int = 200) -> dict:
+                    risk_kind: str, points: int = 200, groups: np.ndarray | None = None
+                    ) -> dict:
     """The calibration set's risk-coverage curve for the report: at up to ``points`` distinct
     confidences (evenly in rank), the answer rate, the risk the method controls, and that
     threshold's own upper bound (each threshold alone, no correction for having looked at
@@ -239,7 +260,12 @@ def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOpt
                                                ).astype(int))]
     risk, answered = selective_risk(conf, correct, distinct)
     errors = np.nan_to_num(risk) * answered
-    if risk_kind == "joint":
+    if groups is not None:
+        from ..guarantee.clustered import cluster_counts, clustered_bound
+
+        bound = clustered_bound(*cluster_counts(conf, 1.0 - correct, groups, distinct),
+                                options.delta)
+    elif risk_kind == "joint":
         n = conf.size
         risk = errors / n
         bound = (n * risk + 1) / (n + 1)
@@ -253,7 +279,8 @@ def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOpt
             "bound": np.asarray(bound, dtype=np.float64).tolist()}
 
 
-def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions) -> dict:
+def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
+                groups: np.ndarray | None = None) -> dict:
     """The method repeated over ``--seeds`` 50/50 splits: per split the threshold and the
     test half's risk and answer rate; the share of splits whose test risk exceeds the target
     (a split certifying nothing answers nothing and exceeds nothing), with its binomial
@@ -263,8 +290,8 @@ def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions
     seeds = parse_seeds(options.seeds) or []
     per_split = []
     for seed in seeds:
-        cal, test = _split(conf.size, seed)
-        res = certify(conf[cal], correct[cal], options)
+        cal, test = _split(conf.size, seed, groups)
+        res = certify(conf[cal], correct[cal], options, _at(groups, cal))
         held = test_risk(conf[test], correct[test], res["threshold"], res["risk_controlled"])
         per_split.append({"seed": seed, "threshold": res["threshold"],
                           "risk": held["risk"], "coverage": held["coverage"]})
@@ -282,14 +309,13 @@ def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions
 
 
 def _decisions(path: str | Path, options: GuaranteeOptions):
-    """(records, confidence, correctness) of the suite's natural decision on one input."""
+    """(records, confidence, correctness, the cluster of each item or None) of the suite's
+    natural decision on one input."""
     if options.suite in JUDGE:
         judge = _read_judge(path, options, with_truth=True)
-        conf = np.full(len(judge.records.frame), np.nan)
-        conf[judge.records.mask] = judge_confidence(judge.probs, judge.pred, judge.scale,
-                                                    options.tolerance)
+        conf = judge_confidence(judge.probs, judge.pred, judge.scale, options.tolerance)
         correct = (np.abs(judge.pred - judge.truth) <= options.tolerance).astype(np.float64)
-        return judge.records, conf[judge.records.mask], correct
+        return judge.records, conf, correct, None
     if options.suite == "steps":
         return _step_decisions(path, options)
     if options.suite == "diagnose":
@@ -302,7 +328,7 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
         data = read_sets_records(rs)
         conf = data.probs.max(axis=1).astype(np.float64)
         correct = (data.probs.argmax(axis=1) == data.labels).astype(np.float64)
-        return rs, conf, correct
+        return rs, conf, correct, None
     from ..evaluate import read_confidence_records
     from .generic import ConfidenceOptions, read_confidence_input
 
@@ -312,14 +338,16 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
                                 data_file=options.data_file)
     rs, conf_col, correct_col = read_confidence_input(path, read_as)
     conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
-    return rs, conf, correct
+    return rs, conf, correct, None
 
 
 def _step_decisions(path: str | Path, options: GuaranteeOptions):
     """Accept a step verdict (correct if ``p_correct >= 0.5``): confidence ``max(p, 1 - p)``,
     right when the verdict is the step's label (ConfProBench's step confidence,
     :func:`confeval.metrics.steps.step_confidence`). Original chains only: perturbed variants
-    probe robustness and would count a step several times (excluded as ``perturbed_variant``)."""
+    probe robustness and would count a step several times (excluded as ``perturbed_variant``).
+    The steps of one chain are not independent: the chain (``item_id``) is the cluster, so
+    splits keep a chain on one side and LTT tests chains (:mod:`confeval.guarantee.clustered`)."""
     from ..metrics.steps import step_confidence
     from ..records import RecordSet
     from .steps.inputs import ORIGINAL, step_frame
@@ -332,7 +360,8 @@ def _step_decisions(path: str | Path, options: GuaranteeOptions):
     rs.exclude(perturbed, "perturbed_variant")
     frame = frame[frame["variant"] == ORIGINAL]
     verdict, conf = step_confidence(frame["p_correct"].to_numpy())
-    return rs, conf, (verdict == frame["label"].to_numpy()).astype(np.float64)
+    return (rs, conf, (verdict == frame["label"].to_numpy()).astype(np.float64),
+            frame["item_id"].to_numpy())
 
 
 def _diagnosis_decisions(path: str | Path, options: GuaranteeOptions):
@@ -350,7 +379,8 @@ def _diagnosis_decisions(path: str | Path, options: GuaranteeOptions):
     unparsed[np.flatnonzero(rs.mask)[read.pred == None]] = True  # noqa: E711
     rs.exclude(unparsed, "unparseable_diagnosis")
     parsed = read.pred != None  # noqa: E711
-    return rs, conf[rs.mask], (read.pred[parsed] == read.gold[parsed]).astype(np.float64)
+    return (rs, conf[rs.mask], (read.pred[parsed] == read.gold[parsed]).astype(np.float64),
+            None)
 
 
 def judge_confidence(probs: np.ndarray, pred: np.ndarray, scale: np.ndarray,
@@ -383,14 +413,16 @@ def _sentence(result: dict) -> str:
     joint = result.get("risk_controlled") == "joint"
     d = result.get("decision") or {"act": "Answer", "item": "answered items", "error": "wrong"}
     if result["threshold"] is None:
-        at = (f"n = {result['n_calibration']}" if joint else
-              f"n = {result['n_calibration']} and delta = {result['delta']:g}")
+        n = f"n = {result['n_calibration']}" + (
+            f" ({result['n_clusters']} chains)" if result.get("n_clusters") else "")
+        at = n if joint else f"{n} and delta = {result['delta']:g}"
         what = "expected share of all items answered and " + d["error"] if joint else \
             f"share of {d['item']} {d['error']}"
         return (f"No threshold is certified: at {at}, the best {what} this data can certify "
                 f"is {result['best_achievable_bound']:.3f} (target {result['target']:g}).")
     answered = (f"{result['calibration']['answered']} of {result['n_calibration']} "
-                "calibration items answered")
+                "calibration items answered" + (f", {result['n_clusters']} chains"
+                                                if result.get("n_clusters") else ""))
     if joint:
         return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: on "
                 f"average over calibration draws, at most {result['target']:g} of new items "

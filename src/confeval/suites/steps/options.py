@@ -43,7 +43,8 @@ class StepsOptions(SuiteOptions):
         "modality.", stages=("score",), flag="--group-col", multiple=True)
     epsilon: float = option(0.01, "CRS: minor-change threshold.")
     delta: float = option(0.2, "CRS: significant-change threshold.")
-    crs_scale: float = option(5.0, "CRS: scale of the sigmoid.")
+    crs_scale: float = option(5.0, "CRS: the scale s of ACCM and SCCR in CRS = w1 (1 - CCR) "
+                              "+ w2 (1 - s ACCM) + w3 (1 - s SCCR).")
     weights: tuple[float, ...] = option((0.4, 0.4, 0.2), "CRS: w1,w2,w3.",
                                         flag="--crs-weights", parse=parse_weights,
                                         show=_show_weights)
