@@ -71,6 +71,8 @@ def test_the_pages_commands_run_and_print_what_is_shown(page, tmp_path, capsys, 
     if SHARED.is_dir():
         (tmp_path / "shared").symlink_to(SHARED)
     monkeypatch.chdir(work)
+    # the pages show tables as an 80-column terminal draws them, whatever this one is
+    monkeypatch.setenv("COLUMNS", "80")
     env: dict[str, str] = {}
     found = blocks(page.read_text(encoding="utf-8"))
     ran = 0
