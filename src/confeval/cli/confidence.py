@@ -116,6 +116,9 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
         return
     for path, result in results.items():
         out.print(f"{path}: {result['guarantee']}")
+        if result.get("excluded"):
+            out.print(f"  excluded: {reasons_text(result['excluded'])} of "
+                      f"{result['n_read']:,} read")
         if result.get("test"):
             test = result["test"]
             risk = "–" if test["risk"] is None else f"{test['risk']:.4f}"

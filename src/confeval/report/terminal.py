@@ -96,7 +96,9 @@ def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str)
     header is cut ("Spearm…") and no name split."""
     width = Console().width
     with_ci = width >= WIDE_ENOUGH_FOR_INTERVALS
-    caption = None if with_ci else "95% bootstrap intervals: see --json or the report"
+    resampled = any(res.get("ci") for res in results.values())   # not with --bootstrap 0
+    caption = None if with_ci or not resampled else \
+        "95% bootstrap intervals: see --json or the report"
     names = file_names(results)
     needed = max(map(len, names), default=4) + sum(max(len(h), 6) + 3 for _, h in columns)
     if needed > width and len(results) < len(columns):
