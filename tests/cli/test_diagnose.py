@@ -135,3 +135,27 @@ def test_a_text_only_server_costs_one_refused_image_then_counts_needs_image(
         assert metrics["failed_items"] == 0
         assert metrics["excluded_records"]["needs_image"] > 0
         assert "records not asked: " in capsys.readouterr().err
+
+
+def test_a_pair_leaves_out_the_items_a_run_never_asked(tmp_path, capsys):
+    """A live run's records keep the items it did not ask (an image item on a text-only
+    model: status excluded); pairing ETC with EPD must leave them out as scoring does, not
+    count them wrong on both sides."""
+    etc, epd = tmp_path / "etc.jsonl", tmp_path / "epd.jsonl"
+    gold = ["re", "kde", "vpe", "qce"] * 10
+    for path, wrong_every in ((etc, 3), (epd, 4)):
+        rows = []
+        for i, g in enumerate(gold):
+            row = {"item_id": i, "gold_type": g, "pred_type": g if i % wrong_every else "re",
+                   "status": "ok", "reason": None}
+            if i >= 30:   # never asked: no prediction
+                row.update(status="excluded", reason="needs_image", pred_type=None)
+            rows.append(row)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["diagnose", "score", str(etc), "--pair", f"{etc},{epd}", "--json",
+                 "--bootstrap", "0", "--simulations", "50"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"][str(etc)]
+    assert res["n_used"] == 30 and res["excluded"] == {"needs_image": 10}
+    drop = res["epd_drop"]
+    assert drop["n_paired"] == 30
+    assert drop["etc_accuracy"] == pytest.approx(res["accuracy_strict"])

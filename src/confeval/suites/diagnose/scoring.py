@@ -228,6 +228,17 @@ def _read_records(path: str | Path) -> RecordSet:
     return RecordSet.read(path)
 
 
+def _drop_excluded(rs: RecordSet) -> RecordSet:
+    """A live run's rows with ``status`` ``excluded`` (an image item asked text-only, an
+    error-free chain under ETC) left out under their ``reason``: they were never asked."""
+    if "status" in rs.frame and "reason" in rs.frame:
+        status = rs.frame["status"].astype(str).to_numpy()
+        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
+            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
+                       .to_numpy(), reason)
+    return rs
+
+
 def _inputs(rs: RecordSet, options: DiagnoseOptions):
     from .inputs import read_diagnosis_records
 
@@ -287,11 +298,7 @@ def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = Non
     over the types at ``options.alpha``: marginal, Mondrian by gold type and by domain) and
     ``answers`` (the ablation)."""
     options = options or DiagnoseOptions()
-    if "status" in rs.frame and "reason" in rs.frame:
-        status = rs.frame["status"].astype(str).to_numpy()
-        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
-            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
-                       .to_numpy(), reason)
+    _drop_excluded(rs)
     data = _inputs(rs, options)
     try:
         res = score_diagnosis(data.gold, data.pred, protocol=options.protocol,
@@ -446,8 +453,8 @@ def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
     from dataclasses import replace
 
     config = config or DiagnoseOptions()
-    etc = _inputs(_read_records(etc_path), replace(config, protocol="etc"))
-    epd = _inputs(_read_records(epd_path), replace(config, protocol="epd5"))
+    etc = _inputs(_drop_excluded(_read_records(etc_path)), replace(config, protocol="etc"))
+    epd = _inputs(_drop_excluded(_read_records(epd_path)), replace(config, protocol="epd5"))
     if etc.ids is None or epd.ids is None:
         raise ValueError(f"pairing ETC and EPD runs needs an item id column ({config.id_col!r})")
     return epd_drop(etc.ids, etc.gold, etc.pred, epd.ids, epd.gold, epd.pred,
@@ -504,11 +511,7 @@ def ablation_summary(records: Sequence[Mapping], *, bootstrap: int = 1000, seed:
 def _read_for_compare(rs: RecordSet, options: DiagnoseOptions) -> dict:
     """Each usable item's gold type and prediction as codes (``types`` in order, then the
     unparseable code), scored as ``diagnose score`` reads them."""
-    if "status" in rs.frame and "reason" in rs.frame:   # as score_diagnosis_records
-        status = rs.frame["status"].astype(str).to_numpy()
-        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
-            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
-                       .to_numpy(), reason)
+    _drop_excluded(rs)   # as score_diagnosis_records
     data = _inputs(rs, options)
     types = list(PROTOCOL_TYPES[options.protocol])
     bad = sorted(set(data.gold.tolist()) - set(types))
