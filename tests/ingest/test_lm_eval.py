@@ -103,3 +103,15 @@ def test_openai_responses_are_recognised_and_need_their_data(tmp_path):
         with pytest.raises(ValueError, match="carry no gold answer: name the data they "
                                              "answer with --data FILE"):
             read_records(path, "score")
+
+
+def test_measures_rows_normalise_by_characters_or_bytes():
+    chars = read_records(SAMPLES, "measures")
+    by_bytes = read_records(SAMPLES, "measures", normalise="bytes")
+    np.testing.assert_array_equal(chars.frame["sl"], by_bytes.frame["sl"])
+    assert read_records(SAMPLES, "measures", normalise="chars").frame["sl_norm"].equals(
+        chars.frame["sl_norm"])
+    samples = read_samples(SAMPLES).samples
+    first = samples[0]
+    np.testing.assert_allclose(by_bytes.frame["sl_norm"].iloc[:len(first.choices)],
+                               first.scores("bytes"), rtol=0, atol=0)

@@ -174,7 +174,9 @@ def _sets_rows(sample, normalise: str) -> list[dict]:
 
 
 def _measure_rows(sample, normalise: str) -> list[dict]:
-    norm = sample.scores("chars")
+    # SL(norm) needs a length: lm-eval logs no token count, so characters (its acc_norm), or
+    # bytes under --normalise bytes
+    norm = sample.scores("bytes" if normalise == "bytes" else "chars")
     return [{"question_id": sample.doc_id, "option": letter, "task": sample.task,
              "correct": int(i == sample.gold), "sl": float(sample.lls[i]),
              "sl_norm": float(norm[i])}
