@@ -259,6 +259,11 @@ def test_single_call_fast_paths_refuse_what_the_general_forms_refuse():
     for att in ([[1.0, np.inf]], [[1.0, -1.0]], [[1.0, np.nan]]):
         with pytest.raises(ValueError, match="attention weights must be finite"):
             MS.csl([-1.0, -1.0], att)
+    for lp, att, lengths in [([[-1.0, 0.0]], [[[1.0, np.inf]]], None),      # in the answer
+                             ([[-1.0, 0.0]], [[[1.0, np.inf]]], [1]),       # in the padding
+                             ([[-np.inf, 0.0]], [[[1.0, np.inf]]], [2])]:   # guarded form
+        with pytest.raises(ValueError, match="attention weights must be finite"):
+            MS.csl_batch(lp, att, lengths)
     assert MS.csl([-1.0, -3.0], [[0.0, 0.0], [1.0, 1.0]]) == -2.0   # a silent head: uniform
     for w in ([[1.0, -0.1], [-0.1, 1.0]], [[1.0, 1.5], [1.5, 1.0]], [[1.0, np.nan], [0, 1]]):
         with pytest.raises(ValueError, match=r"similarities in \[0, 1\]"):

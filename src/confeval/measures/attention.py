@@ -38,18 +38,30 @@ __all__ = ["csl", "csl_batch", "csl_per_head", "csl_per_head_batch", "select_hea
 _MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce
 
 
-def _attention(attention: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
-    """Attention of shape (*leading, heads, tokens) checked: finite and >= 0 everywhere
-    (padding included: it is multiplied by 0, and 0 x inf would be NaN)."""
+def _attention(attention: ArrayLike, shape: tuple[int, ...], *, finite: bool = True
+               ) -> np.ndarray:
+    """Attention of shape (*leading, heads, tokens) checked >= 0 everywhere (a NaN fails too)
+    and finite; ``finite=False`` (a batch) leaves finiteness to the per-head totals
+    (:func:`_per_head`), which an infinite weight makes infinite — or NaN in the padding,
+    where it is multiplied by 0 — at a fraction of a second pass over the attention."""
     att = np.asarray(attention, dtype=np.float64)
     if att.ndim == len(shape):   # one head
         att = att[..., None, :]
     if att.ndim != len(shape) + 1 or att.shape[:-2] != shape[:-1] or att.shape[-1] != shape[-1]:
         raise ValueError(f"attention must be (heads, tokens) per answer with {shape[-1]} "
                          f"tokens, got shape {att.shape}")
-    if att.size and not (_MIN(att, axis=None) >= 0 and _MAX(att, axis=None) < np.inf):
-        raise ValueError("attention weights must be finite and >= 0")
+    if att.size and not (_MIN(att, axis=None) >= 0
+                         and (not finite or _MAX(att, axis=None) < np.inf)):
+        raise ValueError(_ATTENTION_RULE)
     return att
+
+
+_ATTENTION_RULE = "attention weights must be finite and >= 0"
+
+
+def _check_totals(totals: np.ndarray) -> None:
+    if totals.size and not _MAX(totals, axis=None) < np.inf:
+        raise ValueError(_ATTENTION_RULE)
 
 
 def _per_head(lp: np.ndarray, att: np.ndarray, real: np.ndarray | None) -> np.ndarray:
@@ -61,16 +73,20 @@ def _per_head(lp: np.ndarray, att: np.ndarray, real: np.ndarray | None) -> np.nd
     (:func:`.likelihood.weighted_logprob`)."""
     if _MIN(lp, axis=None) == -np.inf:   # 0 x -inf: the guarded, slower form
         real = np.ones_like(lp) if real is None else real
-        totals = np.sum(att * real[..., None, :], axis=-1)
+        with np.errstate(invalid="ignore"):   # an infinite weight in the padding: NaN
+            totals = np.sum(att * real[..., None, :], axis=-1)
+        _check_totals(totals)
         weights = att * real[..., None, :] / np.where(totals > 0, totals, 1.0)[..., None]
         uniform = real[..., None, :] / real.sum(axis=-1)[..., None, None]
         weights = np.where((totals > 0)[..., None], weights, uniform)
         return weighted_logprob(weights, lp[..., None, :])
     if lp.ndim == 1:   # one answer: every token is real
         sums, totals = att @ lp, _SUM(att, axis=-1)
-    else:   # sums and totals from one pass over the attention
-        both = np.matmul(att, np.stack([lp, real], axis=-1))
+    else:   # sums and totals from one pass over the attention (an infinite weight makes
+        with np.errstate(invalid="ignore"):   # its totals infinite or NaN: refused below)
+            both = np.matmul(att, np.stack([lp, real], axis=-1))
         sums, totals = both[..., 0], both[..., 1]
+    _check_totals(totals)
     if _MIN(totals, axis=None) > 0:
         return sums / totals
     n_tokens = lp.shape[-1] if real is None else real.sum(axis=-1)
@@ -107,7 +123,7 @@ def csl_per_head_batch(token_logprobs: ArrayLike, attention: ArrayLike,
     """
     lp, lengths = token_batch(token_logprobs, lengths)
     real = token_mask(lengths, lp.shape[1]).astype(np.float64)
-    return _per_head(lp, _attention(attention, lp.shape), real)
+    return _per_head(lp, _attention(attention, lp.shape, finite=False), real)
 
 
 def _heads(heads: ArrayLike | None, n_heads: int) -> np.ndarray | slice:
