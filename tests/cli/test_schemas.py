@@ -1,0 +1,91 @@
+"""The JSON Schemas the documentation publishes (docs/schemas/) hold for real run folders:
+run.json and metrics.json of the demo and of every scoring command's --out, and policy.json of
+a guarantee; the schema's section kinds are exactly the report's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from confeval.cli import main
+from confeval.simulate import simulate
+
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed "
+                                 "(pip install '.[dev]')")
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
+
+
+def _validator(name: str):
+    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(scope="module")
+def run_folders(tmp_path_factory) -> list[Path]:
+    from confeval.demo import run_demo
+
+    tmp = tmp_path_factory.mktemp("runs")
+    simulate("confidence", 300, "overconfident", seed=1).to_csv(tmp / "judge.csv", index=False)
+    simulate("confidence", 300, "calibrated", seed=1).to_csv(tmp / "other.csv", index=False)
+    simulate("mcq", 400, seed=2).to_csv(tmp / "mcq.csv", index=False)
+    simulate("scores", 400, "compressing", seed=3).to_csv(tmp / "scores.csv", index=False)
+    simulate("steps", 40, seed=4).to_csv(tmp / "steps.csv", index=False)
+    commands = {
+        "score": ["score", "judge.csv", "-c", "confidence", "-y", "correct", "--bootstrap",
+                  "50"],
+        "sets": ["sets", "score", "mcq.csv", "--seeds", "1-2"],
+        "intervals": ["intervals", "score", "scores.csv", "--logprob-cols", "score_lp*",
+                      "--pred-col", "parsed_score", "--methods", "naive,lac", "--seeds", "1"],
+        "agreement": ["agreement", "scores.csv", "-p", "parsed_score", "-g", "gt_score",
+                      "--logprob-cols", "score_lp*", "--bootstrap", "0"],
+        "steps": ["steps", "score", "steps.csv", "--bootstrap", "20"],
+        "compare": ["compare", "judge.csv", "other.csv", "-c", "confidence", "-y", "correct",
+                    "--id-col", "item_id", "--bootstrap", "50"],
+        "guarantee": ["guarantee", "judge.csv", "-c", "confidence", "-y", "correct",
+                      "--target", "0.2"],
+    }
+    folders = []
+    for name, argv in commands.items():
+        out = tmp / f"run-{name}"
+        argv = [a if not a.endswith(".csv") else str(tmp / a) for a in argv]
+        assert main([*argv, "--out", str(out)]) == 0, name
+        folders.append(out)
+    run_demo(tmp / "demo", n=200, n_resamples=20, live=False)
+    folders.append(tmp / "demo")
+    return folders
+
+
+def test_run_and_metrics_of_real_run_folders_hold_their_schemas(run_folders):
+    run, metrics = _validator("run"), _validator("metrics")
+    kinds = set()
+    for folder in run_folders:
+        doc = json.loads((folder / "run.json").read_text())
+        assert not list(run.iter_errors(doc)), (folder.name, next(run.iter_errors(doc)).message)
+        doc = json.loads((folder / "metrics.json").read_text())
+        errors = list(metrics.iter_errors(doc))
+        assert not errors, (folder.name, errors[0].message)
+        kinds |= {s["kind"] for s in doc["sections"]}
+    assert {"confidence", "sets", "intervals", "agreement", "steps", "compare",
+            "guarantee"} <= kinds
+
+
+def test_a_policy_holds_its_schema_and_a_broken_one_does_not(run_folders):
+    policy = _validator("policy")
+    (folder,) = [f for f in run_folders if f.name == "run-guarantee"]
+    doc = json.loads((folder / "policy.json").read_text())
+    assert not list(policy.iter_errors(doc))
+    assert list(policy.iter_errors({**doc, "answer_if": "confidence > threshold"}))
+    assert list(policy.iter_errors({**doc, "calibration_data": {"file": "x", "sha256": "0"}}))
+
+
+def test_the_schemas_section_kinds_are_the_reports():
+    import confeval.report.sections  # noqa: F401 — registers every section kind
+    from confeval.report import SECTION_RENDERERS
+
+    schema = json.loads((SCHEMAS / "metrics.schema.json").read_text())
+    assert set(schema["$defs"]["section"]["properties"]["kind"]["enum"]) == \
+        set(SECTION_RENDERERS)
