@@ -77,19 +77,13 @@ def _difference(value: float) -> str:
 
 
 def _judge_section() -> list[str]:
-    from scipy.special import softmax
-
-    sys.path.insert(0, str(ROOT))
-    from tests.reproductions.test_published_judge_table import TABLE_1
-
-    from confeval.evaluate import evaluate_agreement
-    from confeval.metrics import overconfidence_rate
+    sys.path.insert(0, str(ROOT))   # the tests' reference values and their computation
+    from tests.reproductions.test_published_judge_table import DIGITS, TABLE_1, table_1_values
 
     names = {"v2": "LLaVA-Critic-7B", "v2_phi4": "Phi-4-reasoning",
              "v2_gemini": "Gemini 2.5 Flash"}
     columns = ("Pearson", "Spearman", "Kendall", "accuracy %", "±1 accuracy %", "MAE",
                "P(top) > .99 %", "P(top) > .999 %")
-    digits = (3, 3, 3, 1, 1, 3, 1, 1)
     lines = ["## VLM-judge uncertainty, Table 1 (point metrics)", "",
              "A judge's 1–5 scores against human scores on MLLM-as-a-Judge (5,717 items): "
              "correlations, accuracy and MAE over the parsed scores, overconfidence over all "
@@ -102,14 +96,8 @@ def _judge_section() -> list[str]:
              "-p parsed_score -g gt_score --logprob-cols 's2_lp*' --json", "```", "",
              "| judge | metric | paper | ours | difference |", "|---|---|---|---|---|"]
     for folder, published in TABLE_1.items():
-        df = pd.read_csv(JUDGE / folder / "features_s2.csv")
-        parsed = df[df.parsed_score > 0]
-        res = evaluate_agreement(parsed.parsed_score, parsed.gt_score, n_resamples=0)
-        probs = softmax(df[[f"s2_lp{k}" for k in range(1, 6)]].to_numpy(), axis=1)
-        ours = (res["pearson"], res["spearman"], res["kendall"], 100 * res["accuracy"],
-                100 * res["within1"], res["mae"], 100 * overconfidence_rate(probs, 0.99),
-                100 * overconfidence_rate(probs, 0.999))
-        for column, value, paper, d in zip(columns, ours, published, digits):
+        ours, _ = table_1_values(pd.read_csv(JUDGE / folder / "features_s2.csv"))
+        for column, value, paper, d in zip(columns, ours, published, DIGITS):
             mine = round(float(value), d)
             lines.append(f"| {names[folder]} | {column} | {paper:.{d}f} | {mine:.{d}f} | "
                          f"{mine - paper:+.{d}f} |")

@@ -26,17 +26,24 @@ TABLE_1 = {  # folder: (pearson, spearman, kendall, acc %, within1 %, mae, over.
 }
 
 
-@pytest.mark.parametrize("folder", TABLE_1)
-def test_table_1_point_metrics(folder):
-    df = pd.read_csv(DATA / folder / "features_s2.csv")
+DIGITS = (3, 3, 3, 1, 1, 3, 1, 1)
+"""The digits Table 1 prints each column with."""
+
+
+def table_1_values(df: pd.DataFrame) -> tuple[tuple[float, ...], dict]:
+    """Our Table 1 row of one judge's ``features_s2.csv`` (the columns of :data:`TABLE_1`),
+    and the agreement result it comes from (benchmarks/reproductions_page.py prints it)."""
     parsed = df[df.parsed_score > 0]
     res = evaluate_agreement(parsed.parsed_score, parsed.gt_score, n_resamples=0)
     probs = softmax(df[[f"s2_lp{k}" for k in range(1, 6)]].to_numpy(), axis=1)
-    ours = (res["pearson"], res["spearman"], res["kendall"], 100 * res["accuracy"],
+    return (res["pearson"], res["spearman"], res["kendall"], 100 * res["accuracy"],
             100 * res["within1"], res["mae"], 100 * overconfidence_rate(probs, 0.99),
-            100 * overconfidence_rate(probs, 0.999))
-    published = TABLE_1[folder]
-    digits = (3, 3, 3, 1, 1, 3, 1, 1)
-    for value, expected, d in zip(ours, published, digits):
+            100 * overconfidence_rate(probs, 0.999)), res
+
+
+@pytest.mark.parametrize("folder", TABLE_1)
+def test_table_1_point_metrics(folder):
+    ours, res = table_1_values(pd.read_csv(DATA / folder / "features_s2.csv"))
+    for value, expected, d in zip(ours, TABLE_1[folder], DIGITS):
         assert round(value, d) == pytest.approx(expected, abs=1e-9)
     assert np.isfinite(res["bias"])
