@@ -332,3 +332,46 @@ def test_a_run_folder_names_its_suites_decision(tmp_path, capsys, suite):
     policy = json.loads((tmp_path / "g" / "policy.json").read_text())
     assert policy["applies_to"]["suite"] == suite
     assert policy["calibration_data"]["file"] == "run/records.jsonl"
+
+
+def test_a_batch_promise(tmp_path, capsys):
+    """--batch M (or test: the test half's size) promises a new batch's error: the library's
+    threshold with batch=M, a later (higher) threshold than the population promise, the
+    sentence and policy.json say so; what it cannot do is one line."""
+    path, frame = _file(tmp_path, n=3000, seed=2)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2",
+                 "--split-seed", "4", "--batch", "test", "--seeds", "1-3", "--out", str(run),
+                 "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    from sklearn.model_selection import train_test_split
+
+    cal, _ = train_test_split(np.arange(3000), train_size=0.5, random_state=4)
+    expected = ltt_threshold(frame["p"].to_numpy()[cal], frame["y"].to_numpy()[cal],
+                             target=0.2, delta=0.1, batch=1500)
+    population = ltt_threshold(frame["p"].to_numpy()[cal], frame["y"].to_numpy()[cal],
+                               target=0.2, delta=0.1)
+    assert g["batch"] == 1500 and g["threshold"] == expected.threshold is not None
+    assert g["bound"] == pytest.approx(expected.bound) and g["bound"] <= 0.2
+    assert expected.threshold > population.threshold
+    assert "a new batch of 1500 items" in g["guarantee"]
+    assert json.loads((run / "policy.json").read_text())["batch"] == 1500
+    report = (run / "report.html").read_text()
+    assert "certified bound (a batch of 1,500)" in report
+    assert "The promise is on a batch of 1,500 items" in report   # how to read the splits
+    assert all(s["threshold"] is not None for s in g["splits"]["per_split"])
+    # a fixed batch size, no split
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2", "--batch",
+                 "400", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["guarantee"]["batch"] == 400
+    for argv, message in [
+        (["--batch", "test"], "--batch test is the test half's size"),
+        (["--batch", "0"], "--batch must be a number of items or 'test'"),
+        (["--batch", "50", "--method", "crc"], "--batch promises a batch's error with "
+                                               "--method ltt"),
+        (["--batch", "50", "--fwer", "holm"], "holm"),
+    ]:
+        assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2",
+                     *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

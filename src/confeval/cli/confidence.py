@@ -90,8 +90,10 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
     over the calibration draw (--method ltt: Learn then Test, Hoeffding-Bentkus p-values,
     fixed-sequence, Bonferroni or Holm over the thresholds; sgr: Geifman & El-Yaniv's binary
     search), or the expected share answered and wrong at most --target (crc: conformal risk
-    control). One result per input. --out writes run.json, metrics.json and policy.json (one
-    per input: policy-<k>.json), which `confeval guarantee apply POLICY RECORDS` applies."""
+    control). --batch M promises the error of a new batch of M items instead of the
+    population's (--batch test: the test half's). One result per input. --out writes
+    run.json, metrics.json and policy.json (one per input: policy-<k>.json), which
+    `confeval guarantee apply POLICY RECORDS` applies."""
     from ..report import publish
     from ..runs import RunFolder
     from ..suites.guarantee import GuaranteeOptions, guarantee_file, policy

@@ -172,6 +172,9 @@ class LTTResult:
     tested: np.ndarray
     rejected: np.ndarray
     best_bound: float
+    batch: int | None = None
+    """The promise is on a new batch of this many items (:mod:`.batch`); ``p_values`` then
+    hold each threshold's batch failure bound G (NaN where not computed)."""
 
     def to_dict(self) -> dict:
         i = None if self.threshold is None else int(np.flatnonzero(
@@ -181,7 +184,7 @@ class LTTResult:
                 "n_tested": int(self.tested.sum()), "n_rejected": int(self.rejected.sum()),
                 "calibration": None if i is None else {
                     "risk": float(self.risk[i]), "answered": int(self.answered[i])},
-                "best_achievable_bound": self.best_bound}
+                "best_achievable_bound": self.best_bound, "batch": self.batch}
 
 
 def _candidates(conf: np.ndarray, max_candidates: int) -> np.ndarray:
@@ -195,7 +198,8 @@ def _candidates(conf: np.ndarray, max_candidates: int) -> np.ndarray:
 
 def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, delta: float,
                   fwer: str = "fixed-sequence", starts: int = 1,
-                  max_candidates: int = 1000, groups: ArrayLike | None = None) -> LTTResult:
+                  max_candidates: int = 1000, groups: ArrayLike | None = None,
+                  batch: int | None = None) -> LTTResult:
     """The lowest threshold t such that "answer if confidence >= t" has selective error at
     most ``target`` with probability at least ``1 - delta`` (module docstring).
 
@@ -215,6 +219,21 @@ def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
     groups : array (n,), optional — the cluster of each item (the chain a step belongs to):
         clusters, not items, are then the independent draws (:mod:`.clustered`); the
         selective error is the item-level one, pooled over clusters.
+    batch : int, optional — promise the selective error of a new batch of this many items,
+        not the population's: with probability at least ``1 - delta`` over the calibration
+        draw and the batch, at most ``target`` of the batch's answered items are wrong
+        (:mod:`.batch`; 0/1 correctness, fixed-sequence or Bonferroni, items not clusters).
+        The bound returned is then the batch's.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(size=2000)
+    >>> correct = rng.uniform(size=2000) < 0.75 + 0.25 * conf   # surer is righter
+    >>> population = ltt_threshold(conf, correct, target=0.1, delta=0.1)
+    >>> batch = ltt_threshold(conf, correct, target=0.1, delta=0.1, batch=2000)
+    >>> bool(batch.threshold > population.threshold)   # the batch's noise is paid for
+    True
     """
     conf, y = checked(confidence, correct, delta)
     if fwer not in FWER_METHODS:
@@ -223,6 +242,12 @@ def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
         raise ValueError(f"starts must be a positive integer, got {starts!r}")
     binary = bool(np.isin(y, (0.0, 1.0)).all())
     cands = _candidates(conf, max_candidates)
+    if batch is not None:
+        if groups is not None:
+            raise ValueError("batch: a batch promise treats items as independent draws, and "
+                             "clustered items (the steps of a chain) are not; none for them "
+                             "yet")
+        return _batch_ltt(conf, y, cands, target, delta, fwer, starts, batch, binary)
     if groups is not None:
         return _clustered_ltt(conf, y, np.asarray(groups), cands, target, delta, fwer, starts)
     risk, answered = selective_risk(conf, y, cands)
@@ -270,6 +295,75 @@ def _clustered_ltt(conf, y, groups, cands, target, delta, fwer, starts) -> LTTRe
                      answered.astype(np.int64), tested, rejected, float(bounds[i]))
 
 
+def _batch_ltt(conf, y, cands, target, delta, fwer, starts, m, binary) -> LTTResult:
+    """:func:`ltt_threshold` with the batch promise (:mod:`.batch`): a threshold passes when
+    its batch failure bound G at the walk's level is at most delta_batch. G is computed only
+    where a walk reaches (in blocks), since one walk usually stops early."""
+    from .batch import batch_bound, batch_failure_bound, batch_min_answered, box, split_delta
+
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"batch must be a positive number of items, got {m!r}")
+    if not binary:
+        raise ValueError("batch: the batch promise counts errors, so correctness must be 0/1")
+    if fwer == "holm":
+        raise ValueError("batch: the batch promise tests with fixed-sequence or bonferroni "
+                         "(holm orders p-values, which this test has not)")
+    risk, answered = selective_risk(conf, y, cands)
+    errors = np.round(np.nan_to_num(risk) * answered)
+    d_cal, d_batch = split_delta(delta)
+    # where the walk starts: as min_answered, the first threshold at which an error of half the
+    # target would pass — here the batch test, at the level the walk will use (counts only)
+    level = d_cal / (starts if fwer == "fixed-sequence" else cands.size)
+    tested = answered >= batch_min_answered(np.unique(answered), conf.size, m, target,
+                                            d_batch, level)
+    order = np.flatnonzero(tested)
+    walks = min(starts, order.size) if fwer == "fixed-sequence" else max(order.size, 1)
+    alpha = d_cal / max(walks, 1)
+    failure = np.full(cands.size, np.nan)
+
+    def passes(idx: np.ndarray) -> np.ndarray:
+        todo = idx[np.isnan(failure[idx])]
+        if todo.size:
+            failure[todo] = batch_failure_bound(*box(errors[todo], answered[todo], conf.size,
+                                                     alpha), m, target)
+        return failure[idx] <= d_batch
+
+    rejected = np.zeros(cands.size, dtype=bool)
+    if fwer == "bonferroni":
+        rejected[order] = passes(order) if order.size else False
+    else:
+        for start in _walk_starts(order.size, walks):
+            for block in np.array_split(order[start:], max(1, (order.size - start) // 64)):
+                ok = passes(block)
+                stop = int(np.argmin(ok)) if not ok.all() else block.size
+                rejected[block[:stop]] = True
+                if stop < block.size:
+                    break
+
+    def bound_at(i: np.ndarray) -> np.ndarray:
+        return batch_bound(*box(errors[i], answered[i], conf.size, alpha), m, d_batch)
+
+    idx = np.flatnonzero(rejected)
+    if not idx.size:   # the best batch bound of up to 50 tested thresholds, evenly in rank
+        sample = order[np.unique(np.linspace(0, order.size - 1, 50).astype(int))] \
+            if order.size else order
+        best = float(bound_at(sample).min()) if sample.size else 1.0
+        return LTTResult(None, None, cands, failure, risk, answered, tested, rejected, best,
+                         batch=int(m))
+    i = int(idx.max())
+    bound = float(bound_at(np.array([i]))[0])
+    return LTTResult(float(cands[i]), bound, cands, failure, risk, answered, tested, rejected,
+                     bound, batch=int(m))
+
+
+def _walk_starts(n_tested: int, k: int) -> range:
+    """Where the k walks of a multi-start fixed sequence start among ``n_tested`` ordered
+    hypotheses: every ``n_tested // k``-th, as MAPIE places them."""
+    if not n_tested or not k:
+        return range(0)
+    return range(0, k * (n_tested // k), n_tested // k)
+
+
 def min_answered(target: float, delta: float, *, binary: bool = True) -> int:
     """The fewest answered items at which an observed selective error of half the target is
     certified: the fixed sequence starts at the first threshold answering that many. Fewer
@@ -303,7 +397,7 @@ def _fwer(p: np.ndarray, tested: np.ndarray, delta: float, method: str,
         # anywhere needs one in some walk, so the union keeps the family-wise level (Bonferroni
         # over the walks). Starts as MAPIE places them: every len // k-th tested hypothesis.
         k = min(starts, order.size)
-        for start in range(0, k * (order.size // k), order.size // k):
+        for start in _walk_starts(order.size, k):
             for i in order[start:]:
                 if p[i] > delta / k:
                     break

@@ -66,6 +66,11 @@ class GuaranteeOptions(IngestOptions):
                          "at delta / starts (more help when the most confident items are not "
                          "the most reliable; choose before looking).", stages=_SCORE,
                          minimum=1)
+    batch: str | None = option(None, "ltt: promise the selective error of a new batch of this "
+                               "many items (or 'test': the test half, as --seeds checks it) "
+                               "instead of the population's: with probability 1 - delta over "
+                               "calibration and batch. Fewer answers; no batch can break it "
+                               "more often than delta.", stages=_SCORE)
     split_seed: int | None = option(None, "Split 50/50 into calibration and test with this "
                                     "seed (default: all items calibrate).", stages=_SCORE)
     seeds: str | None = option(None, "Also repeat the 50/50 split over these seeds (e.g. "
@@ -113,12 +118,30 @@ class GuaranteeOptions(IngestOptions):
         from ._seeds import parse_seeds
 
         parse_seeds(self.seeds)
+        if self.batch is not None:
+            if self.method != "ltt":
+                raise ValueError(f"--batch promises a batch's error with --method ltt; "
+                                 f"{self.method} promises the population's")
+            if self.batch == "test":
+                if self.split_seed is None and not self.seeds:
+                    raise ValueError("--batch test is the test half's size: it needs "
+                                     "--split-seed or --seeds")
+            elif not self.batch.isdigit() or int(self.batch) < 1:
+                raise ValueError(f"--batch must be a number of items or 'test', got "
+                                 f"{self.batch!r}")
+
+    def batch_size(self, n_test: int) -> int | None:
+        """The batch promised on (None: the population), given the test half's size."""
+        if self.batch is None:
+            return None
+        return n_test if self.batch == "test" else int(self.batch)
 
 
 def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
-            groups: np.ndarray | None = None) -> dict:
+            groups: np.ndarray | None = None, batch: int | None = None) -> dict:
     """The method's certified threshold on (conf, correct), as a dict; with ``groups`` (the
-    cluster of each item) clusters are the independent draws (LTT only)."""
+    cluster of each item) clusters are the independent draws (LTT only); with ``batch`` the
+    promise is on a new batch of that many items (LTT only)."""
     from ..guarantee import crc_threshold, ltt_threshold, sgr_threshold
 
     if groups is not None and options.method != "ltt":
@@ -131,7 +154,8 @@ def certify(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
         return sgr_threshold(conf, correct, target=options.target,
                              delta=options.delta).to_dict()
     return {**ltt_threshold(conf, correct, target=options.target, delta=options.delta,
-                            fwer=options.fwer, starts=options.starts, groups=groups).to_dict(),
+                            fwer=options.fwer, starts=options.starts, groups=groups,
+                            batch=batch).to_dict(),
             "risk_controlled": "selective"}
 
 
@@ -177,7 +201,9 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
         cal, test = _split(conf.size, options.split_seed, groups)
-    res = certify(conf[cal], correct[cal], options, _at(groups, cal))
+    # --batch test without a split: the size a 50/50 test half has (as under --seeds)
+    res = certify(conf[cal], correct[cal], options, _at(groups, cal), options.batch_size(
+        test.size if options.split_seed is not None else conf.size - conf.size // 2))
     out = {**res, "method": options.method,
            "fwer": options.fwer if options.method == "ltt" else None,
            "starts": options.starts if options.method == "ltt" else None,
@@ -195,7 +221,7 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     if len(models) == 1:
         out["model"] = str(models[0])
     out["curve"] = certified_curve(conf[cal], correct[cal], options, res["risk_controlled"],
-                                   groups=_at(groups, cal))
+                                   groups=_at(groups, cal), batch=res.get("batch"))
     if options.seeds:
         out["splits"] = over_splits(conf, correct, options, groups)
     out["decision"] = _decision(options)
@@ -244,14 +270,15 @@ def _decision(options: GuaranteeOptions) -> dict:
 
 
 def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
-                    risk_kind: str, points: int = 200, groups: np.ndarray | None = None
-                    ) -> dict:
+                    risk_kind: str, points: int = 200, groups: np.ndarray | None = None,
+                    batch: int | None = None) -> dict:
     """The calibration set's risk-coverage curve for the report: at up to ``points`` distinct
     confidences (evenly in rank), the answer rate, the risk the method controls, and that
     threshold's own upper bound (each threshold alone, no correction for having looked at
     all of them: the method's certified threshold is where its corrected test passes) —
-    Hoeffding–Bentkus at delta for ltt, the exact binomial bound at delta for sgr, the
-    conformal bound (n L + 1) / (n + 1) for crc."""
+    Hoeffding–Bentkus at delta for ltt, the batch bound for ltt with a ``batch``
+    (:func:`confeval.guarantee.batch.batch_bound`, to 1e-5), the exact binomial bound at delta
+    for sgr, the conformal bound (n L + 1) / (n + 1) for crc."""
     from ..guarantee import binomial_upper, selective_risk, upper_bound
 
     distinct = np.unique(conf)[::-1]
@@ -269,6 +296,12 @@ def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOpt
         n = conf.size
         risk = errors / n
         bound = (n * risk + 1) / (n + 1)
+    elif batch is not None:
+        from ..guarantee.batch import batch_bound, box, split_delta
+
+        d_cal, d_batch = split_delta(options.delta)
+        bound = batch_bound(*box(np.round(errors), answered, conf.size, d_cal), batch,
+                            d_batch, tol=1e-5)
     elif options.method == "sgr":
         bound = binomial_upper(np.round(errors), answered, options.delta)
     else:
@@ -291,7 +324,8 @@ def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions
     per_split = []
     for seed in seeds:
         cal, test = _split(conf.size, seed, groups)
-        res = certify(conf[cal], correct[cal], options, _at(groups, cal))
+        res = certify(conf[cal], correct[cal], options, _at(groups, cal),
+                      options.batch_size(test.size))
         held = test_risk(conf[test], correct[test], res["threshold"], res["risk_controlled"])
         per_split.append({"seed": seed, "threshold": res["threshold"],
                           "risk": held["risk"], "coverage": held["coverage"]})
@@ -415,7 +449,8 @@ def _sentence(result: dict) -> str:
     if result["threshold"] is None:
         n = f"n = {result['n_calibration']}" + (
             f" ({result['n_clusters']} chains)" if result.get("n_clusters") else "")
-        at = n if joint else f"{n} and delta = {result['delta']:g}"
+        at = n if joint else f"{n} and delta = {result['delta']:g}" + (
+            f", on a batch of {result['batch']}" if result.get("batch") else "")
         what = "expected share of all items answered and " + d["error"] if joint else \
             f"share of {d['item']} {d['error']}"
         return (f"No threshold is certified: at {at}, the best {what} this data can certify "
@@ -427,6 +462,12 @@ def _sentence(result: dict) -> str:
         return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: on "
                 f"average over calibration draws, at most {result['target']:g} of new items "
                 f"are answered and {d['error']} (conformal bound {result['bound']:.4f}; "
+                f"{answered}).")
+    if result.get("batch"):
+        return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: with "
+                f"probability at least {1 - result['delta']:g} over the calibration draw and "
+                f"a new batch of {result['batch']} items, at most {result['target']:g} of the "
+                f"batch's {d['item']} are {d['error']} (batch bound {result['bound']:.4f}; "
                 f"{answered}).")
     return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: with "
             f"probability at least {1 - result['delta']:g} over the calibration draw, at most "
@@ -456,7 +497,7 @@ def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
                 "normalise": options.normalise},
             "risk": result["risk_controlled"], "target": result["target"],
             "delta": result["delta"], "method": result["method"], "fwer": result["fwer"],
-            "starts": result["starts"],
+            "starts": result["starts"], "batch": result.get("batch"),
             "bound": result["bound"], "n_calibration": result["n_calibration"],
             "split_seed": result.get("split_seed"),
             "calibration_data": {"file": str(Path(path).name if data == Path(path) else

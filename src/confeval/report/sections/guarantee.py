@@ -43,13 +43,22 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
                      f"on {splits['n_certified']}, mean answer rate "
                      f"{fmt(splits['mean_coverage'], 3)}, test-half risk above the target on "
                      f"{fmt(splits['share_exceeding_target'], 3)} of splits (± "
-                     f"{fmt(splits['share_se'], 3)}). The test half is a sample too: a "
-                     "threshold whose true risk is just under the target lands above it on "
-                     "many halves, so this share can exceed delta without a broken promise.</p>")
+                     f"{fmt(splits['share_se'], 3)}). " + _share_reading(res) + "</p>")
         if risks:
             parts.append(_img(violation_histogram(risks, target=res["target"]),
                               f"test-half risk over splits of {name}"))
     return "".join(parts)
+
+
+def _share_reading(res: Mapping[str, Any]) -> str:
+    if res.get("batch"):
+        return (f"The promise is on a batch of {res['batch']:,} items, the test half's size: "
+                "this share estimates how often it fails, at most delta up to its standard "
+                "error.")
+    return ("The promise is on the population: the test half is a sample too, so a threshold "
+            "whose true risk is just under the target lands above it on many halves, and this "
+            "share can exceed delta without a broken promise (--batch test promises the "
+            "half's own error).")
 
 
 def _numbers(res: Mapping[str, Any], kind: str) -> str:
@@ -63,7 +72,8 @@ def _numbers(res: Mapping[str, Any], kind: str) -> str:
             ["target", fmt(res["target"])],
             ["delta", fmt(res.get("delta"))],
             ["threshold (answer if confidence ≥)", fmt(res.get("threshold"), 6)],
-            ["certified bound", fmt(res.get("bound"))],
+            [f"certified bound (a batch of {res['batch']:,})" if res.get("batch")
+             else "certified bound", fmt(res.get("bound"))],
             ["best achievable bound", fmt(res.get("best_achievable_bound"))],
             ["calibration items", f"{res['n_calibration']:,}"],
             ["calibration answered", f"{cal['answered']:,}" if cal else "–"],
