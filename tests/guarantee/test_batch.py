@@ -13,7 +13,7 @@ from scipy.stats import binom
 
 from confeval.guarantee import ltt_threshold
 from confeval.guarantee.batch import batch_bound, batch_failure_bound, box, split_delta
-from tests.guarantee.test_ltt import SHARPNESS, _true_selective_risk
+from tests.guarantee.test_ltt import SHARPNESS, _true_selective_risk, draw
 
 
 def _g(m: int, r: float, target: float) -> np.ndarray:
@@ -94,9 +94,7 @@ def test_a_new_batch_fails_at_most_delta_of_the_time(n, draws):
     rng = np.random.default_rng([7, n])
     fail_batch, fail_population, certified = [], [], 0
     for k in range(draws):
-        q = np.clip(rng.beta(4, 2, n), 1e-6, 1 - 1e-6)
-        correct = (rng.random(n) < q).astype(float)
-        conf = expit(sharpness * logit(q) + shift)
+        conf, correct = draw(rng, n, sharpness, shift)
         res = ltt_threshold(conf, correct, target=target, delta=delta, max_candidates=50,
                             batch=m)
         certified += res.threshold is not None

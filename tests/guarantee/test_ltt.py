@@ -105,6 +105,14 @@ def _true_selective_risk(t: float, sharpness: float, shift: float) -> float:
     return ratio * beta_dist.sf(a, 4, 3) / mass
 
 
+def draw(rng: np.random.Generator, n: int, sharpness: float, shift: float
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, correctness) of n items from the model of :func:`_true_selective_risk`."""
+    q = np.clip(rng.beta(4, 2, n), 1e-6, 1 - 1e-6)
+    correct = (rng.random(n) < q).astype(float)
+    return expit(sharpness * logit(q) + shift), correct
+
+
 @pytest.mark.parametrize("behaviour", list(SHARPNESS))
 @pytest.mark.parametrize("n", [100, 1000])
 @pytest.mark.parametrize("starts", [1, 4])
@@ -118,9 +126,7 @@ def test_violations_stay_under_delta(behaviour, n, starts):
     rng = np.random.default_rng([list(SHARPNESS).index(behaviour), n])   # hash() is salted
     violations = certified = 0
     for _ in range(draws):
-        q = np.clip(rng.beta(4, 2, n), 1e-6, 1 - 1e-6)
-        correct = (rng.random(n) < q).astype(float)
-        conf = expit(sharpness * logit(q) + shift)
+        conf, correct = draw(rng, n, sharpness, shift)
         res = ltt_threshold(conf, correct, target=target, delta=delta, max_candidates=50,
                             starts=starts)
         if res.threshold is not None:
