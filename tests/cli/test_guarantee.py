@@ -375,3 +375,34 @@ def test_a_batch_promise(tmp_path, capsys):
                      *argv]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_risk_accuracy_and_a_loss_column(tmp_path, capsys):
+    """--risk accuracy --target 0.9 certifies what --target 0.1 does, said as accuracy;
+    --risk loss reads -y as a 0/1 column of bad answers (its share among the answered)."""
+    path, frame = _file(tmp_path, n=2000, seed=3)
+    argv = ["guarantee", str(path), "-c", "p", "-y", "y", "--json"]
+    assert main([*argv, "--target", "0.1"]) == 0
+    as_error = json.loads(capsys.readouterr().out)["guarantee"]
+    assert main([*argv, "--target", "0.9", "--risk", "accuracy"]) == 0
+    as_accuracy = json.loads(capsys.readouterr().out)["guarantee"]
+    assert as_accuracy["threshold"] == as_error["threshold"] is not None
+    assert as_accuracy["target"] == pytest.approx(0.1) and as_accuracy["accuracy_target"] == 0.9
+    assert "at least 0.9 of answered items are right" in as_accuracy["guarantee"]
+    # a loss column: 1 marks a bad answer (here: unsafe), whatever the correctness
+    rng = np.random.default_rng(1)
+    frame["unsafe"] = (rng.random(len(frame)) < 0.3 * (1 - frame["p"])).astype(int)
+    frame.to_csv(path, index=False)
+    assert main(["guarantee", str(path), "-c", "p", "-y", "unsafe", "--risk", "loss",
+                 "--target", "0.05", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    expected = ltt_threshold(frame["p"], 1 - frame["unsafe"], target=0.05, delta=0.1)
+    assert g["threshold"] == expected.threshold is not None
+    assert "marked bad (unsafe = 1)" in g["guarantee"] and g["risk_measure"] == "loss"
+    for extra, message in [(["-y", "p", "--risk", "loss"], "needs a 0/1 column"),
+                           (["-y", "y", "--risk", "harm"], "--risk 'harm': choose from"),
+                           (["-y", "y", "--risk", "loss", "--suite", "sets"],
+                            "--risk loss reads a 0/1 column")]:
+        assert main(["guarantee", str(path), "-c", "p", "--target", "0.1", *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

@@ -42,6 +42,9 @@ DECISIONS = ("score", "sets", "agreement", "intervals", "steps", "diagnose")
 """Suites whose natural decision ``confeval guarantee`` certifies (``agreement`` and
 ``intervals`` name the same one: accept the judge's score)."""
 JUDGE = ("agreement", "intervals")
+RISKS = ("error", "accuracy", "loss")
+"""What ``--target`` bounds among the answered items: the error, the accuracy (its complement,
+as a floor) or a user-defined 0/1 loss column."""
 POLICY_VERSION = 1
 
 
@@ -55,6 +58,11 @@ class GuaranteeOptions(IngestOptions):
                                         "confident; any scale).", stages=_SCORE, short="-c")
     correct_col: str | None = option(None, "Column with correctness (0/1 or [0, 1]).",
                                      stages=_SCORE, short="-y")
+    risk: str = option("error", "What --target bounds among the answered: error (the share "
+                       "wrong; judges: more than --tolerance from the human), accuracy "
+                       "(--target is the share right promised, e.g. 0.9: the error at most 1 "
+                       "minus it) or loss (score suite: -y names a 0/1 column where 1 marks a "
+                       "bad answer, e.g. unsafe or unfaithful: its share).", stages=_SCORE)
     delta: float = option(0.1, "The probability the promise may fail (over the calibration "
                           "draw).", stages=_SCORE)
     method: str = option("ltt", "ltt (Learn then Test: selective error, high probability), "
@@ -111,6 +119,11 @@ class GuaranteeOptions(IngestOptions):
             raise ValueError(f"--method {self.method!r}: so far {', '.join(GUARANTEE_METHODS)}")
         if self.fwer not in FWER_METHODS:
             raise ValueError(f"--fwer {self.fwer!r}: choose from {', '.join(FWER_METHODS)}")
+        if self.risk not in RISKS:
+            raise ValueError(f"--risk {self.risk!r}: choose from {', '.join(RISKS)}")
+        if self.risk == "loss" and self.suite not in (None, "score"):
+            raise ValueError(f"--risk loss reads a 0/1 column of the records (score suite); "
+                             f"the {self.suite} suite's decision has its own error")
         if self.suite is not None and self.suite not in DECISIONS:
             raise ValueError(f"--suite {self.suite!r}: so far {', '.join(DECISIONS)}")
         if not self.tolerance >= 0:
@@ -197,7 +210,18 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
     "n_calibration", "calibration", "test", "best_achievable_bound", "guarantee", ...}``, and
     ``"splits"`` under ``--seeds``."""
     options = resolve_suite(path, options)
+    if options.risk == "loss" and options.suite != "score":
+        raise ValueError(f"{path}: --risk loss reads a 0/1 column of the records; a "
+                         f"{options.suite} run folder's decision has its own error")
+    stated = options.target
+    if options.risk == "accuracy":   # an accuracy floor is an error ceiling: certify that
+        options = dataclasses.replace(options, target=1.0 - options.target)
     rs, conf, correct, groups = _decisions(path, options)
+    if options.risk == "loss":       # -y marks the bad answers: correctness is its complement
+        if not np.isin(correct, (0.0, 1.0)).all():
+            raise ValueError(f"{path}: --risk loss needs a 0/1 column (1: a bad answer) in "
+                             f"-y {options.correct_col or 'correct'}")
+        correct = 1.0 - correct
     cal = test = np.arange(conf.size)
     if options.split_seed is not None:
         cal, test = _split(conf.size, options.split_seed, groups)
@@ -224,6 +248,9 @@ def guarantee_file(path: str | Path, options: GuaranteeOptions) -> dict:
                                    groups=_at(groups, cal), batch=res.get("batch"))
     if options.seeds:
         out["splits"] = over_splits(conf, correct, options, groups)
+    out["risk_measure"] = options.risk
+    if options.risk == "accuracy":
+        out["accuracy_target"] = stated
     out["decision"] = _decision(options)
     out["guarantee"] = _sentence(out)
     return out
@@ -266,6 +293,9 @@ def _decision(options: GuaranteeOptions) -> dict:
         return {"act": "Accept the diagnosed error type", "item": "accepted diagnoses",
                 "error": "wrong"}
     act = "Answer the top option" if options.suite == "sets" else "Answer"
+    if options.risk == "loss":
+        return {"act": act, "item": "answered items",
+                "error": f"marked bad ({options.correct_col or 'correct'} = 1)"}
     return {"act": act, "item": "answered items", "error": "wrong"}
 
 
@@ -463,16 +493,21 @@ def _sentence(result: dict) -> str:
                 f"average over calibration draws, at most {result['target']:g} of new items "
                 f"are answered and {d['error']} (conformal bound {result['bound']:.4f}; "
                 f"{answered}).")
+    if result.get("risk_measure") == "accuracy":
+        share = (f"at least {result['accuracy_target']:g} of {d['item']} are right (error "
+                 f"bound {result['bound']:.4f}")
+    else:
+        share = (f"at most {result['target']:g} of {d['item']} are {d['error']} (certified "
+                 f"bound {result['bound']:.4f}")
     if result.get("batch"):
         return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: with "
                 f"probability at least {1 - result['delta']:g} over the calibration draw and "
-                f"a new batch of {result['batch']} items, at most {result['target']:g} of the "
-                f"batch's {d['item']} are {d['error']} (batch bound {result['bound']:.4f}; "
-                f"{answered}).")
+                f"a new batch of {result['batch']} items, "
+                + share.replace(f"of {d['item']}", f"of the batch's {d['item']}", 1)
+                .replace("(certified bound", "(batch bound", 1) + f"; {answered}).")
     return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: with "
-            f"probability at least {1 - result['delta']:g} over the calibration draw, at most "
-            f"{result['target']:g} of {d['item']} are {d['error']} (certified bound "
-            f"{result['bound']:.4f}; {answered}).")
+            f"probability at least {1 - result['delta']:g} over the calibration draw, {share}; "
+            f"{answered}).")
 
 
 def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
@@ -498,6 +533,7 @@ def policy(result: dict, path: str | Path, options: GuaranteeOptions) -> dict:
             "risk": result["risk_controlled"], "target": result["target"],
             "delta": result["delta"], "method": result["method"], "fwer": result["fwer"],
             "starts": result["starts"], "batch": result.get("batch"),
+            "risk_measure": result.get("risk_measure", "error"),
             "bound": result["bound"], "n_calibration": result["n_calibration"],
             "split_seed": result.get("split_seed"),
             "calibration_data": {"file": str(Path(path).name if data == Path(path) else
