@@ -305,7 +305,7 @@ def test_the_diagnose_decision_accepts_the_named_error_type(tmp_path, capsys):
     assert g["guarantee"].startswith("Accept the diagnosed error type")
 
 
-@pytest.mark.parametrize("suite", ["steps", "intervals", "measures"])
+@pytest.mark.parametrize("suite", ["steps", "intervals", "compare"])
 def test_a_run_folder_names_its_suites_decision(tmp_path, capsys, suite):
     """A run folder of a suite is certified on that suite's decision with the columns its
     records hold; a suite without one says so."""
@@ -316,9 +316,9 @@ def test_a_run_folder_names_its_suites_decision(tmp_path, capsys, suite):
     run.write_run({"command": f"{suite} run", "suite": suite, "model": "m"})
     frame = simulate("steps" if suite != "intervals" else "scores", 600, seed=1)
     run.write_records(frame.to_dict("records"))
-    if suite == "measures":
+    if suite == "compare":
         assert main(["guarantee", str(run.path), "--target", "0.1"]) == 2
-        assert "a measures run folder has no natural decision" in capsys.readouterr().err
+        assert "a compare run folder has no natural decision" in capsys.readouterr().err
         return
     target = 0.1 if suite == "steps" else 0.06
     assert main(["guarantee", str(run.path), "--target", str(target), "--out",
@@ -406,3 +406,60 @@ def test_risk_accuracy_and_a_loss_column(tmp_path, capsys):
         assert main(["guarantee", str(path), "-c", "p", "--target", "0.1", *extra]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_the_measures_decision_is_the_first_ranked_option(tmp_path, capsys):
+    """--suite measures: per question the option the measure ranks first, its value the
+    confidence; the threshold equals the library's on those; apply decides one option per
+    question (the rest not_chosen)."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for q in range(600):
+        gold = int(rng.integers(4))
+        skill = rng.random()
+        for k in range(4):
+            rows.append({"question_id": f"q{q}", "option": "ABCD"[k],
+                         "sl": float(-rng.exponential(1.0) + 3 * skill * (k == gold)),
+                         "correct": int(k == gold)})
+    frame = pd.DataFrame(rows)
+    path = tmp_path / "options.csv"
+    frame.to_csv(path, index=False)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "--suite", "measures", "-c", "sl", "--target", "0.15",
+                 "--out", str(run), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    top = frame.loc[frame.groupby("question_id", sort=False)["sl"].idxmax()]
+    expected = ltt_threshold(top["sl"].to_numpy(), top["correct"].to_numpy(), target=0.15,
+                             delta=0.1)
+    assert g["n_calibration"] == 600 and g["threshold"] == expected.threshold is not None
+    assert g["guarantee"].startswith("Answer the option sl ranks first")
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(path), "--out",
+                 str(tmp_path / "d.csv"), "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["apply"]
+    assert counts["answer"] == g["calibration"]["answered"]
+    assert counts["answer"] + counts["abstain"] == 600
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    assert (decisions["decision"] == "not_chosen").sum() == 1800
+
+
+def test_a_measures_run_folder_is_certified_on_its_first_ranked_options(tmp_path, capsys,
+                                                                         monkeypatch):
+    from confeval.backends.stub_server import StubServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("CONFEVAL_CACHE", str(tmp_path / "cache.sqlite"))
+    run_dir = tmp_path / "r"
+    with StubServer() as server:
+        assert main(["measures", "run", "--model", "openai:stub", "--base-url",
+                     server.base_url, "--n", "30", "--samples", "2", "--bootstrap", "10",
+                     "--similarity", "jaccard", "--out", str(run_dir)]) == 0
+    capsys.readouterr()
+    assert main(["guarantee", str(run_dir), "--target", "0.5", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    rows = pd.read_json(run_dir / "options.jsonl", lines=True)
+    top = rows.loc[rows.groupby("question_id", sort=False)["sl"].idxmax()]
+    assert g["n_calibration"] == top.shape[0] == rows["question_id"].nunique()
+    expected = ltt_threshold(top["sl"].to_numpy(), top["correct"].to_numpy(), target=0.5,
+                             delta=0.1)
+    assert g["threshold"] == expected.threshold
+    assert g["guarantee"].startswith(("Answer the option sl ranks first", "No threshold"))

@@ -38,7 +38,7 @@ __all__ = ["DECISIONS", "GUARANTEE_METHODS", "GuaranteeOptions", "guarantee_file
 _SCORE = ("score",)
 GUARANTEE_METHODS = ("ltt", "crc", "sgr")
 """Learn then Test, conformal risk control, selection with guaranteed risk."""
-DECISIONS = ("score", "sets", "agreement", "intervals", "steps", "diagnose")
+DECISIONS = ("score", "sets", "measures", "agreement", "intervals", "steps", "diagnose")
 """Suites whose natural decision ``confeval guarantee`` certifies (``agreement`` and
 ``intervals`` name the same one: accept the judge's score)."""
 JUDGE = ("agreement", "intervals")
@@ -87,7 +87,9 @@ class GuaranteeOptions(IngestOptions):
     suite: str | None = option(None, "Whose decision (default: a run folder's suite, else "
                                "score): score (a confidence and a correctness "
                         "column), sets (answer the top option: its probability and whether "
-                        "it is the gold one, from option logits as sets score reads them) or "
+                        "it is the gold one, from option logits as sets score reads them), "
+                        "measures (answer the option the measure -c, default sl, ranks first "
+                        "in each question; right when -y, default correct, is 1) or "
                         "agreement / intervals (accept a judge's score: correct when within "
                         "--tolerance of the human's; confidence the judge's probability of a "
                         "score that close to its own), steps (accept a step verdict: "
@@ -287,6 +289,9 @@ def _decision(options: GuaranteeOptions) -> dict:
     if options.suite in JUDGE:
         return {"act": "Accept the judge's score", "item": "accepted scores",
                 "error": f"more than {options.tolerance:g} from the human's"}
+    if options.suite == "measures":
+        return {"act": f"Answer the option {options.confidence_col or 'sl'} ranks first",
+                "item": "answered questions", "error": "wrong"}
     if options.suite == "steps":
         return {"act": "Accept the step verdict", "item": "accepted verdicts", "error": "wrong"}
     if options.suite == "diagnose":
@@ -384,6 +389,8 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
         return _step_decisions(path, options)
     if options.suite == "diagnose":
         return _diagnosis_decisions(path, options)
+    if options.suite == "measures":
+        return _measure_decisions(path, options)
     if options.suite == "sets":
         from ..ingest import read_input
         from .sets.inputs import read_sets_records
@@ -403,6 +410,26 @@ def _decisions(path: str | Path, options: GuaranteeOptions):
     rs, conf_col, correct_col = read_confidence_input(path, read_as)
     conf, correct = read_confidence_records(rs, conf_col, correct_col, any_confidence=True)
     return rs, conf, correct, None
+
+
+def _measure_decisions(path: str | Path, options: GuaranteeOptions):
+    """MCQA-Eval's decision: per question, answer the option the measure ``-c`` (a measures
+    record column, default ``sl``; higher = more confident) ranks first, with that value as
+    the confidence; right when it is the gold option (``-y``, default ``correct``). Rows are
+    read as ``measures score`` reads them (its exclusions counted). Tied first places go to
+    the first of the tied rows, in the file's order (as ``numpy.argmax``)."""
+    from ..ingest import read_input
+    from .measures.inputs import read_measure_records
+    from .measures.scoring import measure_rows
+
+    rs = read_input(path, "measures", options, load=measure_rows)
+    data = read_measure_records(rs, measure_cols=options.confidence_col or "sl",
+                                correct_col=options.correct_col or "correct")
+    value, questions = data.values[:, 0], data.questions
+    # each question's rows together, the most confident first; stable: ties keep file order
+    order = np.lexsort((-value, np.unique(questions, return_inverse=True)[1]))
+    first = order[np.r_[True, questions[order][1:] != questions[order][:-1]]]
+    return rs, value[first], data.correct[first], None
 
 
 def _step_decisions(path: str | Path, options: GuaranteeOptions):
@@ -553,6 +580,10 @@ def _applies_to(options: GuaranteeOptions) -> dict:
                 "pred_col": options.pred_col, "logprob_cols": options.logprob_cols,
                 "prob_cols": options.prob_cols, "min_score": options.min_score,
                 "max_score": options.max_score}
+    if options.suite == "measures":
+        column = options.confidence_col or "sl"
+        return {"suite": "measures", "confidence": f"{column} of the option it ranks first "
+                "in each question", "measure_col": column}
     if options.suite == "steps":
         return {"suite": "steps", "confidence": "max(p, 1 - p) of the step's probability of "
                 "being correct", "p_col": options.confidence_col or "p_correct"}
@@ -596,6 +627,8 @@ def apply_policy(policy_path: str | Path, records: str | Path):
     elif target["suite"] == "sets":
         rs = read_input(records, "sets", options)
         conf = _top_probability(rs)
+    elif target["suite"] == "measures":
+        rs, conf = _first_ranked_options(records, target["measure_col"], options)
     elif target["suite"] == "steps":
         rs = _own_records(records)
         p = rs.numeric([target.get("p_col") or "p_correct"], what="p_correct", lo=0.0,
@@ -611,12 +644,35 @@ def apply_policy(policy_path: str | Path, records: str | Path):
         rs.mask & (np.nan_to_num(conf, nan=-np.inf) >= threshold)
     frame = rs.frame.drop(columns=[ROW_COLUMN]).copy()
     frame["confidence_used"] = np.where(rs.mask, conf, np.nan)
-    frame["decision"] = np.where(~rs.mask, "excluded", np.where(answer, "answer", "abstain"))
+    decision = np.where(answer, "answer", "abstain")
+    if target["suite"] == "measures":   # one option per question is decided on
+        decision = np.where(np.isnan(conf), "not_chosen", decision)
+    frame["decision"] = np.where(~rs.mask, "excluded", decision)
     frame["excluded_reason"] = rs.row_reasons()
     counts = {"n_read": rs.n_read, "answer": int(answer.sum()),
-              "abstain": int((rs.mask & ~answer).sum()), "excluded": rs.excluded,
+              "abstain": int((rs.mask & ~answer & ~np.isnan(conf)).sum()),
+              "excluded": rs.excluded,
               "threshold": threshold}
     return frame, counts
+
+
+def _first_ranked_options(records: str | Path, column: str, options: GuaranteeOptions):
+    """(option rows, the measure of each question's first-ranked option on its row, NaN on the
+    others and on excluded rows) for new measures records: the measure only, no gold."""
+    from ..ingest import read_input
+    from .measures.scoring import measure_rows
+
+    rs = read_input(records, "measures", options, load=measure_rows)
+    value = rs.numeric([column], what="measure", allow_inf=True)[:, 0]
+    questions = rs.groups("question_id", what="question")
+    conf = np.full(len(rs.frame), np.nan)
+    usable = np.flatnonzero(rs.mask)
+    if usable.size:
+        v, q = value[usable], np.unique(questions[usable], return_inverse=True)[1]
+        order = np.lexsort((-v, q))
+        first = order[np.r_[True, q[order][1:] != q[order][:-1]]]
+        conf[usable[first]] = v[first]
+    return rs, conf
 
 
 def _own_records(path: str | Path):
