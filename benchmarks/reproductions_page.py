@@ -43,7 +43,7 @@ def _vlm_section() -> list[str]:
              f"Conformal prediction sets over the options of {len({m for _, m in ours})} VLMs "
              f"on MMBench and OOD-CV ({len(ours)} files of per-sample logits), the authors' "
              "protocol: alpha 0.1, one 50/50 split with seed 42, their float32 softmax and "
-             "ECE binning.", "", "```text",
+             "ECE binning.", "", "```bash",
              "confeval sets score ../shared/data/vlm-uncertainty-bench/per_sample/*/*.csv.gz "
              "--label-col answer --logit-cols 'logit_*' --alpha 0.1 --split-seed 42 "
              "--protocol vlm-bench --scores lac,aps --json", "```", "",
@@ -91,7 +91,7 @@ def _judge_section() -> list[str]:
              "`confeval agreement` gives the same numbers, except that its overconfidence "
              "counts the parsed items only). The paper prints rounded values; ours are rounded "
              "the same way, and the difference is that of the rounded numbers.", "",
-             "```text",
+             "```bash",
              "confeval agreement ../shared/data/vlm-judge-uncertainty/results/v2/features_s2.csv "
              "-p parsed_score -g gt_score --logprob-cols 's2_lp*' --json", "```", "",
              "| judge | metric | paper | ours | difference |", "|---|---|---|---|---|"]
