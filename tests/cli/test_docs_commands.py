@@ -203,6 +203,13 @@ def test_every_block_not_run_here_is_checked_there():
             if language == "bash" and is_developer_block(code):
                 assert rel == "development.md" or set(commands(code)) <= set(readme[0]), \
                     f"{rel}: install commands that are not the README's: {code}"
+            # what else a page may hold: python (tests/docs/test_python_examples.py), text
+            # (output compared above, or formulas), and json records, which must parse
+            assert language in ("bash", "python", "text", "json"), \
+                f"{rel}: a {language or 'plain'} block is checked by nobody"
+            if language == "json":
+                for line in code.splitlines():
+                    assert isinstance(json.loads(line), dict), f"{rel}: {line}"
 
 
 def test_the_runner_expands_like_the_shell(tmp_path, monkeypatch):
