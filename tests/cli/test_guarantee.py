@@ -461,5 +461,7 @@ def test_a_measures_run_folder_is_certified_on_its_first_ranked_options(tmp_path
     assert g["n_calibration"] == top.shape[0] == rows["question_id"].nunique()
     expected = ltt_threshold(top["sl"].to_numpy(), top["correct"].to_numpy(), target=0.5,
                              delta=0.1)
+    # the stub's picks are poor: nothing is certified on 30 questions, so the best bound is
+    # the value compared (the file test above certifies a threshold)
     assert g["threshold"] == expected.threshold
-    assert g["guarantee"].startswith(("Answer the option sl ranks first", "No threshold"))
+    assert g["best_achievable_bound"] == pytest.approx(expected.best_bound, abs=1e-12)
