@@ -48,9 +48,10 @@ def mlp_forward(weights: list, biases: list, X: np.ndarray, *, dropout: float = 
     acts = [X]
     h = X
     for i, (w, b) in enumerate(zip(weights, biases)):
-        h = np.matmul(h, w) + b[:, None, :]
+        h = np.matmul(h, w)
+        h += b[:, None, :]
         if i < len(weights) - 1:
-            h = np.maximum(h, 0.0)
+            np.maximum(h, 0.0, out=h)
             if dropout:
                 keep = np.stack([rng.random(h.shape[1:]) >= dropout for rng in rngs])
                 h = h * keep * np.float32(1 / (1 - dropout))
@@ -65,10 +66,11 @@ def _mlp_backward(weights, acts, grad_out, grad_w, grad_b, dropout: float = 0.0)
     g = grad_out
     scale = np.float32(1 / (1 - dropout))
     for i in range(len(weights) - 1, -1, -1):
-        grad_w[i][...] = np.matmul(acts[i].transpose(0, 2, 1), g)
+        np.matmul(acts[i].transpose(0, 2, 1), g, out=grad_w[i])
         grad_b[i][...] = g.sum(axis=1)
         if i:
-            g = np.matmul(g, weights[i].transpose(0, 2, 1)) * (acts[i] > 0)
+            g = np.matmul(g, weights[i].transpose(0, 2, 1))
+            g *= acts[i] > 0
             if dropout:
                 g *= scale
 
@@ -92,8 +94,22 @@ def adam_train(sizes: list[int], X: np.ndarray, output_grad: Callable, *, epochs
     weights, biases = _views(flat, sizes)
     grad = np.zeros_like(flat)
     grad_w, grad_b = _views(grad, sizes)
-    m, v, tmp = np.zeros_like(flat), np.zeros_like(flat), np.empty_like(flat)
+    # Adam in float32, like torch. The first moment m of a parameter that gets no gradient (a
+    # dead ReLU unit's) decays into the subnormal range, where x86 float32 multiplication and
+    # division take a microcode assist (~50x slower); that dominated R2CCP's training. So the
+    # products and quotients involving m are computed in float64 and rounded to float32 once:
+    # a product of two float32 numbers is exact in float64, and a float64 quotient of float32
+    # numbers rounded to float32 is the float32 quotient (53 >= 2 * 24 + 2 bits: double
+    # rounding is innocuous, subnormal results included), so every value is bit for bit the
+    # float32 one. m is kept in float64 (always holding float32 values); conversions and
+    # additions take no assist.
+    m = np.zeros(flat.shape, dtype=np.float64)
+    m32, v, tmp = np.zeros_like(flat), np.zeros_like(flat), np.empty_like(flat)
+    wide = np.empty(flat.shape, dtype=np.float64)
     beta1, beta2, eps, step = 0.9, 0.999, 1e-8, 0
+    # the float32 scalars numpy uses for the Python floats of the float32 updates
+    beta1_32, one_minus_beta1 = np.float32(beta1), np.float32(1 - beta1)
+    one_minus_beta2 = np.float32(1 - beta2)
     X = X.astype(np.float32)
     n_models, n = X.shape[0], X.shape[1]
     models = np.arange(n_models)[:, None]
@@ -106,17 +122,26 @@ def adam_train(sizes: list[int], X: np.ndarray, output_grad: Callable, *, epochs
             out, acts = mlp_forward(weights, biases, X[models, idx], dropout=dropout, rngs=rngs)
             _mlp_backward(weights, acts, output_grad(out, idx), grad_w, grad_b, dropout)
             step += 1
-            m *= beta1
-            m += (1 - beta1) * grad
+            # m = m * beta1 + (1 - beta1) * grad, each operation rounded to float32
+            m *= np.float64(beta1_32)
+            np.copyto(m32, m, casting="same_kind")
+            np.multiply(grad, one_minus_beta1, out=tmp)
+            m32 += tmp
+            np.copyto(m, m32)
             v *= beta2
             np.multiply(grad, grad, out=tmp)
-            v += (1 - beta2) * tmp
+            tmp *= one_minus_beta2  # v += (1 - beta2) * grad ** 2, without a temporary array
+            v += tmp
             # flat -= rate * m_hat / (sqrt(v_hat) + eps), in place
             np.divide(v, 1 - beta2 ** step, out=tmp)
             np.sqrt(tmp, out=tmp)
             tmp += eps
-            np.divide(m, tmp, out=tmp)
-            tmp *= rate / (1 - beta1 ** step)
+            np.copyto(wide, tmp)
+            np.divide(m, wide, out=wide)  # tmp = m / tmp
+            np.copyto(tmp, wide, casting="same_kind")
+            np.copyto(wide, tmp)
+            wide *= np.float64(np.float32(rate / (1 - beta1 ** step)))  # tmp *= rate / ...
+            np.copyto(tmp, wide, casting="same_kind")
             flat -= tmp
     return weights, biases
 

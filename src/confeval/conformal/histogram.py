@@ -118,18 +118,24 @@ class CHR(IntervalMethod):
     def _fit_models_jointly(cls, methods, fits):
         first = methods[0]
         taus = first.levels.astype(np.float32)
+        above, below = 1 - taus, -taus
         ys = np.stack([y for _, y in fits]).astype(np.float32)
         models = np.arange(len(methods))[:, None]
+        along: dict = {}  # (S, b) -> index arrays of the leading axes (take/put_along_axis's)
 
         def output_grad(out, idx):
             # Pinball loss on the sorted outputs, averaged over rows and levels; the sort is a
             # permutation, so each raw output receives the gradient of the slot it lands in.
             order = np.argsort(out, axis=-1)
-            q = np.take_along_axis(out, order, axis=-1)
+            if out.shape[:2] not in along:
+                along[out.shape[:2]] = (np.arange(out.shape[0])[:, None, None],
+                                        np.arange(out.shape[1])[None, :, None])
+            lead = along[out.shape[:2]]
+            q = out[lead[0], lead[1], order]
             target = ys[models, idx][..., None]
-            g_sorted = np.where(target < q, 1 - taus, -taus) / (q.shape[1] * q.shape[2])
+            g_sorted = np.where(target < q, above, below) / (q.shape[1] * q.shape[2])
             grad = np.empty_like(out)
-            np.put_along_axis(grad, order, g_sorted.astype(np.float32), axis=-1)
+            grad[lead[0], lead[1], order] = g_sorted
             return grad
 
         X = np.stack([X for X, _ in fits])

@@ -216,13 +216,20 @@ class R2CCP(IntervalMethod):
         dist = np.stack([(np.abs(m.grid[None, :] - y[:, None]) ** m.q_norm).astype(np.float32)
                          for m, (_, y) in zip(methods, fits)])
         models = np.arange(len(methods))[:, None]
+        weighted = first.loss_weight * dist  # the same float32 products, once for all steps
 
         def output_grad(logits, idx):
-            # d/dp of  w_e * sum p log p + w_l * sum p * dist ; then through the softmax
+            # d/dp of  w_e * sum p log p + w_l * sum p * dist ; then through the softmax:
+            # p * (g_p - sum(g_p * p)) with g_p = w_e * (log p + 1) + w_l * dist, in place
             p = softmax(logits, logits.dtype)
-            logp = np.log(np.maximum(p, np.float32(1e-30)))
-            g_p = first.entropy_weight * (logp + 1) + first.loss_weight * dist[models, idx]
-            return p * (g_p - (g_p * p).sum(axis=-1, keepdims=True))
+            g_p = np.maximum(p, np.float32(1e-30))
+            np.log(g_p, out=g_p)
+            g_p += 1
+            g_p *= first.entropy_weight
+            g_p += weighted[models, idx]
+            g_p -= (g_p * p).sum(axis=-1, keepdims=True)
+            g_p *= p
+            return g_p
 
         X = np.stack([X for X, _ in fits])
         net = adam_train([X.shape[2], first.hidden, first.hidden, first.n_bins], X, output_grad,
