@@ -425,11 +425,17 @@ def _measure_decisions(path: str | Path, options: GuaranteeOptions):
     rs = read_input(path, "measures", options, load=measure_rows)
     data = read_measure_records(rs, measure_cols=options.confidence_col or "sl",
                                 correct_col=options.correct_col or "correct")
-    value, questions = data.values[:, 0], data.questions
-    # each question's rows together, the most confident first; stable: ties keep file order
-    order = np.lexsort((-value, np.unique(questions, return_inverse=True)[1]))
-    first = order[np.r_[True, questions[order][1:] != questions[order][:-1]]]
+    value = data.values[:, 0]
+    first = _first_ranked(value, data.questions)
     return rs, value[first], data.correct[first], None
+
+
+def _first_ranked(value: np.ndarray, questions: np.ndarray) -> np.ndarray:
+    """The row index of each question's highest value (ties: the first row in file order)."""
+    # each question's rows together, the most confident first; stable: ties keep file order
+    group = np.unique(questions, return_inverse=True)[1]
+    order = np.lexsort((-value, group))
+    return order[np.r_[True, group[order][1:] != group[order][:-1]]]
 
 
 def _step_decisions(path: str | Path, options: GuaranteeOptions):
@@ -668,10 +674,8 @@ def _first_ranked_options(records: str | Path, column: str, options: GuaranteeOp
     conf = np.full(len(rs.frame), np.nan)
     usable = np.flatnonzero(rs.mask)
     if usable.size:
-        v, q = value[usable], np.unique(questions[usable], return_inverse=True)[1]
-        order = np.lexsort((-v, q))
-        first = order[np.r_[True, q[order][1:] != q[order][:-1]]]
-        conf[usable[first]] = v[first]
+        first = usable[_first_ranked(value[usable], questions[usable])]
+        conf[first] = value[first]
     return rs, conf
 
 
