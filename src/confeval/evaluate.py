@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import metrics as M
+from ._threads import parallel_map
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
 from .metrics.bootstrap import _interval, resample_counts
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
@@ -65,13 +66,12 @@ def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, p
 
     reps: dict[str, list] = {}
     done = 0
-    with _threads() as pool:
-        for found, (_, size) in zip(pool.map(block_metrics, range(len(blocks))), blocks):
-            for name, values in found.items():
-                reps.setdefault(name, []).append(values)
-            done += size
-            if progress is not None:
-                progress(done, n_resamples)
+    for found, (_, size) in zip(parallel_map(block_metrics, range(len(blocks))), blocks):
+        for name, values in found.items():
+            reps.setdefault(name, []).append(values)
+        done += size
+        if progress is not None:
+            progress(done, n_resamples)
     out = {}
     for name, parts in reps.items():
         lo, hi, se = _interval(point.get(name, np.nan), np.concatenate(parts), 0.95,
@@ -82,15 +82,6 @@ def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, p
 
 _COUNT_BLOCK = 4
 """Resamples per block of the large-sample bootstrap (memory: a few (4, n) float arrays)."""
-
-
-def _threads():
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return ThreadPoolExecutor(max_workers=max(1, min(len(usable) if usable
-                                                     else (os.cpu_count() or 1), 4)))
 
 
 def _intervals(specs: dict[str, tuple], n_resamples: int, seed: int) -> dict[str, dict]:

@@ -248,6 +248,29 @@ def test_single_call_fast_paths_equal_the_general_forms(seed, n_tokens):
     assert got.uncertainty == want.uncertainty[0]
 
 
+def test_csl_chunks_and_threads_change_no_bit(monkeypatch):
+    """The batched CSL reads the attention in chunks split between the cores: one chunk on one
+    thread, or three-answer chunks on five threads, the same numbers; a negative weight in any
+    chunk is refused."""
+    from confeval import _threads
+    from confeval.measures import attention
+
+    rng = np.random.default_rng(5)
+    lps = _answers(rng, 200, 9, impossible=0.0)
+    lp_pad, lengths = pad_ragged(lps)
+    att_pad = pad_ragged(_attention(rng, lps, 6))[0]
+    monkeypatch.setattr(attention, "_CHUNK_ELEMENTS", 10**9)
+    monkeypatch.setattr(attention, "row_parts", lambda n, rows: [slice(0, n)])
+    alone = MS.csl_per_head_batch(lp_pad, att_pad, lengths)
+    monkeypatch.setattr(attention, "_CHUNK_ELEMENTS", 3 * 6 * lp_pad.shape[1])
+    monkeypatch.setattr(attention, "row_parts",
+                        lambda n, rows: _threads.row_parts(n, rows, workers=5))
+    np.testing.assert_array_equal(MS.csl_per_head_batch(lp_pad, att_pad, lengths), alone)
+    att_pad[150, 2, 0] = -1e-9
+    with pytest.raises(ValueError, match="attention weights must be finite and >= 0"):
+        MS.csl_per_head_batch(lp_pad, att_pad, lengths)
+
+
 def test_single_call_fast_paths_refuse_what_the_general_forms_refuse():
     for lp, relevance, message in [([-1.0, np.nan], [1.0, 1.0], "<= 0 and not NaN"),
                                    ([-1.0, 0.5], [1.0, 1.0], "<= 0 and not NaN"),

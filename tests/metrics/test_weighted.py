@@ -80,7 +80,8 @@ def test_large_sample_intervals_do_not_depend_on_the_threads(monkeypatch):
     conf = np.round(rng.random(2000) * 10) / 10   # with ties
     correct = (rng.random(2000) < conf).astype(float)
     monkeypatch.setattr(E, "FAST_BOOTSTRAP_ROWS", 1000)
-    monkeypatch.setattr(E, "_threads", lambda: ThreadPoolExecutor(max_workers=1))
+    monkeypatch.setattr(E, "parallel_map", map)   # one thread
     one = evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"]
-    monkeypatch.setattr(E, "_threads", lambda: ThreadPoolExecutor(max_workers=3))
-    assert evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"] == one
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        monkeypatch.setattr(E, "parallel_map", pool.map)
+        assert evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"] == one

@@ -30,6 +30,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._numeric import ones
+from .._threads import parallel_map, row_parts
 from .likelihood import _tokens, token_batch, weighted_logprob
 from .ragged import token_mask
 
@@ -38,20 +40,21 @@ __all__ = ["csl", "csl_batch", "csl_per_head", "csl_per_head_batch", "select_hea
 _MAX, _MIN, _SUM = np.maximum.reduce, np.minimum.reduce, np.add.reduce
 
 
-def _attention(attention: ArrayLike, shape: tuple[int, ...], *, finite: bool = True
-               ) -> np.ndarray:
+def _attention(attention: ArrayLike, shape: tuple[int, ...], *, finite: bool = True,
+               signs: bool = True) -> np.ndarray:
     """Attention of shape (*leading, heads, tokens) checked >= 0 everywhere (a NaN fails too)
     and finite; ``finite=False`` (a batch) leaves finiteness to the per-head totals
-    (:func:`_per_head`), which an infinite weight makes infinite — or NaN in the padding,
-    where it is multiplied by 0 — at a fraction of a second pass over the attention."""
+    (:func:`_divided`), which an infinite weight makes infinite — or NaN in the padding, where
+    it is multiplied by 0 — and ``signs=False`` leaves the sign check to the caller (a batch
+    checks it chunk by chunk, :func:`_sums_and_totals`)."""
     att = np.asarray(attention, dtype=np.float64)
     if att.ndim == len(shape):   # one head
         att = att[..., None, :]
     if att.ndim != len(shape) + 1 or att.shape[:-2] != shape[:-1] or att.shape[-1] != shape[-1]:
         raise ValueError(f"attention must be (heads, tokens) per answer with {shape[-1]} "
                          f"tokens, got shape {att.shape}")
-    if att.size and not (_MIN(att, axis=None) >= 0
-                         and (not finite or _MAX(att, axis=None) < np.inf)):
+    if signs and att.size and not (_MIN(att, axis=None) >= 0
+                                   and (not finite or _MAX(att, axis=None) < np.inf)):
         raise ValueError(_ATTENTION_RULE)
     return att
 
@@ -64,30 +67,71 @@ def _check_totals(totals: np.ndarray) -> None:
         raise ValueError(_ATTENTION_RULE)
 
 
-def _per_head(lp: np.ndarray, att: np.ndarray, real: np.ndarray | None) -> np.ndarray:
-    """CSL_h = sum_t w_h,t l_t with w_h = a_h / sum_t a_h over each answer's ``real`` tokens
-    (a 0/1 mask of lp's shape; ``None``: one answer, every token real): for a batch, numerators
-    and totals come from one matrix product with the stacked (l, mask) columns. A head paying
-    the answer no attention gets uniform weights (SL(norm)) rather than a division by zero; an
-    impossible token (l = -inf) that a head ignores adds nothing to that head
-    (:func:`.likelihood.weighted_logprob`)."""
-    if _MIN(lp, axis=None) == -np.inf:   # 0 x -inf: the guarded, slower form
-        real = np.ones_like(lp) if real is None else real
-        with np.errstate(invalid="ignore"):   # an infinite weight in the padding: NaN
-            totals = np.sum(att * real[..., None, :], axis=-1)
-        _check_totals(totals)
-        weights = att * real[..., None, :] / np.where(totals > 0, totals, 1.0)[..., None]
-        uniform = real[..., None, :] / real.sum(axis=-1)[..., None, None]
-        weights = np.where((totals > 0)[..., None], weights, uniform)
-        return weighted_logprob(weights, lp[..., None, :])
-    if lp.ndim == 1:   # one answer: every token is real
-        sums, totals = att @ lp, _SUM(att, axis=-1)
-    else:   # sums and totals from one pass over the attention (an infinite weight makes
-        with np.errstate(invalid="ignore"):   # its totals infinite or NaN: refused below)
-            both = np.matmul(att, np.stack([lp, real], axis=-1))
-        sums, totals = both[..., 0], both[..., 1]
+def _per_head(lp: np.ndarray, att: np.ndarray) -> np.ndarray:
+    """CSL_h = sum_t w_h,t l_t of one answer, w_h = a_h / sum_t a_h (:func:`_divided`)."""
+    if _MIN(lp) == -np.inf:
+        return _guarded(lp, att, np.ones_like(lp))
+    return _divided(lp, att @ lp, _SUM(att, axis=-1), None)
+
+
+def _per_head_batch(lp: np.ndarray, att: np.ndarray, real: np.ndarray) -> np.ndarray:
+    """CSL_h of a padded batch, ``real`` the 0/1 mask of each answer's tokens; the attention's
+    signs are checked here."""
+    if lp.size and _MIN(lp, axis=None) == -np.inf:
+        if att.size and not _MIN(att, axis=None) >= 0:
+            raise ValueError(_ATTENTION_RULE)
+        return _guarded(lp, att, real)
+    sums, totals = _sums_and_totals(lp, att, real)
+    return _divided(lp, sums, totals, real)
+
+
+def _sums_and_totals(lp: np.ndarray, att: np.ndarray, real: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """sum_t a_h,t l_t and sum_t a_h,t over each answer's real tokens, (n, heads) each, from one
+    matrix product per answer with its stacked (l, mask) columns, the attention checked >= 0
+    on the way: the answers are split between the cores and read in chunks of about a
+    megabyte, so that the product reads each chunk from cache after its check. Per answer the
+    same product whatever the split, so the results do not depend on it."""
+    both = np.stack([lp, real], axis=-1)
+    out = np.empty((*att.shape[:-1], 2))
+    rows = max(1, _CHUNK_ELEMENTS // max(1, att[0].size if len(att) else 1))
+
+    def run(part: slice) -> bool:
+        for start in range(part.start, part.stop, rows):
+            chunk = slice(start, min(start + rows, part.stop))
+            if not _MIN(att[chunk], axis=None) >= 0:
+                return False
+            with np.errstate(invalid="ignore"):   # an infinite weight: refused by the totals
+                np.matmul(att[chunk], both[chunk], out=out[chunk])
+        return True
+
+    if att.size and not all(parallel_map(run, row_parts(len(att), rows))):
+        raise ValueError(_ATTENTION_RULE)
+    return out[..., 0], out[..., 1]
+
+
+_CHUNK_ELEMENTS = 1 << 17
+
+
+def _guarded(lp: np.ndarray, att: np.ndarray, real: np.ndarray) -> np.ndarray:
+    """CSL_h where some token is impossible (l = -inf): a token a head ignores adds nothing to
+    that head (0 x -inf would be NaN, :func:`.likelihood.weighted_logprob`)."""
+    with np.errstate(invalid="ignore"):   # an infinite weight in the padding: NaN
+        totals = np.sum(att * real[..., None, :], axis=-1)
     _check_totals(totals)
-    if _MIN(totals, axis=None) > 0:
+    weights = att * real[..., None, :] / np.where(totals > 0, totals, 1.0)[..., None]
+    uniform = real[..., None, :] / real.sum(axis=-1)[..., None, None]
+    weights = np.where((totals > 0)[..., None], weights, uniform)
+    return weighted_logprob(weights, lp[..., None, :])
+
+
+def _divided(lp: np.ndarray, sums: np.ndarray, totals: np.ndarray, real: np.ndarray | None
+             ) -> np.ndarray:
+    """CSL_h = sums / totals, after refusing an infinite total (an infinite weight); a head
+    paying the answer no attention gets uniform weights (SL(norm)) rather than a division by
+    zero. ``real``: the batch's token mask, ``None`` for one answer."""
+    _check_totals(totals)
+    if not totals.size or _MIN(totals, axis=None) > 0:
         return sums / totals
     n_tokens = lp.shape[-1] if real is None else real.sum(axis=-1)
     mean = (lp.sum(axis=-1) / n_tokens)[..., None]
@@ -106,7 +150,7 @@ def csl_per_head(token_logprobs: ArrayLike, attention: ArrayLike) -> np.ndarray:
     [-3.0, -inf]
     """
     lp = _tokens(token_logprobs)
-    return _per_head(lp, _attention(attention, lp.shape), None)
+    return _per_head(lp, _attention(attention, lp.shape))
 
 
 def csl_per_head_batch(token_logprobs: ArrayLike, attention: ArrayLike,
@@ -123,7 +167,7 @@ def csl_per_head_batch(token_logprobs: ArrayLike, attention: ArrayLike,
     """
     lp, lengths = token_batch(token_logprobs, lengths)
     real = token_mask(lengths, lp.shape[1]).astype(np.float64)
-    return _per_head(lp, _attention(attention, lp.shape, finite=False), real)
+    return _per_head_batch(lp, _attention(attention, lp.shape, finite=False, signs=False), real)
 
 
 def _heads(heads: ArrayLike | None, n_heads: int) -> np.ndarray | slice:
@@ -159,22 +203,28 @@ def csl(token_logprobs: ArrayLike, attention: ArrayLike, heads: ArrayLike | None
 
 def _csl_all_heads(token_logprobs: ArrayLike, attention: ArrayLike) -> float | None:
     """CSL over all heads of one answer with (heads, tokens) attention in the fewest numpy
-    calls, or None where the general path must decide: a head paying the answer no attention
-    (uniform weights), an impossible token (0 x -inf where a head ignores it) or an infinite
-    attention weight (the general path raises). The checks
-    that can fail here are the general path's, with its messages."""
+    calls (checks on the log-probabilities and the head totals in plain floats), or None where
+    the general path must decide: a head paying the answer no attention (uniform weights), an
+    impossible token (0 x -inf where a head ignores it) or an invalid value (the general path
+    raises, with its message). One token: its log-probability, whatever the weights."""
     lp = np.asarray(token_logprobs, dtype=np.float64)
     att = np.asarray(attention, dtype=np.float64)
     if lp.ndim != 1 or att.ndim != 2 or att.shape[1] != lp.size or lp.size == 0:
         return None
-    if not (_MAX(lp) <= 0 and _MIN(lp) > -math.inf):
-        return None   # the general path says why, or guards the impossible token
+    tokens = lp.tolist()
+    if not (max(tokens) <= 0 and sum(tokens) > -math.inf):   # NaN, -inf: the general path
+        return None
     if not _MIN(att, axis=None) >= 0:
         return None
-    totals = _SUM(att, axis=1)
-    if not (_MIN(totals) > 0 and _MAX(totals) < math.inf):
+    totals = att.dot(ones(lp.size))   # a matrix-vector product: cheaper than a reduction
+    head_totals = totals.tolist()
+    if not (min(head_totals) > 0 and sum(head_totals) < math.inf):
         return None
-    return float(_SUM((att @ lp) / totals)) / att.shape[0]
+    if lp.size == 1:
+        return tokens[0]
+    # sum_h (a_h . l) / (a_h . 1) as one dot product with the reciprocals (two roundings a
+    # term instead of one: within a few ulps of the general path's quotients)
+    return float(att.dot(lp).dot(1.0 / totals)) / att.shape[0]
 
 
 def csl_batch(token_logprobs: ArrayLike, attention: ArrayLike, lengths: ArrayLike | None = None,

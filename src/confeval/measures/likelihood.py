@@ -48,6 +48,18 @@ def _tokens(token_logprobs: ArrayLike) -> np.ndarray:
     return lp
 
 
+def _short_sum(token_logprobs: ArrayLike) -> float | None:
+    """The sum of one short answer's log-probabilities in plain floats, or ``None`` where
+    :func:`_tokens` must decide (not a short non-empty 1-D array, a NaN or a positive value):
+    two numpy reductions on a 10-token answer cost more than the unvalidated reference."""
+    lp = np.asarray(token_logprobs, dtype=np.float64)
+    if lp.ndim != 1 or not 0 < lp.size <= _SHORT:
+        return None
+    tokens = lp.tolist()
+    total = sum(tokens)
+    return total if max(tokens) <= 0 and total == total else None   # NaN != NaN
+
+
 def token_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """A padded (n, T) batch of log-probabilities with its lengths, validated once: the padding
@@ -90,7 +102,8 @@ def sequence_likelihood(token_logprobs: ArrayLike) -> float:
     >>> sequence_likelihood([-0.5, -1.5])
     -2.0
     """
-    return float(_SUM(_tokens(token_logprobs)))
+    total = _short_sum(token_logprobs)
+    return float(_SUM(_tokens(token_logprobs))) if total is None else total
 
 
 def sequence_likelihood_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
@@ -114,8 +127,12 @@ def normalised_likelihood(token_logprobs: ArrayLike) -> float:
     >>> normalised_likelihood([-0.5, -1.5])
     -1.0
     """
-    lp = _tokens(token_logprobs)
-    return float(_SUM(lp) / lp.size)
+    lp = np.asarray(token_logprobs, dtype=np.float64)
+    total = _short_sum(lp)
+    if total is None:
+        lp = _tokens(lp)
+        return float(_SUM(lp) / lp.size)
+    return total / lp.size
 
 
 def normalised_likelihood_batch(token_logprobs: ArrayLike, lengths: ArrayLike | None = None
@@ -213,43 +230,42 @@ def token_sar(token_logprobs: ArrayLike, relevance: ArrayLike) -> float:
     -2.0
     """
     lp = np.asarray(token_logprobs, dtype=np.float64)
-    if lp.ndim == 1 and 0 < lp.size <= _SHORT:
-        r = np.asarray(relevance, dtype=np.float64)
-        if r.shape != lp.shape:
-            raise ValueError(_RELEVANCE_RULE)
-        return _token_sar_short(lp.tolist(), r.tolist())
-    lp = _tokens(lp)
     r = np.asarray(relevance, dtype=np.float64)
+    if lp.ndim == 1 and 0 < lp.size <= _SHORT and r.shape == lp.shape:
+        value = _token_sar_short(lp.tolist(), r.tolist())
+        if value is not None:
+            return value
+    lp = _tokens(lp)   # the general form: its checks say what is wrong, its rules apply
     if r.shape != lp.shape:
         raise ValueError(_RELEVANCE_RULE)
     return float(_token_sar(lp, r, _relevance_totals(r), lp.size))
 
 
 _SHORT = 64
-"""Answers up to this many tokens are weighted in a Python loop: on an answer of ten tokens
-the five numpy calls of the array form (each ~0.5 us of overhead) cost more than the loop, and
-more than the unvalidated reference formulas this must not be slower than. Above it, numpy."""
+"""Answers up to this many tokens are first tried in one Python loop: on an answer of ten
+tokens each numpy call costs ~0.5 us of overhead, as much as a whole step of the unvalidated
+reference formulas this must not be slower than. Above it, numpy."""
+
+_TINY_TOTAL = 2.0 ** -900
+"""Below this total relevance the products r_t l_t could lose digits to underflow before the
+division by the total; such answers take the normalise-first form."""
 
 
-def _token_sar_short(lp: list[float], relevance: list[float]) -> float:
-    """:func:`_token_sar` of one short answer in plain floats (same checks, same rules: a token
-    of weight 0 adds nothing even at -inf; uniform weights when no token is relevant)."""
-    total = 0.0
+def _token_sar_short(lp: list[float], relevance: list[float]) -> float | None:
+    """:func:`_token_sar` of one short answer in plain floats — sum_t r_t l_t / sum_t r_t, which
+    equals the normalise-first form to a few ulps — or ``None`` for anything but the common
+    case (a NaN, a positive log-probability, a negative or infinite relevance, no relevant
+    token, an impossible token, a total too small): the general form then decides, with its
+    messages and rules. One token weighs exactly 1."""
+    total = weighted = 0.0
     for l_t, r_t in zip(lp, relevance):
-        if not l_t <= 0:   # a NaN fails the comparison too
-            raise ValueError(_LOGPROB_RULE)
-        if not r_t >= 0:
-            raise ValueError(_RELEVANCE_RULE)
+        if not (l_t <= 0 and r_t >= 0):   # a NaN fails the comparisons too
+            return None
         total += r_t
-    if not total < math.inf:
-        raise ValueError(_RELEVANCE_RULE)
-    if total > 0:   # weights normalised first, as the array form: one token weighs exactly 1
-        weighted = 0.0
-        for l_t, r_t in zip(lp, relevance):
-            if r_t > 0:
-                weighted += r_t / total * l_t
-        return weighted
-    return math.fsum(lp) / len(lp)
+        weighted += r_t * l_t
+    if not (_TINY_TOTAL < total < math.inf and -math.inf < weighted):   # NaN: 0 x -inf
+        return None
+    return weighted / total if len(lp) > 1 else lp[0]
 
 
 def token_sar_batch(token_logprobs: ArrayLike, relevance: ArrayLike,

@@ -35,11 +35,13 @@ eccentricity and eigenvalue (symmetrise an NLI matrix first), with entries in [0
 from __future__ import annotations
 
 import functools
-import os
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from .._numeric import ones
+from .._threads import parallel_map, row_parts, usable_cores
 
 __all__ = ["SimilarityMeasure", "degree", "degree_batch", "eccentricity", "eccentricity_batch",
            "eigenvalue", "eigenvalue_batch", "jaccard_similarity", "laplacian_eigen",
@@ -149,37 +151,25 @@ def _over_cores(function, batch: _Batch, *extra: np.ndarray):
     """``function(batch, *extra)`` with the questions split between the machine's cores (numpy's
     LAPACK and array loops release the GIL). Every step is per question, so the results do not
     depend on the split or the number of cores."""
-    q = len(batch.w)
-    workers = min(_cores(), q // _QUESTIONS_PER_THREAD)
-    if workers < 2:
+    parts = row_parts(len(batch.w), _QUESTIONS_PER_THREAD, _cores())
+    if len(parts) == 1:
         return function(batch, *extra)
-    bounds = np.linspace(0, q, workers + 1).astype(int)
 
-    def part(i: int):
-        rows = slice(bounds[i], bounds[i + 1])
+    def part(rows: slice):
         sub = batch if batch.real is None else batch._replace(sizes=batch.sizes[rows],
                                                                real=batch.real[rows])
         return function(sub._replace(w=batch.w[rows]), *(e[rows] for e in extra))
 
-    parts = list(_pool().map(part, range(workers)))
-    joined = [np.concatenate(field) for field in zip(*parts)]
-    return SimilarityMeasure(*joined) if isinstance(parts[0], SimilarityMeasure) else tuple(joined)
+    done = list(parallel_map(part, parts))
+    joined = [np.concatenate(field) for field in zip(*done)]
+    return SimilarityMeasure(*joined) if isinstance(done[0], SimilarityMeasure) else tuple(joined)
 
 
 _QUESTIONS_PER_THREAD = 64
 
 
-@functools.cache
 def _cores() -> int:
-    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return max(1, min(len(usable) if usable else (os.cpu_count() or 1), 8))
-
-
-@functools.cache
-def _pool():
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="confeval-measures")
+    return usable_cores()
 
 
 def _eigh(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -254,7 +244,7 @@ def _padding_nan(values: np.ndarray, real: np.ndarray | None) -> np.ndarray:
 
 
 def _degree(batch: _Batch) -> SimilarityMeasure:
-    d = _SUM(batch.w, axis=2)
+    d = np.matmul(batch.w, ones(batch.w.shape[2]))   # row sums, as degree() computes them
     sizes = batch.sizes
     return SimilarityMeasure(_padding_nan(d / batch.column(), batch.real),
                              sizes - _SUM(d, axis=1) / sizes)
@@ -291,7 +281,7 @@ def degree(W: ArrayLike) -> SimilarityMeasure:
     if lowest == 0:
         _check_diagonal(w[None], None)
     m = w.shape[0]
-    d = _SUM(w, axis=1)
+    d = w.dot(ones(m))
     return SimilarityMeasure(d / m, float(m - _SUM(d) / m))
 
 
