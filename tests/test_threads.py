@@ -17,14 +17,47 @@ def test_rows_are_cut_into_contiguous_parts_only_when_each_part_is_big_enough():
 def test_the_map_keeps_order_and_runs_inline_inside_its_own_workers():
     assert list(_threads.parallel_map(lambda x: x * x, range(50))) == [x * x for x in range(50)]
 
-    def nested(x):   # a worker mapping again must not wait on its own pool's queue
+    def nested(_):   # a worker mapping again must not wait on its own pool's queue
         inner = list(_threads.parallel_map(lambda y: (y, threading.current_thread().name),
                                            range(3)))
-        return [y for y, _ in inner], {name for _, name in inner}
+        return threading.current_thread().name, inner
 
-    for values, names in _threads.parallel_map(nested, range(2 * _threads.usable_cores())):
-        assert values == [0, 1, 2] and len(names) == 1   # ran in the calling worker
+    futures = [_threads._pool().submit(nested, i) for i in range(2 * _threads.usable_cores())]
+    for future in futures:
+        worker, inner = future.result(timeout=30)
+        assert inner == [(0, worker), (1, worker), (2, worker)]   # ran in the calling worker
 
 
 def test_usable_cores_is_the_affinity_capped():
     assert 1 <= _threads.usable_cores() <= _threads._MAX_THREADS
+
+
+def test_the_first_failure_in_item_order_is_raised_and_nothing_hangs():
+    def boom(x):
+        if x in (5, 9):
+            raise ValueError(f"item {x}")
+        return x
+
+    for _ in range(20):   # claims race differently each time
+        seen = []
+        try:
+            for value in _threads.parallel_map(boom, range(40)):
+                seen.append(value)
+        except ValueError as exc:
+            assert str(exc) == "item 5"
+        assert seen == [0, 1, 2, 3, 4]
+
+
+def test_the_caller_computes_items_itself_when_the_pool_is_busy():
+    import time
+
+    names = set()
+
+    def note(x):
+        names.add(threading.current_thread().name)
+        time.sleep(0.002)
+        return x
+
+    assert list(_threads.parallel_map(note, range(16))) == list(range(16))
+    if _threads.usable_cores() > 1:
+        assert threading.current_thread().name in names

@@ -39,11 +39,48 @@ def _pool():
 
 
 def parallel_map(function: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
-    """``map(function, items)`` on the shared pool, results in order. Called from one of the
-    pool's own threads it runs inline: a worker waiting on its pool could wait forever."""
-    if threading.current_thread().name.startswith(_PREFIX):
-        return map(function, items)
-    return _pool().map(function, items)
+    """``map(function, items)`` shared between the calling thread and the pool, results in
+    order as they are ready. The caller works too: it computes the next item nobody has
+    claimed whenever the result it needs next is not ready, so the work starts at once even
+    when the pool's threads are slow to wake (a virtual machine's idle cores can take
+    milliseconds) and a stalled helper costs at most one item. Called from one of the pool's
+    own threads it runs inline (a worker waiting on its pool could wait forever). The first
+    exception, in item order, is raised when its result is reached."""
+    items = list(items)
+    helpers = min(usable_cores(), len(items)) - 1
+    if helpers < 1 or threading.current_thread().name.startswith(_PREFIX):
+        yield from map(function, items)
+        return
+    claims = itertools.count()   # next() on it is atomic under the GIL
+    results: list = [None] * len(items)
+    failed: dict[int, BaseException] = {}
+    done = [threading.Event() for _ in items]
+
+    def run(i: int) -> None:
+        try:
+            results[i] = function(items[i])
+        except BaseException as exc:   # re-raised in the caller, in item order
+            failed[i] = exc
+        done[i].set()
+
+    def work() -> None:
+        for i in claims:
+            if i >= len(items) or failed:
+                return
+            run(i)
+
+    for _ in range(helpers):
+        _pool().submit(work)
+    for i in range(len(items)):
+        while not done[i].is_set():   # help rather than wait
+            j = next(claims)
+            if j >= len(items) or failed:
+                done[i].wait()
+                break
+            run(j)
+        if i in failed:
+            raise failed[i]
+        yield results[i]
 
 
 def row_parts(n: int, min_rows: int, workers: int | None = None) -> list[slice]:
