@@ -227,10 +227,17 @@ def test_token_scores_are_cached_recorded_and_replayed(tiny, tmp_path):
     assert asyncio.run(replay.score_tokens(messages, [" 19", " 20"], attention=True)) == first
 
 
-def test_shared_prefix_cache_equals_repeating_the_prompt(tiny):
+@pytest.mark.parametrize("packed", [True, False])
+def test_shared_prefix_cache_equals_repeating_the_prompt(tiny, packed):
+    """Per-token scores with the prompt run once — every continuation packed into one row
+    behind it (a Llama model), or the prompt's cache shared by batches of continuations (any
+    other model) — equal the prompt repeated in every row, attention included."""
     from confeval.backends import raw_prompt
 
     reused = HFBackend(tiny, batch_size=2)
+    assert reused._packable(40)
+    if not packed:
+        reused._packable = lambda length: False
     full = HFBackend(tiny, batch_size=3, kv_reuse=False)
     messages = raw_prompt("What is 12 + 7? A.")
     conts = [" 19", " The capital of France is Paris.", "B", " 20 or 18"]
@@ -265,3 +272,14 @@ def test_samples_drawn_together_equal_samples_drawn_alone(tiny):
             assert [t.token for t in g.tokens] == [t.token for t in ref.tokens]
             np.testing.assert_allclose([t.logprob for t in g.tokens],
                                        [t.logprob for t in ref.tokens], atol=1e-4)
+
+
+def test_packing_is_refused_beyond_a_sliding_window_or_for_other_families(tiny):
+    b = HFBackend(tiny)
+    assert b._packable(100) and not b._packable(5000)
+    b.net.config.sliding_window = 64
+    assert b._packable(64) and not b._packable(65)
+    b.net.config.sliding_window = None
+    b.net.config.model_type = "gemma2"
+    assert not b._packable(10)
+    b.net.config.model_type = "llama"

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import train_test_split
+from threadpoolctl import threadpool_limits
 
 from ..._numeric import softmax
 from ...conformal import (
@@ -110,7 +111,11 @@ def _job(names: list[str], seeds: list[int], X, y, levels, alpha: float, base: s
     (one process-local cache per job) and, for the neural methods, one batched training of all
     seeds. Warnings are returned: workers' stderr is not the user's."""
     out = []
-    with warnings.catch_warnings(record=True) as caught, shared_base_models():
+    # One BLAS/OpenMP thread per job: the jobs already fill the cores, and the networks' small
+    # matrix products run fastest on one thread. An inherited OMP_NUM_THREADS (which loky
+    # passes to its workers instead of its own limit) made the sweep ~10x slower.
+    with warnings.catch_warnings(record=True) as caught, shared_base_models(), \
+            threadpool_limits(limits=1):
         warnings.simplefilter("always", SmallCalibrationWarning)
         for name in names:
             splits = [_split(y.size, seed, groups if mondrian else None, cal_fraction)
