@@ -283,3 +283,5 @@ def test_packing_is_refused_beyond_a_sliding_window_or_for_other_families(tiny):
     b.net.config.model_type = "gemma2"
     assert not b._packable(10)
     b.net.config.model_type = "llama"
+    b.net.config._attn_implementation = "flash_attention_2"
+    assert not b._packable(10)

@@ -270,11 +270,14 @@ class HFBackend(Backend):
     def _packable(self, length: int) -> bool:
         """Whether one packed sequence of ``length`` tokens may replace the shared-prefix
         passes: a model family whose attention takes a custom 4-D mask and explicit positions
-        as they are (the masks of sliding-window layers would not apply the window, hence the
-        length limit), and at most :data:`_PACK_TOKENS` tokens."""
+        as they are, through SDPA or eager attention (the masks of sliding-window layers would
+        not apply the window, hence the length limit), and at most :data:`_PACK_TOKENS`
+        tokens."""
         config = getattr(self.net, "config", None)
         if getattr(config, "model_type", None) not in _PACKABLE_MODELS or length > _PACK_TOKENS:
             return False
+        if (getattr(config, "_attn_implementation", None) or "sdpa") not in ("sdpa", "eager"):
+            return False   # e.g. flash attention: no arbitrary mask
         window = getattr(config, "sliding_window", None)
         return not (isinstance(window, int) and 0 < window < length)
 
