@@ -106,8 +106,10 @@ def test_bounded_concurrency_and_scale_out():
         elapsed = time.perf_counter() - start
         assert len(results) == 24
         assert s1.requests == 12 and s2.requests == 12          # spread evenly
-        assert s1.max_in_flight <= 3 and s2.max_in_flight <= 3  # bounded per endpoint
-        assert elapsed < 24 * 0.1 / 3                           # and actually concurrent
+        # bounded per endpoint, and reaching the bound: requests really overlap (a wall-clock
+        # bound near the ideal 0.4 s failed on a loaded CI machine at 0.91 s)
+        assert s1.max_in_flight == 3 and s2.max_in_flight == 3
+        assert elapsed < 24 * 0.1 / 2                           # well below one at a time
 
 
 def test_image_parts_pass_through_unchanged():
