@@ -24,7 +24,7 @@ def test_the_map_keeps_order_and_runs_inline_inside_its_own_workers():
 
     futures = [_threads._pool().submit(nested, i) for i in range(2 * _threads.usable_cores())]
     for future in futures:
-        worker, inner = future.result(timeout=30)
+        worker, inner = future.result(timeout=300)  # a wait, generous for a loaded machine
         assert inner == [(0, worker), (1, worker), (2, worker)]   # ran in the calling worker
 
 
@@ -49,15 +49,21 @@ def test_the_first_failure_in_item_order_is_raised_and_nothing_hangs():
 
 
 def test_the_caller_computes_items_itself_when_the_pool_is_busy():
-    import time
-
+    """The pool's threads are kept busy until the caller has computed an item itself (not
+    for a while: a sleep would leave it to the machine's load whether the pool finishes
+    first)."""
+    caller = threading.current_thread().name
     names = set()
+    caller_worked = threading.Event()
 
     def note(x):
         names.add(threading.current_thread().name)
-        time.sleep(0.002)
+        if threading.current_thread().name == caller:
+            caller_worked.set()
+        else:
+            caller_worked.wait(timeout=300)  # generous: only a broken map waits this long
         return x
 
     assert list(_threads.parallel_map(note, range(16))) == list(range(16))
     if _threads.usable_cores() > 1:
-        assert threading.current_thread().name in names
+        assert caller in names

@@ -35,3 +35,21 @@ def test_the_workloads_of_the_live_and_scale_benchmarks_build():
     assert len(measures_scale._questions(3, np.random.default_rng(0))) == 3
     assert {k: len(v) for k, v in live_throughput._workloads(2).items()} == {"judge": 2,
                                                                              "measures": 2}
+
+
+def test_the_hostile_replies_benchmark_times_the_tests_replies(capsys):
+    """The timing moved out of the parser tests times the very replies those tests read."""
+    import hostile_replies
+
+    from ..fuzz.test_parser_limits import SOUPS
+    from ..parse.test_diagnosis import HOSTILE_REPLIES
+
+    timed = set(hostile_replies.replies(1.0).values())
+    assert set(SOUPS.values()) <= timed
+    assert {reply for reply, _ in HOSTILE_REPLIES} <= timed
+    assert "answer: " * 120_000 + "5" in timed   # tests/parse/test_answers.py
+    hostile_replies.main(["--scale", "0.0001", "--repeats", "1"])
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 10 * 2 + 9 + 1           # step soups by two parsers, then one each
+    assert rows[0].split()[:2] == ["brackets", "steps"]
+    assert rows[-1].split()[:3] == ["answers:", "markers", "answer"]

@@ -1,10 +1,12 @@
-"""Every parser of model output is linear in the reply's length, in time and memory, with a
-counted length cap (``reply_too_long``): the bracket reply that once took 15 GB, and hypothesis
-soups of brackets, quotes and backslashes up to 10 MB, each parse in seconds and < 200 MB,
-and twice the reply taking about twice the time (a ratio, not a wall-clock figure: the same
-parse takes 1.9 s on a quiet 2-core machine and 2.3 s beside another job)."""
+"""Every parser of model output reads hostile replies right, in bounded memory, with a counted
+length cap (``reply_too_long``): the bracket reply that once took 15 GB, and hypothesis soups of
+brackets, quotes and backslashes up to 10 MB, each read to its expected result in < 200 MB of
+allocations (tracemalloc's count of bytes, not a clock).
 
-import time
+How long each parse takes, and whether twice the reply takes about twice the time, is measured
+by ``benchmarks/hostile_replies.py``, not here: no test asserts a wall-clock time (the same
+parse took 1.9 s on a quiet 2-core machine and 2.3 s beside another job)."""
+
 import tracemalloc
 
 import pytest
@@ -20,28 +22,19 @@ from confeval.parse import (
     parse_step_judgement,
 )
 
-LIMIT_SECONDS, LIMIT_BYTES = 10.0, 200e6
-LINEAR_RATIO = 3.0
-"""time(reply) / time(its first half) stays under this: 2 for a linear parser, 4 for a
-quadratic one (the bracket reply that took 15 GB was worse)."""
+LIMIT_BYTES = 200e6
 
 
-def _measured(fn, *args, memory: bool = False):
-    """Run ``fn`` timed; with ``memory`` run it again under tracemalloc for the peak of
-    allocations (tracemalloc slows Python down several times, so the two are apart and the
-    memory check is kept to the cases that once blew up)."""
-    started = time.perf_counter()
-    result = fn(*args)
-    seconds = time.perf_counter() - started
-    assert seconds < LIMIT_SECONDS, f"{seconds:.2f} s"
-    if memory:
-        tracemalloc.start()
-        try:
-            fn(*args)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        assert peak < LIMIT_BYTES, f"{peak / 1e6:.0f} MB"
+def _within_memory(fn, *args):
+    """``fn(*args)`` run under tracemalloc, its peak of allocations checked (tracemalloc
+    slows Python down several times, so it is kept to the cases that once blew up)."""
+    tracemalloc.start()
+    try:
+        result = fn(*args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < LIMIT_BYTES, f"{peak / 1e6:.0f} MB"
     return result
 
 
@@ -59,55 +52,53 @@ SOUPS = {
 }
 
 
+MEMORY_CHECKED = ("brackets", "tags", "backslashes")
+NESTED = "unreadable_block: nested too deeply at character 52"
+EXPECTED = {  # soup -> (every step's reason, the text score's (stage, score))
+    "brackets": (NESTED, ("none", None)),
+    "nested lists just under the cap": (NESTED, ("none", None)),
+    "quotes": ("no_block", ("none", None)),  # a list of strings holds no step entries
+    "closing quotes": ("unreadable_block: unclosed string at character 960012",
+                       ("backward", 1)),
+    "backslashes": ("no_block", ("none", None)),
+    "tags": ("unreadable_block: unclosed '[' at character 910000", ("none", None)),
+    "fences": ("unreadable_block: unclosed '{' at character 6", ("none", None)),
+    "many brackets then a list": (NESTED, ("backward", 1)),
+    "score anchors": ("no_block", ("none", None)),
+    "20 brackets then quotes": ("unreadable_block: unclosed string at character 900021",
+                                ("none", None)),
+}
+
+
 @pytest.mark.parametrize("name", sorted(SOUPS))
-def test_adversarial_replies_parse_fast_and_small(name):
+def test_adversarial_replies_are_read_right_and_small(name):
     text = SOUPS[name]
-    verdicts = _measured(parse_step_judgement, text, 3,
-                         memory=name in ("brackets", "tags", "backslashes"))
-    assert len(verdicts) == 3
-    assert _measured(extract_score_from_text, text).stage in ("none", "anchored", "keyword",
-                                                              "backward")
-
-
-def _best_seconds(fn, texts, *args, repeats: int = 4) -> list[float]:
-    """The best time of ``fn`` on each text over ``repeats`` rounds, the texts interleaved
-    within a round: a burst of load on the machine slows both sides of the ratio alike rather
-    than one of them (a CI run beside other jobs once made a linear parse look quadratic)."""
-    best = [float("inf")] * len(texts)
-    for _ in range(repeats):
-        for i, text in enumerate(texts):
-            started = time.perf_counter()
-            fn(text, *args)
-            best[i] = min(best[i], time.perf_counter() - started)
-    return best
-
-
-@pytest.mark.parametrize("name", ["brackets", "closing quotes", "tags"])
-def test_parse_time_grows_linearly_with_the_reply(name):
-    text = SOUPS[name]
-    half = text[:len(text) // 2]
-    for fn, args in ((parse_step_judgement, (3,)), (extract_score_from_text, ())):
-        full_s, half_s = _best_seconds(fn, [text, half], *args)
-        assert full_s < LINEAR_RATIO * half_s + 0.05, (fn.__name__, full_s, half_s)
+    reason, score = EXPECTED[name]
+    verdicts = (_within_memory(parse_step_judgement, text, 3) if name in MEMORY_CHECKED
+                else parse_step_judgement(text, 3))
+    assert [(v.status, v.reason, v.p_correct) for v in verdicts] == [
+        ("unparseable", reason, None)] * 3
+    found = extract_score_from_text(text)
+    assert (found.stage, found.score) == score
 
 
 def test_replies_over_the_cap_are_counted_not_parsed():
     huge = "[" * (10 * 1024 * 1024)  # 10 MB
-    verdicts = _measured(parse_step_judgement, huge, 2, memory=True)
+    verdicts = _within_memory(parse_step_judgement, huge, 2)
     assert [v.reason for v in verdicts] == ["reply_too_long"] * 2
-    assert _measured(extract_score_from_text, huge).flags == ["reply_too_long"]
+    assert extract_score_from_text(huge).flags == ["reply_too_long"]
     tokens = [TokenLogprob("[" * 1000, -0.1, ())] * 1100
-    assert _measured(extract_score, tokens).flags == ["reply_too_long"]
-    assert _measured(extract_from_tokens, tokens, ["A", "B"])["reason"] == "reply_too_long"
+    assert extract_score(tokens).flags == ["reply_too_long"]
+    assert extract_from_tokens(tokens, ["A", "B"])["reason"] == "reply_too_long"
 
 
-def test_token_parsers_are_linear_on_digit_runs_and_anchors():
+def test_token_parsers_read_digit_runs_and_anchors():
     digits = [TokenLogprob("1", -0.1, ((" 1", -0.1), (" 2", -2.0)))] * 100_000
-    found = _measured(extract_score, digits)
-    assert found.stage == "backward"
+    found = extract_score(digits)
+    assert (found.stage, found.score, found.position) == ("backward", 1, 0)
     anchors = [TokenLogprob("Score", -0.1, ()), TokenLogprob(":", -0.1, ())] * 60_000
-    assert _measured(extract_score, [*anchors, TokenLogprob(" 4", -0.2, ((" 4", -0.2),))]
-                     ).score == 4
+    found = extract_score([*anchors, TokenLogprob(" 4", -0.2, ((" 4", -0.2),))])
+    assert (found.stage, found.score, found.position) == ("anchored", 4, 120_000)
 
 
 _SOUP = st.text(alphabet='[]{}()"\'\u201c\u201d\\,: 0.5%abc<>/`\n', max_size=2000)
@@ -115,9 +106,9 @@ _SOUP = st.text(alphabet='[]{}()"\'\u201c\u201d\\,: 0.5%abc<>/`\n', max_size=200
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unit=_SOUP, repeats=st.integers(min_value=1, max_value=5000))
-def test_repeated_soup_up_to_10_mb_is_linear(unit, repeats):
+def test_repeated_soup_up_to_10_mb_is_read(unit, repeats):
     text = (unit * repeats)[: 10 * 1024 * 1024]
-    verdicts = _measured(parse_step_judgement, text, 4)
+    verdicts = parse_step_judgement(text, 4)
     assert len(verdicts) == 4 and all(v.p_correct is None or 0 <= v.p_correct <= 1
                                       for v in verdicts)
     if len(text) > MAX_REPLY_CHARS:

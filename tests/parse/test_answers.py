@@ -1,7 +1,5 @@
 """Strict answer checking: numbers by value, letters exactly, texts whole — never substrings."""
 
-import time
-
 import pytest
 
 from confeval.parse.answers import check_answer
@@ -37,7 +35,7 @@ def test_failures_are_named(reply, key, failure):
     assert got.correct is None and got.failure == failure
 
 
-def test_a_megabyte_of_markers_is_linear():
-    started = time.perf_counter()
-    check_answer("answer: " * 120_000 + "5", 5)
-    assert time.perf_counter() - started < 5
+def test_a_megabyte_of_markers_is_read_right():
+    # how long it takes: benchmarks/hostile_replies.py (no test asserts a wall-clock time)
+    got = check_answer("answer: " * 120_000 + "5", 5)
+    assert (got.correct, got.answer, got.failure) == (True, "5", None)

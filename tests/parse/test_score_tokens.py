@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from confeval.parse import DEFAULT_FLOOR, extract_score, extract_score_from_text
@@ -102,6 +102,7 @@ def test_repeated_scores_take_the_last_anchor_and_rating_top_is_used():
     assert res.flags == []
 
 
+@settings(deadline=None)  # hypothesis's default 200 ms per example is a wall-clock limit
 @given(st.text(max_size=300))
 def test_never_raises_on_arbitrary_text(text):
     res = extract_score_from_text(text)

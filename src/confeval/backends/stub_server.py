@@ -9,8 +9,17 @@ It can misbehave on purpose, request by request, to exercise clients:
 
 ``faults``  a list consumed one entry per request: ``"429"`` (Too Many Requests with
             ``Retry-After``), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
-            ``"close"`` (drops the connection without answering) or ``None`` (normal).
-``delay``   seconds every request takes (e.g. 0.2 to measure concurrency).
+            ``"close"`` (drops the connection without answering) or ``None`` (normal); a
+            ``"slow"`` request ends early when the server stops.
+``delay``   seconds every request takes (e.g. 0.2 to measure concurrency in a benchmark).
+``gate``    hold every request until this many are in flight at once (then all pass, and
+            later ones are not held): a client's concurrency shown by counting
+            (``max_in_flight``) whatever the machine's speed. After ``gate_timeout`` seconds
+            without reaching it the gate opens anyway, so a client that never reaches the
+            bound fails its count instead of hanging.
+``hold_after`` answer the first ``hold_after`` requests, hold the later ones until
+            :meth:`StubServer.release` (or the server stops): a run that cannot finish before
+            a test has done what it must do while the run is under way.
 ``ignore_n`` answer one choice whatever ``n`` asks for (like some servers do).
 ``no_logprobs`` never return log-probabilities.
 ``text_only`` answer HTTP 500 to every request with an image part, as a text-only model's
@@ -33,6 +42,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -92,12 +102,22 @@ def _legacy(body: dict, text: str, top: list[tuple[str, float]], k: int, want: b
                                            "top_logprobs": tops, "text_offset": offsets}}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """The threading server, silent about clients gone before their answer (a killed run's
+    held requests, a client's timeout): those are what the faults are for."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class StubServer:
     """Context manager running the stub server in a background thread."""
 
     def __init__(self, *, faults: list[str | None] | None = None, delay: float = 0.0,
                  slow_seconds: float = 5.0, retry_after: str = "1", ignore_n: bool = False,
-                 no_logprobs: bool = False, text_only: bool = False,
+                 no_logprobs: bool = False, text_only: bool = False, gate: int = 0,
+                 gate_timeout: float = 60.0, hold_after: int | None = None,
                  reply: Callable[[dict], tuple[str, list[tuple[str, float]]]] = default_reply
                  ) -> None:
         self.faults = list(faults or [])
@@ -108,6 +128,9 @@ class StubServer:
         self.no_logprobs = no_logprobs
         self.text_only = text_only
         self.reply = reply
+        self.gate = gate
+        self.gate_timeout = gate_timeout
+        self.hold_after = hold_after
         self.requests = 0
         self.completed = 0
         self.in_flight = 0
@@ -117,7 +140,31 @@ class StubServer:
         self.queries: list[str] = []  # the query string of every request (may be empty)
         self.auth_headers: list[str] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._gate_reached = threading.Condition(self._lock)
+        self._gate_open = gate <= 1
+        self._released = threading.Event()
+        self._stopping = threading.Event()  # ends "slow" and held requests at exit
+        self._server: _QuietServer | None = None
+
+    def release(self) -> None:
+        """Answer the requests held by ``hold_after``, and every later one at once."""
+        self._released.set()
+
+    def _pass_gate(self) -> None:
+        """Wait (holding ``_lock``) until ``gate`` requests are in flight at once, or the
+        gate has opened before, or ``gate_timeout`` has passed."""
+        if not self._gate_open and self.in_flight >= self.gate:
+            self._gate_open = True
+            self._gate_reached.notify_all()
+        if not self._gate_reached.wait_for(lambda: self._gate_open or self._stopping.is_set(),
+                                           timeout=self.gate_timeout):
+            self._gate_open = True  # never reached: let the client's count show it
+            self._gate_reached.notify_all()
+
+    def _hold(self, number: int) -> None:
+        """Hold request ``number`` (1-based) while ``hold_after`` says so."""
+        if self.hold_after is not None and number > self.hold_after:
+            self._released.wait()  # set by release() or at exit
 
     @property
     def base_url(self) -> str:
@@ -148,7 +195,10 @@ class StubServer:
                         fault = "500"
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                    number = stub.requests
+                    stub._pass_gate()
                 try:
+                    stub._hold(number)
                     self._answer(body, fault)
                 finally:
                     with stub._lock:
@@ -162,7 +212,7 @@ class StubServer:
                     self.connection.shutdown(2)
                     return
                 if fault == "slow":
-                    time.sleep(stub.slow_seconds)
+                    stub._stopping.wait(stub.slow_seconds)
                 if fault in ("429", "500"):
                     payload = json.dumps({"error": {"message": f"stub fault {fault}"}}).encode()
                     self.send_response(int(fault))
@@ -228,13 +278,17 @@ class StubServer:
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 })
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._stopping.set()
+        self._released.set()
+        with self._lock:
+            self._gate_reached.notify_all()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
