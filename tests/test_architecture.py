@@ -5,6 +5,7 @@ hostile-input runs of every command) import the command line."""
 from __future__ import annotations
 
 import ast
+import importlib
 import itertools
 from pathlib import Path
 
@@ -20,7 +21,7 @@ LAYERS = [
     {"evaluate", "backends", "perturb", "simulate", "ingest"},
     {"report"},
     {"suites"},
-    {"runner", "demo", "rerun"},
+    {"verbs"},
     {"cli"},
 ]
 """Top-level parts of ``confeval`` from the bottom up: a part may import its own layer's and
@@ -132,3 +133,60 @@ def test_command_modules_stay_small():
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
              for p in (SRC / "cli").glob("*.py")}
     assert max(sizes.values()) <= 300, sizes
+
+
+SUITE_PACKAGES = {p.parent.name for p in (SRC / "suites").glob("*/__init__.py")}
+"""The suite packages (``confeval.suites.<name>``, one per suite)."""
+
+
+def _suite_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "suites" and \
+        parts[2] in SUITE_PACKAGES else None
+
+
+def _imported_names(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every ``from X import name`` of a file, relative imports resolved."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] \
+                if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.extend((module, alias.name) for alias in node.names)
+    return found
+
+
+def test_the_cross_suite_commands_reach_into_no_suite():
+    """``confeval.verbs`` is written against the suite object (``confeval.suites``,
+    ``.base``, ``.options``): it imports no module of a suite package and no private name of
+    one. (The demo's simulated sections take a suite's public scoring of arrays from its
+    package face, as any Python caller would.)"""
+    reaching = []
+    for module, path in MODULES.items():
+        if _part(module) != "verbs":
+            continue
+        for target, name in _imported_names(path):
+            suite = _suite_of(target)
+            if suite and (target != f"confeval.suites.{suite}" or name.startswith("_")):
+                reaching.append((module, f"{target}.{name}"))
+    assert not reaching, f"verbs reaching into a suite: {reaching}"
+
+
+def test_no_suite_package_imports_another():
+    """A suite package imports its own modules and the shared ones (``suites/base``,
+    ``options``, ``_seeds``, ``_judge``, ...), never another suite's."""
+    crossing = sorted((m, t) for m, targets in GRAPH.items() if _suite_of(m)
+                      for t in targets if _suite_of(t) not in (None, _suite_of(m)))
+    assert not crossing, f"suites importing each other: {crossing}"
+
+
+def test_every_suite_package_is_registered_once():
+    """Each suite package exports a ``SUITE`` registered under its package's name."""
+    from confeval.suites import SUITES
+
+    assert set(SUITES) == SUITE_PACKAGES
+    for name in SUITE_PACKAGES:
+        assert importlib.import_module(f"confeval.suites.{name}").SUITE is SUITES[name]

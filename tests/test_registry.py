@@ -30,14 +30,18 @@ def test_every_table_is_a_registry_and_refuses_an_unknown_name_listing_the_choic
 
 
 def test_every_suite_has_its_parts_and_every_printed_kind_a_table():
-    for name, entry in SUITES.items():
-        assert entry.options_class().__name__.endswith("Options")
-        assert entry.inputs().__name__ == f"confeval.suites.{name}.inputs"
-        assert entry.live().name == name
-        assert callable(entry.report_section()) and callable(entry.terminal_table())
-        assert entry.scoring().options_class() is entry.options_class()
-    for kind in ("confidence", "agreement"):
-        assert callable(TERMINAL_TABLES[kind]) and callable(SECTION_RENDERERS[kind])
+    for name, suite in SUITES.items():
+        assert suite.name == name and suite.Options.__name__.endswith("Options")
+        assert suite.scoring_command().Options is suite.Options
+        assert callable(SECTION_RENDERERS[suite.section_kind])
+        assert callable(TERMINAL_TABLES[suite.section_kind])
+        # what a suite says it has, it has (the properties import nothing)
+        assert suite.runs_live == (suite.live() is not None)
+        if suite.runs_live:
+            assert suite.live().name == name and suite.live().Options is suite.Options
+        assert suite.compares == (suite.comparison() is not None)
+        assert suite.certifies == (suite.decision() is not None)
+        assert suite.ingests == (suite.layout() is not None)
 
 
 def test_a_name_registers_once():

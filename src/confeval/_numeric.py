@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["mid_ranks", "ones", "softmax"]
+__all__ = ["aggregate_tree", "mean_std", "mid_ranks", "ones", "softmax"]
 
 
 def softmax(values: ArrayLike, dtype=np.float64, *, axis: int = -1) -> np.ndarray:
@@ -68,3 +69,24 @@ def ones(n: int) -> np.ndarray:
     out = np.ones(n)
     out.flags.writeable = False
     return out
+
+
+def mean_std(values: Sequence, ddof: int) -> dict | None:
+    """``{"mean", "std"}`` of the non-None values (None if there are none)."""
+    vals = np.array([v for v in values if v is not None], dtype=np.float64)
+    if vals.size == 0:
+        return None
+    return {"mean": float(vals.mean()),
+            "std": float(vals.std(ddof=ddof)) if vals.size > 1 else 0.0}
+
+
+def aggregate_tree(items: Sequence, ddof: int):
+    """:func:`mean_std` of every numeric leaf across per-seed trees of dicts; a key missing in
+    some trees is aggregated over the trees that have it."""
+    present = [v for v in items if v is not None]
+    if not present:
+        return None
+    if isinstance(present[0], Mapping):
+        keys = sorted(set().union(*present), key=str)
+        return {k: aggregate_tree([v.get(k) for v in present], ddof) for k in keys}
+    return mean_std(present, ddof)

@@ -8,7 +8,6 @@ unknown name is one :class:`UnknownName` error listing the choices, never a sile
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
@@ -43,17 +42,22 @@ class Registry(Mapping[str, T], Generic[T]):
     """
 
     def __init__(self, what: str, entries: Mapping[str, T] | None = None, *,
-                 filled_by: str | None = None) -> None:
+                 fill: Callable[[], object] | None = None) -> None:
         self.what = what
         self._entries: dict[str, T] = dict(entries or {})
-        # the module whose import registers the entries (e.g. the report sections): imported
-        # at the first lookup, so that naming the registry costs nothing
-        self._filled_by = filled_by
+        # what registers the entries (e.g. importing the report sections): called at the
+        # first lookup, so that naming the registry costs nothing
+        self._fill_with = fill
+
+    def fill_with(self, fill: Callable[[], object]) -> None:
+        """What registers the entries, called at the first lookup (set by a package whose
+        modules register into this registry, so that the registry need not import them)."""
+        self._fill_with = fill
 
     def _fill(self) -> None:
-        if self._filled_by is not None:
-            module, self._filled_by = self._filled_by, None
-            importlib.import_module(module)
+        if self._fill_with is not None:
+            fill, self._fill_with = self._fill_with, None
+            fill()
 
     def __getitem__(self, name: str) -> T:
         self._fill()

@@ -242,6 +242,9 @@ class RecordSet:
     id_col: str | None = None
     """The column naming each row's item, when the source says (another tool's file: its
     document ids); ``confeval compare`` aligns models by it unless ``--id-col`` names one."""
+    fmt: str | None = None
+    """The tool whose file the records were read from (``lm-eval``, ``inspect``, ``openai``;
+    None: confeval's own records): its rows are in the suite's layout, columns named."""
 
     def __post_init__(self) -> None:
         if ROW_COLUMN not in self.frame.columns:
@@ -412,19 +415,28 @@ TABLE_SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet")
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """A record table as JSONL, CSV or Parquet (optionally gzipped), by the file name."""
+    """A record table as JSONL, CSV or Parquet (optionally gzipped), by the file name —
+    written whole to a private file beside ``path`` and renamed onto it
+    (:func:`confeval.runs.write_file`): never through a symbolic link, never half-written."""
+    import io
+
+    from .runs import write_file
+
     path = Path(path)
     name = path.name.lower()
     if not name.endswith(TABLE_SUFFIXES):
         raise RecordsError(f"{path}: use a .jsonl, .jsonl.gz, .csv, .csv.gz or .parquet name")
     path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    gzipped = {"method": "gzip", "mtime": 0} if name.endswith(".gz") else None
     if name.endswith((".jsonl", ".jsonl.gz")):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False,
-                      compression="gzip" if name.endswith(".gz") else None)
+        frame.to_json(buffer, orient="records", lines=True, force_ascii=False,
+                      compression=gzipped)
     elif name.endswith((".csv", ".csv.gz")):
-        frame.to_csv(path, index=False)
+        frame.to_csv(buffer, index=False, compression=gzipped)
     else:
-        frame.to_parquet(path, index=False)
+        frame.to_parquet(buffer, index=False)
+    write_file(path, buffer.getvalue())
 
 
 def as_list(value: Any, what: str, where: str) -> list:

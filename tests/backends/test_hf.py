@@ -76,9 +76,9 @@ def test_peaked_model_and_fingerprint(tmp_path):
 
 
 def test_sets_suite_uses_exact_scoring_on_hf(tmp_path, tiny):
-    from confeval.runner import run_suite
-    from confeval.suites import get_suite
     from confeval.tasks import arith_mc
+    from confeval.verbs.run import live_part as get_suite
+    from confeval.verbs.run import run_suite
 
     suite = get_suite("sets")
     result = run_suite(suite, HFBackend(tiny), arith_mc(6, seed=0), tmp_path / "r",

@@ -73,7 +73,7 @@ def test_models_without_a_shared_measure_are_refused_in_one_line(tmp_path, capsy
                  "--measure-cols", "good,likert,noise"]) == 2
     err = capsys.readouterr().err
     assert "model1.csv: measure column 'good' not found" in err and err.count("\n") == 1
-    from confeval.suites.measures.scoring import _shared_measures
+    from confeval.suites.measures.compare import _shared_measures
 
     with pytest.raises(ValueError, match="the models share no measure: a: SL; b: Deg"):
         _shared_measures({"a": {"names": ["SL"]}, "b": {"names": ["Deg"]}})

@@ -305,27 +305,32 @@ def test_the_diagnose_decision_accepts_the_named_error_type(tmp_path, capsys):
     assert g["guarantee"].startswith("Accept the diagnosed error type")
 
 
-@pytest.mark.parametrize("suite", ["steps", "intervals", "compare"])
+@pytest.mark.parametrize("suite", ["intervals", "compare"])
 def test_a_run_folder_names_its_suites_decision(tmp_path, capsys, suite):
     """A run folder of a suite is certified on that suite's decision with the columns its
-    records hold; a suite without one says so."""
+    records hold (its run.json's options, as a live run writes them); a folder of no suite
+    says so. (Real live runs of every suite: tests/cli/test_every_run_folder.py.)"""
     from confeval.runs import RunFolder
     from confeval.simulate import simulate
+    from confeval.verbs.run import live_part
 
     run = RunFolder(tmp_path / "run")
-    run.write_run({"command": f"{suite} run", "suite": suite, "model": "m"})
-    frame = simulate("steps" if suite != "intervals" else "scores", 600, seed=1)
-    run.write_records(frame.to_dict("records"))
     if suite == "compare":
+        run.write_run({"command": "compare", "suite": "score", "inputs": []})
         assert main(["guarantee", str(run.path), "--target", "0.1"]) == 2
         assert "a compare run folder has no natural decision" in capsys.readouterr().err
         return
-    target = 0.1 if suite == "steps" else 0.06
+    live = live_part(suite)
+    run.write_run({"command": "run", "suite": suite, "model": "m",
+                   "options": live.for_records(live.default_options()).to_dict()})
+    run.write_records(simulate("scores", 600, seed=1).to_dict("records"))
+    target = 0.06
     assert main(["guarantee", str(run.path), "--target", str(target), "--out",
                  str(tmp_path / "g"), "--json"]) == 0
     g = json.loads(capsys.readouterr().out)["guarantee"]
-    named = ["--suite", suite] + ([] if suite == "steps" else [
-        "-p", "parsed_score", "-g", "gt_score", "--logprob-cols", "score_lp*"])
+    # the file inside the folder, named with the suite's own column options
+    named = ["--suite", suite, "-p", "parsed_score", "--label-col", "gt_score",
+             "--logprob-cols", "score_lp*"]
     assert main(["guarantee", str(run.path / "records.jsonl"), "--target", str(target),
                  *named, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["guarantee"]["threshold"] == g["threshold"]

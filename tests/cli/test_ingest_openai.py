@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from confeval.ingest import import_records, read_records
+from tests.ingest.layouts import import_records, read_records
 from tests.ingest.responses import chat_response, write_lines
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "openai"

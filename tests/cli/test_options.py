@@ -9,8 +9,13 @@ import dataclasses
 import pytest
 
 from confeval.cli.app import app as APP
-from confeval.suites import SCORING_COMMANDS, SUITES, get_suite
-from confeval.suites.options import build, flag_of, option_fields, spec_of, to_json
+from confeval.suites import SUITES
+from confeval.suites.options import RunFlags, build, flag_of, option_fields, spec_of, to_json
+from confeval.verbs.run import live_part as get_suite
+from confeval.verbs.score import scoring_commands
+
+SCORING_COMMANDS = scoring_commands()
+LIVE = sorted(name for name, suite in SUITES.items() if suite.runs_live)
 
 
 def _command(suite: str, verb: str):
@@ -18,24 +23,27 @@ def _command(suite: str, verb: str):
     return next(c.callback for c in group.registered_commands if c.name == verb)
 
 
-@pytest.mark.parametrize("suite", sorted(SUITES))
+@pytest.mark.parametrize("suite", LIVE)
 @pytest.mark.parametrize("verb", ["score", "run"])
 def test_every_flag_of_a_suite_command_is_a_field_and_every_field_a_flag(suite, verb):
     import inspect
 
-    options = SUITES[suite].options_class()
+    options = SUITES[suite].Options
     params = inspect.signature(_command(suite, verb)).parameters
     fields = {f.name for f in option_fields(options, verb)}
     assert fields <= set(params)
     own = set(params) - fields - {"ctx"}
-    # what is left is the command's own (inputs, output, model and server settings)
+    # what is left is the command's own (inputs, output) and the run flags, declared once
     assert not own & {f.name for f in dataclasses.fields(options)}
+    if verb == "run":
+        assert own - {"out_dir"} == {f.name for f in dataclasses.fields(RunFlags)} - (
+            set() if SUITES[suite].images else set(RunFlags.IMAGE_FLAGS))
     for f in option_fields(options, verb):
         assert spec_of(f).help, f"{suite}.{f.name} has no help text"
         assert flag_of(f).startswith("--")
 
 
-@pytest.mark.parametrize("suite", sorted(SUITES))
+@pytest.mark.parametrize("suite", LIVE)
 def test_run_json_holds_every_field_and_unknown_keys_are_refused(suite):
     live = get_suite(suite)
     options = live.for_records(live.default_options())
@@ -62,7 +70,7 @@ def test_every_scoring_command_takes_its_flags_from_its_options_class(command):
     of every field) go into run.json and read back."""
     import inspect
 
-    cls = SCORING_COMMANDS[command].options_class()
+    cls = SCORING_COMMANDS[command].Options
     params = inspect.signature(_scoring_callback(command)).parameters
     fields = {f.name for f in option_fields(cls, "score")}
     assert fields and fields <= set(params)

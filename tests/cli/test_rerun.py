@@ -8,12 +8,12 @@ import json
 
 from confeval.backends import ScriptedBackend
 from confeval.cli import main
-from confeval.rerun import differences, rerun
-from confeval.runner import run_suite
 from confeval.runs import file_sha256
 from confeval.simulate import simulate
-from confeval.suites import get_suite
 from confeval.tasks import arith_mc
+from confeval.verbs.rerun import differences, rerun
+from confeval.verbs.run import live_part as get_suite
+from confeval.verbs.run import run_suite
 
 
 def _run(argv, capsys):

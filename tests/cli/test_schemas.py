@@ -22,7 +22,7 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 @pytest.fixture(scope="module")
 def run_folders(tmp_path_factory) -> list[Path]:
-    from confeval.demo import run_demo
+    from confeval.verbs.demo import run_demo
 
     tmp = tmp_path_factory.mktemp("runs")
     simulate("confidence", 300, "overconfident", seed=1).to_csv(tmp / "judge.csv", index=False)

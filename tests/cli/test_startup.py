@@ -35,8 +35,8 @@ def test_the_command_line_imports_no_heavy_library():
 
 def test_a_command_loads_what_it_uses():
     assert "pandas" in _loaded_after(
-        "from confeval.suites import SCORING_COMMANDS\n"
-        "SCORING_COMMANDS['score'].options_class()\n"
+        "from confeval.verbs.score import scoring_command\n"
+        "scoring_command('score').Options\n"
         "import confeval.records")
     assert "matplotlib" in _loaded_after(
         "from confeval.report.figures import line_figure\n"

@@ -113,8 +113,8 @@ def test_scored_and_generated_runs_compared_in_one_report(tmp_path, capsys):
     import re as regex
 
     from confeval.backends import ScriptedBackend
-    from confeval.runner import run_suite
-    from confeval.suites import get_suite
+    from confeval.verbs.run import live_part as get_suite
+    from confeval.verbs.run import run_suite
 
     def reply(messages, params, i):
         n = len(regex.findall(r"^Step \d+:", messages[-1]["content"], flags=regex.M))

@@ -100,19 +100,23 @@ def test_a_second_run_into_the_same_folder_is_refused_and_duplicates_are_ignored
     import time
 
     out = tmp_path / "r"
-    with StubServer(delay=0.05) as server:
+    # the server answers one request and holds the rest until released: the first run is
+    # still under way when the second starts, however slow the machine
+    with StubServer(hold_after=1) as server:
         argv = ["sets", "run", "--model", "openai:stub", "--base-url", server.base_url,
                 "--n", "40", "--concurrency", "1", "--bootstrap", "0", "--out", out]
         env = {**os.environ, "OPENAI_API_KEY": "x"}
         first = subprocess.Popen([sys.executable, "-m", "confeval.cli", *map(str, argv)],
                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline and not (out / ".lock").exists():
+        deadline = time.time() + 300  # a wait, not a measure: generous for a loaded machine
+        lock = tmp_path / ".r.lock"  # beside the folder, where a swap of it cannot lose it
+        while time.time() < deadline and not lock.exists():
             time.sleep(0.02)
         code, _, err = run(argv, capsys)
-        assert code == 2 and "being written by another run" in err
-        assert first.wait(timeout=120) == 0
-        assert not (out / ".lock").exists()
+        assert code == 2 and "being written by another process" in err
+        server.release()
+        assert first.wait(timeout=300) == 0
+        assert not lock.exists()
         # a folder that already holds every record twice (two runs before the lock existed)
         records = out / "records.jsonl"
         records.write_text(records.read_text() * 2)

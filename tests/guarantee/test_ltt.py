@@ -10,7 +10,8 @@ import pytest
 from scipy.special import expit, logit
 from scipy.stats import beta as beta_dist
 
-from confeval.guarantee import _fwer, hb_p_values, ltt_threshold, selective_risk, upper_bound
+from confeval.guarantee import hb_p_values, ltt_threshold, selective_risk, upper_bound
+from confeval.guarantee.fwer import fwer_rejections as _fwer
 
 mapie_methods = pytest.importorskip("mapie.risk_control.methods")
 mapie_fwer = pytest.importorskip("mapie.risk_control.fwer_control")
@@ -79,11 +80,14 @@ def test_ties_never_split_and_the_threshold_is_an_observed_value():
 
 def test_nothing_certified_is_said_with_the_best_achievable_bound():
     rng = np.random.default_rng(3)
-    conf = rng.random(80)
-    correct = (rng.random(80) < 0.5).astype(int)   # confidence says nothing
+    conf = rng.random(2000)
+    correct = (rng.random(2000) < 0.5).astype(int)   # confidence says nothing
     res = ltt_threshold(conf, correct, target=0.05, delta=0.05)
     assert res.threshold is None and res.bound is None
     assert 0.05 < res.best_bound <= 1
+    # too few items to test any threshold at this target: nothing to say but that
+    few = ltt_threshold(conf[:80], correct[:80], target=0.05, delta=0.05)
+    assert few.threshold is None and few.best_bound is None and not few.tested.any()
     with pytest.raises(ValueError, match="fwer must be one of"):
         ltt_threshold(conf, correct, target=0.1, delta=0.1, fwer="bh")
 
@@ -136,3 +140,37 @@ def test_violations_stay_under_delta(behaviour, n, starts):
     assert rate <= delta + 3 * math.sqrt(delta * (1 - delta) / draws), (rate, certified)
     if n == 1000 and starts == 1:
         assert certified > 0.75 * draws, certified
+
+
+@pytest.mark.parametrize("fwer, starts", [("fixed-sequence", 1), ("fixed-sequence", 4),
+                                          ("bonferroni", 1), ("holm", 1)])
+def test_bounds_are_the_procedures_own_and_never_below_the_target_when_nothing_is(
+        fwer, starts):
+    """The certified bound is the bound at the level the procedure tested that threshold at
+    (delta / k for k walks, delta / m for Bonferroni, Holm's step level), so it is at most the
+    target; with nothing certified, the best bound the procedure could certify (where it
+    tests first) lies above the target — never "nothing certified" beside a bound below it."""
+    from confeval.guarantee.fwer import fwer_levels
+
+    rng = np.random.default_rng(11)
+    seen = {"certified": 0, "not": 0}
+    for _ in range(60):
+        n = int(rng.integers(80, 600))
+        conf = rng.uniform(size=n).round(2)
+        correct = (rng.uniform(size=n) < 0.75 + 0.2 * conf).astype(float)
+        target = float(rng.choice([0.08, 0.12, 0.2]))
+        res = ltt_threshold(conf, correct, target=target, delta=0.1, fwer=fwer, starts=starts)
+        if res.threshold is None:
+            seen["not"] += 1
+            assert res.best_bound is None or res.best_bound > target
+            continue
+        seen["certified"] += 1
+        i = int(np.flatnonzero(res.candidates == res.threshold)[0])
+        level = fwer_levels(res.p_values, res.tested, 0.1, fwer, starts)[i]
+        errors = res.risk[i] * res.answered[i]
+        assert res.bound == pytest.approx(upper_bound(errors, res.answered[i], level), abs=0)
+        assert res.bound <= target + 1e-9
+        if fwer == "bonferroni" or starts > 1:   # Holm's last step is at delta itself
+            assert level < 0.1 and res.bound >= upper_bound(errors, res.answered[i], 0.1)
+        assert level <= 0.1
+    assert seen["certified"] > 5 and seen["not"] > 5

@@ -13,8 +13,9 @@ inspect_ai = pytest.importorskip("inspect_ai", reason="inspect-ai is not install
 
 from inspect_ai.log import read_eval_log, write_eval_log  # noqa: E402
 
-from confeval.ingest import detect, read_records  # noqa: E402
+from confeval.ingest import detect  # noqa: E402
 from confeval.ingest.inspect_log import read_log  # noqa: E402
+from tests.ingest.layouts import read_records  # noqa: E402
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "inspect" / "arith_mc.eval"
 

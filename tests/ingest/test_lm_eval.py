@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from confeval.ingest import detect, read_records
+from confeval.ingest import detect
 from confeval.ingest.lm_eval import read_samples
+from tests.ingest.layouts import read_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "lm_eval"
 SAMPLES = next(FIXTURES.glob("samples_*.jsonl"))

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from confeval.ingest import read_records
 from confeval.ingest.lm_eval import read_samples
+from tests.ingest.layouts import read_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "lm_eval_gen"
 GEN = next(FIXTURES.glob("samples_confeval_arith_gen_*.jsonl"))

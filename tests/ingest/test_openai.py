@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from confeval.ingest import detect, read_records
+from confeval.ingest import detect
+from tests.ingest.layouts import read_records
 from tests.ingest.responses import chat_response, write_lines
 
 HERE = Path(__file__).resolve().parents[1] / "fixtures" / "ingest" / "openai"

@@ -80,3 +80,53 @@ def test_bars_rankings_and_rank_diagrams_have_no_overlapping_labels(drawn):
     # every rank-calibration panel is titled by its measure
     titles = [ax.get_title() for ax in drawn[2].axes if ax.axison]
     assert titles == measures[:7]
+
+
+ECE_BELOW_ITS_INTERVAL = {  # a seed of tests/cli/test_compare_auto.py's once-salted data
+    "higher_is_better": False,
+    "models": {"A": {"value": 0.41106436848640443, "low": 0.3209906538948417,
+                     "high": 0.4999992206320166, "rank": 2, "rank_low": 2.0,
+                     "rank_high": 2.0, "group": "b"},
+               "B": {"value": 0.04263321533799171, "low": 0.04411747304722667,
+                     "high": 0.23282531777396798, "rank": 1, "rank_low": 1.0,
+                     "rank_high": 1.0, "group": "a"}},
+    "pairs": [{"a": "A", "b": "B", "test": "paired_bootstrap", "p_holm": 0.002}]}
+"""Binned ECE is biased upward on resamples: B's point estimate lies below its whole
+percentile interval. Legitimate, and once a crash of the forest plot (a negative ``xerr``)."""
+
+
+def _drawn_points_and_intervals(ax):
+    """(x, y) of the point markers, and (low, high, y) of the interval lines, of one axis."""
+    points = [(x, y) for line in ax.lines if line.get_marker() == "o"
+              for x, y in line.get_xydata()]
+    segments = [(seg[0][0], seg[1][0], seg[0][1]) for coll in ax.collections
+                for seg in coll.get_segments()]
+    return points, segments
+
+
+def test_a_point_estimate_outside_its_interval_is_drawn_as_it_is(drawn):
+    figures.forest_figure(ECE_BELOW_ITS_INTERVAL, "ece")
+    figures.ranking_figure({"sl": 0.61, "deg": 0.70}, {"sl": {"low": 0.63, "high": 0.71},
+                                                       "deg": {"low": 0.66, "high": 0.74}})
+    forest, ranking = drawn
+    points, segments = _drawn_points_and_intervals(forest.axes[0])
+    rows = ECE_BELOW_ITS_INTERVAL["models"]
+    # best (rank 1, B) on top: A at height 0, B at 1; each point and its interval as given
+    assert points == [(rows["A"]["value"], 0), (rows["B"]["value"], 1)]
+    assert segments == [(rows["A"]["low"], rows["A"]["high"], 0),
+                        (rows["B"]["low"], rows["B"]["high"], 1)]
+    assert points[1][0] < segments[1][0]                     # below its interval, shown so
+    bars = [(p.get_width(), p.get_y() + p.get_height() / 2) for p in ranking.axes[0].patches]
+    assert bars == [pytest.approx((0.70, 0)), pytest.approx((0.61, 1))]
+    assert _drawn_points_and_intervals(ranking.axes[0])[1] == [(0.66, 0.74, 0),
+                                                               (0.63, 0.71, 1)]
+
+
+def test_a_figure_that_fails_half_way_leaves_no_figure_open():
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    unreadable = {"higher_is_better": True, "models": {"A": {"rank": 1, "group": "a"}}}
+    with pytest.raises(KeyError, match="value"):
+        figures.forest_figure(unreadable, "accuracy")   # fails after its figure was opened
+    assert plt.get_fignums() == before

@@ -3,8 +3,8 @@ import subprocess
 
 import pytest
 
-from confeval.demo import run_demo
 from confeval.report import render_report
+from confeval.verbs.demo import run_demo
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -88,3 +88,57 @@ def test_every_section_shows_its_exclusions_and_warnings_and_the_run_its_notes()
     assert "warning: only 3 calibration items" in page
     assert "records not asked: needs_image: 4" in page
     assert "1 item(s) failed after retries" in page and "warning: a run-level warning" in page
+
+
+def test_a_compare_section_with_an_ece_below_its_interval_draws_its_forest_plot():
+    """Legitimate (binned ECE is biased upward on resamples), and once the loss of the whole
+    section: the figure's error bars were lengths from the point, negative here."""
+    from .test_figures import ECE_BELOW_ITS_INTERVAL
+
+    doc = {"models": ["A", "B"], "suite": "sets", "n_items_shared": 40,
+           "metrics": {"ece": ECE_BELOW_ITS_INTERVAL}}
+    page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
+                                                       "results": doc}]})
+    assert "could not" not in page and "not drawn" not in page
+    assert "<img src='data:image/png;base64," in page
+    assert "alt='forest plot of ece'" in page and "alt='p-value heatmap of ece'" in page
+    assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page   # the ranked table
+
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("the figure\nbroke")
+
+
+def test_a_chart_that_cannot_be_drawn_is_named_and_its_section_keeps_its_tables(monkeypatch):
+    from confeval.report import ReportProblem, render_report_checked
+    from confeval.report.sections import compare
+
+    from .test_figures import ECE_BELOW_ITS_INTERVAL
+
+    monkeypatch.setattr(compare, "forest_figure", _broken)
+    doc = {"models": ["A", "B"], "suite": "sets", "n_items_shared": 40,
+           "metrics": {"ece": ECE_BELOW_ITS_INTERVAL}}
+    page, problems = render_report_checked(
+        {"title": "t", "sections": [{"kind": "compare", "title": "C", "results": doc},
+                                    {"kind": "confidence", "title": "fine", "results": {}}]})
+    assert problems == [ReportProblem("C", "forest plot of ece",
+                                      "RuntimeError: the figure broke")]
+    assert str(problems[0]) == ("report incomplete: section 'C': chart 'forest plot of ece' "
+                                "not drawn (RuntimeError: the figure broke)")
+    # in the chart's place one line names it; the tables and the other chart are there
+    assert "Chart not drawn: forest plot of ece (RuntimeError: the figure broke)." in page
+    assert "could not be rendered" not in page and "alt='forest plot of ece'" not in page
+    assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page        # ranked table
+    assert "<table class='compare'>" in page                              # paper table
+    assert "alt='p-value heatmap of ece'" in page and "<h2 id='s1'>fine</h2>" in page
+
+
+def test_a_section_that_cannot_be_read_is_a_problem_too():
+    from confeval.report import render_report_checked
+
+    page, problems = render_report_checked(
+        {"title": "t", "sections": [{"kind": "sets", "title": "odd", "results": {"f": 1}}]})
+    assert "This section could not be rendered" in page
+    assert [(p.section, p.chart) for p in problems] == [("odd", None)]
+    assert str(problems[0]).startswith("report incomplete: section 'odd': section not "
+                                       "rendered (")

@@ -14,15 +14,11 @@ from confeval.simulate import simulate
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    from confeval.suites.generic import (
-        AgreementOptions,
-        ConfidenceOptions,
-        score_agreement_file,
-        score_confidence_file,
-    )
+    from confeval.suites.agreement import AgreementOptions, score_agreement_file
     from confeval.suites.intervals import IntervalsOptions, score_intervals_file
     from confeval.suites.measures.options import MEASURE_NAMES, MeasuresOptions
     from confeval.suites.measures.scoring import score_measures
+    from confeval.suites.score import ConfidenceOptions, score_confidence_file
     from confeval.suites.sets import SetsOptions, score_sets_file
     from confeval.suites.steps import StepsOptions, score_steps_file
 

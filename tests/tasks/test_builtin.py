@@ -66,3 +66,18 @@ def test_seeded_and_named():
     assert arith_mc(20, seed=1) != arith_mc(20, seed=2)
     with pytest.raises(ValueError, match="unknown built-in task 'nope'"):
         load_builtin("nope")
+
+
+def test_a_builtin_task_is_a_fixed_dataset_whatever_the_runs_seed():
+    """A live run draws a built-in task with its own seed (0, or builtin:NAME@SEED), not the
+    run's --seed: two runs with different seeds ask the same items (and can be compared item
+    by item); a data file is read with the run's seed."""
+    from confeval.tasks import data_seed
+
+    assert data_seed("builtin:arith-mc", 7) == 0
+    assert data_seed("builtin:arith-mc@3", 7) == 3
+    assert data_seed("questions.jsonl", 7) == 7
+    assert load_builtin("arith-mc@3", 5) == arith_mc(5, seed=3)
+    assert load_builtin("arith-mc@3", 5) != arith_mc(5, seed=0)
+    with pytest.raises(ValueError, match="builtin:NAME@SEED takes a whole number"):
+        data_seed("builtin:arith-mc@x", 0)

@@ -89,8 +89,6 @@ class ResponseCache:
             for stale in self.path.parent.glob(self.path.name + "*"):
                 stale.unlink()
             self._open()
-        self.hits = 0
-        self.misses = 0
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,14 +106,11 @@ class ResponseCache:
     def get(self, key: str) -> Any | None:
         row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
-            self.misses += 1
             return None
         try:
             value = json.loads(row[0])
         except (TypeError, json.JSONDecodeError):  # a damaged entry is a miss, then rewritten
-            self.misses += 1
             return None
-        self.hits += 1
         return value
 
     def put(self, key: str, value: Any, backend: str = "") -> None:

@@ -28,17 +28,38 @@ from rich.text import Text
 
 from ..report.terminal import TERMINAL_TABLES
 from ..runs import RunFolder, check_output_folder, dumps
-from ..suites import SCORING_COMMANDS
-from ..suites.base import MAX_BOOTSTRAP
-from ..suites.commands import input_name, scoring_config
-from ..suites.options import build, options_for_input, to_json
+from ..suites.base import ScoringCommand
+from ..suites.options import MAX_BOOTSTRAP
 from ._options import Given
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# markup off: paths, model names and messages are the user's text, and "[local]" or "[x]" in
+# one must print as written (colour is asked for with style=)
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 class UserError(Exception):
     """An error caused by the user's input; shown as one line, exit code 2."""
+
+
+REPORT_INCOMPLETE = 3
+"""Exit status of a command whose report.html lacks a chart or a section it could not show."""
+
+_UNSHOWN: list = []  # this command's report problems: main() exits 3 once the command is done
+
+
+def report_incomplete(problems: Sequence) -> None:
+    """Name each problem :func:`~confeval.report.publish` returned on stderr, one line each;
+    the command ends with exit status 3 once it has done the rest of its work."""
+    for problem in problems:
+        sys.stderr.write(f"{problem}\n")  # one line, never wrapped
+    _UNSHOWN.extend(problems)
+
+
+def report_status() -> int:
+    """3 if a report was incomplete since the last call (then forgotten), else 0."""
+    status = REPORT_INCOMPLETE if _UNSHOWN else 0
+    _UNSHOWN.clear()
+    return status
 
 
 def group(help_text: str) -> typer.Typer:
@@ -99,47 +120,28 @@ def emit(results: dict[str, dict], as_json: bool, table: Callable[[dict], Table]
     for source, res in results.items():
         if res.get("excluded"):
             detail = ", ".join(f"{k}={v}" for k, v in res["excluded"].items())
-            out.print(f"[yellow]{source}: excluded {sum(res['excluded'].values())} row(s): "
-                      f"{detail}[/yellow]")
+            out.print(f"{source}: excluded {sum(res['excluded'].values())} row(s): {detail}",
+                      style="yellow")
 
 
-def check_out(out_dir: Path | None, command: str, force: bool) -> None:
-    """Refuse to overwrite a folder that holds something else than this command's results
-    (:func:`~confeval.runs.check_output_folder`) unless ``--force``."""
-    check_output_folder(out_dir, command, force=force)
+def score_and_print(command: ScoringCommand, inputs: Sequence[Sequence[Path]], given: Given,
+                    *, as_json: bool, out_dir: Path | None, force: bool,
+                    extra: Any = None) -> dict[str, dict]:
+    """The body of every scoring command: the inputs scored by the library
+    (:func:`confeval.verbs.score.score_inputs`), the run folder written into ``--out``, then
+    the results printed (``--json``: nothing on stdout before the folder is written)."""
+    from ..verbs.score import score_inputs
 
-
-def score_inputs(command: str, inputs: Sequence[Sequence[Path]], given: Given, *,
-                 as_json: bool, out_dir: Path | None, force: bool, extra: Any = None,
-                 bootstrap_progress: bool = False) -> dict[str, dict]:
-    """The body of every scoring command: each input (one file, or the files scored
-    together) scored by the command's one scoring function with its options (a run
-    folder's own, overridden by the command line), printed, and written with every option
-    into ``--out``."""
-    cmd = SCORING_COMMANDS[command]
-    cls = cmd.options_class()
-    check_out(out_dir, command, force)
-    results, used = {}, {}
-    busy = len(inputs) > 1 or (bootstrap_progress and given.values.get("bootstrap", 0) > 0)
-    with progress(len(inputs), command, enabled=busy) as step:
-        for paths in inputs:
-            name = input_name(paths)
-            options = options_for_input(cls, paths[0], given.values, given.explicit,
-                                        suite=cmd.suite, what=f"confeval {command}")
-            kwargs = {"progress": lambda done, total, name=paths[0].name: step.note(
-                f"{name}: bootstrap {done}/{total}")} if bootstrap_progress else {}
-            results[name] = cmd.score(paths, options, **kwargs)
-            used[name] = to_json(options)
-            step(f"scored {paths[0].name}")
-    more: dict[str, Any] = {}
-    if extra:
-        options = build(cls, given.values, what=f"confeval {command}")
-        cmd.finish(results, extra, options)
-        more = {"extra": extra, "extra_options": to_json(options)}
-    emit(results, as_json, TERMINAL_TABLES[cmd.kind])
-    config = scoring_config(command, inputs, used, **more)
-    write_run(out_dir, config, cmd.section(results))
-    return results
+    check_output_folder(out_dir, command.command, force=force)
+    busy = len(inputs) > 1 or (command.progress and given.values.get("bootstrap", 0) > 0)
+    with progress(len(inputs), command.command, enabled=busy) as step:
+        scored = score_inputs(
+            command, inputs, given.values, given.explicit, extra=extra,
+            progress=lambda name, done, total: step.note(f"{name}: bootstrap {done}/{total}"),
+            step=lambda name: step(f"scored {name}"))
+    write_run(out_dir, scored.config, scored.section, force=force)
+    emit(scored.results, as_json, TERMINAL_TABLES[command.kind])
+    return scored.results
 
 
 def reasons_text(counts: dict[str, int]) -> str:
@@ -147,23 +149,35 @@ def reasons_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v:,}" for k, v in counts.items()) or "none"
 
 
-def write_run(out_dir: Path | None, config: dict, section: dict) -> None:
-    """A run folder for a scoring command (run.json, metrics.json, report.html)."""
+def write_run(out_dir: Path | None, config: dict, section: dict | None = None, *,
+              force: bool = False, metrics: dict | None = None,
+              files: Mapping[str, str] | None = None) -> None:
+    """A command's run folder (run.json, metrics.json, report.html and ``files``) written as
+    one transaction (:func:`confeval.runs.write_run_folder`): built beside ``out_dir`` and
+    moved into place whole, under its lock, never through a link. ``metrics`` default: the
+    one ``section``."""
     if out_dir is None:
         return
     from ..report import publish
+    from ..runs import write_run_folder
 
-    run = RunFolder(out_dir)
-    run.write_run(config)
-    publish(run, {"title": f"confeval {config['command']}", "simulated": False,
-                  "sections": [section]})
+    document = metrics or {"title": f"confeval {config['command']}", "simulated": False,
+                           "sections": [section]}
+    with write_run_folder(out_dir, command=config["command"], suite=config.get("suite"),
+                          force=force) as folder:
+        folder.write_run(config)
+        problems = publish(folder, document)
+        for name, text in (files or {}).items():
+            folder.write_text(name, text)
+    report_incomplete(problems)
     err.print(f"run folder written: {out_dir}")
 
 
 def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] | None = None
                    ) -> None:
     """Each section with results as its terminal table (``TERMINAL_TABLES`` by kind), titled by the
-    section (plus ``label(section)``, with a "judge" first column, when given)."""
+    section (plus ``label(section)`` when given; a first column naming the inputs, "file", then
+    says what they are: the section's ``name_header``, else "judge")."""
     for section in sections:
         if not section["results"]:
             continue
@@ -171,7 +185,8 @@ def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] 
         table.title = section["title"]
         if label is not None:
             table.title += label(section)
-            table.columns[0].header = "judge"
+            if table.columns and table.columns[0].header == "file":  # not "n test", a rank
+                table.columns[0].header = section.get("name_header", "judge")
         out.print(table)
 
 
@@ -187,70 +202,34 @@ OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run fol
                                                           "(metrics.json, report.html).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite --out even when it holds "
                                                         "another command's results.")]
-AlphaOpt = Annotated[float, typer.Option("--alpha", help="Miscoverage: sets and intervals "
-                                                         "cover with prob >= 1-alpha.")]
-BaseUrlOpt = Annotated[list[str] | None, typer.Option(
-    "--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over several "
-                       "servers of the same model.")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1,
-                                             help="Requests in flight per endpoint.")]
-ApiKeyOpt = Annotated[str, typer.Option("--api-key-env", help="Environment variable holding "
-                                                              "the API key.")]
 RunOutOpt = Annotated[Path, typer.Option("--out", help="Run folder (resumed if it exists).")]
-ModelOpt = Annotated[str | None, typer.Option(
-    "--model", help="openai:MODEL, hf:PATH, replay:RUN_DIR, or local (default: the embedded "
-                    "SmolLM2-135M-Instruct).")]
-DataOpt = Annotated[str | None, typer.Option(
-    "--data", help="builtin:NAME or a file in the suite's input format (default: the suite's "
-                   "built-in task).")]
-NOpt = Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")]
-ImageRootOpt = Annotated[Path | None, typer.Option(
-    "--image-root", help="Folder that image paths of --data resolve in and must stay inside "
-                         "(default: the data file's folder).")]
-TextOnlyOpt = Annotated[bool, typer.Option(
-    "--text-only", help="The model takes no images: items with an image are counted as "
-                        "needs_image, never sent (a server refusing images is found out "
-                        "at its first refusal anyway).")]
-MethodOpt = Annotated[str, typer.Option(
-    "--method", help="auto | score | top_logprobs: how option (sets) or rating (intervals) "
-                     "probabilities are read.")]
-TopKOpt = Annotated[int, typer.Option("--top-k", min=1, help="top_logprobs to ask for.")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the "
-                                                             "response cache.")]
-CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Cache file (default "
-                                                               "$CONFEVAL_CACHE or "
-                                                               "~/.cache/confeval).")]
 
 
-def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, model: str | None,
-             data: str | None, n: int | None, base_url: list[str] | None, concurrency: int,
-             api_key_env: str, no_cache: bool, cache_path: Path | None,
-             image_root: Path | None = None, text_only: bool = False,
-             command: str = "run") -> None:
-    """``confeval <suite> run``: the one live driver (:func:`confeval.runner.run_live`) with a
-    progress bar, then the suite's tables and what they leave out."""
-    from ..backends import ResponseCache, get_backend
-    from ..runner import run_live as drive
+def run_and_print(suite_name: str, given: Given, *, out_dir: Path,
+                  command: str = "run") -> None:
+    """``confeval <suite> run``: the one live driver (:func:`confeval.verbs.run.run_live`)
+    with a progress bar, then the suite's tables and what they leave out."""
+    import dataclasses
+
+    from ..suites.options import RunFlags, build
+    from ..verbs.run import run_live
+
+    names = {f.name for f in dataclasses.fields(RunFlags)}
+    flags = build(RunFlags, {k: v for k, v in given.values.items() if k in names},
+                  what="the run")
+    options = {k: v for k, v in given.values.items() if k not in names}
 
     def say_left_out(items) -> None:
         if getattr(items, "excluded", None):
             detail = ", ".join(f"{k}={v}" for k, v in items.excluded.items())
-            err.print(f"{data}: {sum(items.excluded.values())} row(s) left out before any "
-                      f"model call: {detail}")
+            err.print(f"{flags.data}: {sum(items.excluded.values())} row(s) left out before "
+                      f"any model call: {detail}")
 
     started = time.perf_counter()
-    def make_backend():
-        backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
-                              api_key_env=api_key_env)
-        if text_only:
-            backend.capabilities = backend.capabilities - {"images"}
-        return backend
-
-    result = drive(suite_name, options, out_dir, model=model, data=data, n=n,
-                   backend=make_backend, text_only=text_only,
-                   cache=None if no_cache else ResponseCache(cache_path),
-                   image_root=image_root, command=command, progress_factory=progress,
-                   on_items=say_left_out)
+    result = run_live(suite_name, options, out_dir, model=flags.model, data=flags.data,
+                      n=flags.n, backend=flags.backend, text_only=flags.text_only,
+                      cache=flags.response_cache(), image_root=flags.image_root,
+                      command=command, progress_factory=progress, on_items=say_left_out)
     elapsed = time.perf_counter() - started  # the model's load included
     print_sections(result.metrics["sections"])
     for section in result.metrics["sections"]:  # what the tables leave out, said once
@@ -266,6 +245,7 @@ def run_live(suite_name: str, options: Mapping[str, Any], *, out_dir: Path, mode
         err.print(f"records not asked: {detail}", markup=False)
     for note in result.metrics.get("warnings") or []:
         err.print(f"warning: {note}", markup=False)
+    report_incomplete(result.report_problems)
     if result.extras:
         out.print(result.extras)
     out.print(f"{result.n_items} items: {result.n_new} new, {result.n_resumed} resumed, "

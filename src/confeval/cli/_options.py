@@ -47,8 +47,8 @@ def _parameter(field: dataclasses.Field, resolved: Any, stage: str) -> inspect.P
         decls.append(spec.short)
     kwargs: dict[str, Any] = {"help": spec.help,
                               "show_default": field.default is not dataclasses.MISSING}
-    if spec.minimum is not None:
-        kwargs["min"] = spec.minimum
+    # a bound (minimum=, maximum=) is checked where it is declared, by the options class
+    # (confeval.suites.options.check_bounds): one message, for the command line and Python
     default = spec.run_default if stage == "run" and spec.run_default is not None \
         else field.default
     if default is dataclasses.MISSING:   # a required option (``confeval score -c``)
@@ -107,14 +107,17 @@ def _beside(fields: list[dataclasses.Field], beside: Mapping[str, type], stage: 
 
 
 def with_options(options_cls: type, stage: str, *, beside: Mapping[str, type] | None = None,
-                 ignored: Mapping[str, Sequence[str]] | None = None
+                 ignored: Mapping[str, Sequence[str]] | None = None,
+                 also: Sequence[type] = (), skip: Sequence[str] = ()
                  ) -> Callable[[Callable], Callable]:
     """Decorate a command ``fn(given: Given, **own)``: the returned function has ``fn``'s own
-    parameters plus one ``--flag`` per option field of ``stage``, and hands ``fn`` those
-    values gathered in a :class:`Given`. ``beside`` adds the fields of other classes (by
+    parameters plus one ``--flag`` per option field of ``stage`` of ``options_cls`` and of the
+    classes in ``also`` (e.g. the run flags; minus the names in ``skip``), and hands ``fn``
+    those values gathered in a :class:`Given`. ``beside`` adds the fields of other classes (by
     owner name, minus ``ignored[owner]``) as optional flags whose value is None unless given."""
-    fields = option_fields(options_cls, stage)
-    resolved = field_types(options_cls)
+    fields = [f for cls in (options_cls, *also) for f in option_fields(cls, stage)
+              if f.name not in skip]
+    resolved = {k: v for cls in (options_cls, *also) for k, v in field_types(cls).items()}
     if beside:
         extra, types = _beside(fields, beside, stage, ignored or {})
         fields, resolved = fields + extra, {**resolved, **types}

@@ -1,85 +1,69 @@
-"""The ``score`` and ``run`` commands every suite has, made once from the suite's options
-class: a suite's command module adds them with its help text, and declares only the commands
-that are its own."""
+"""The commands every suite has, made once from the suite object: its scoring command (``confeval
+NAME FILE...`` for a top-level suite, else ``confeval NAME score``) and, for a suite with a
+live part, ``confeval NAME run`` — every option a flag generated from the suite's options
+class, the run flags from :class:`~confeval.verbs.run.RunFlags`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
 
-from ..suites import SCORING_COMMANDS, SUITES
+from ..suites.base import ScoringCommand, Suite
+from ..suites.options import RunFlags
 from ._common import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    DataOpt,
     Files,
     ForceOpt,
-    ImageRootOpt,
     JsonOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NOpt,
     OutOpt,
     RunOutOpt,
-    TextOnlyOpt,
-    run_live,
-    score_inputs,
+    group,
+    run_and_print,
+    score_and_print,
 )
 from ._options import Given, with_options
 
-__all__ = ["add_run_command", "add_score_command", "add_scoring_command"]
+__all__ = ["add_run_command", "add_scoring_command", "suite_group"]
 
 
-def _register(app: typer.Typer, name: str, options: type, stage: str, fn: Any,
-              doc: str) -> None:
+def _register(app: typer.Typer, name: str, fn: Any, doc: str, decorate) -> None:
     fn.__doc__ = doc  # typer's help, read from the function it is given
-    app.command(name)(with_options(options, stage)(fn))
+    app.command(name)(decorate(fn))
 
 
-def add_scoring_command(app: typer.Typer, name: str, command: str, doc: str, *,
-                        bootstrap_progress: bool = False) -> None:
-    """A command scoring record files (``FILE...``, run folders too) by its one scoring
-    path (:data:`~confeval.suites.SCORING_COMMANDS` ``[command]``), with every option of its
-    options class as a flag."""
+def add_scoring_command(app: typer.Typer, name: str, command: ScoringCommand,
+                        doc: str) -> None:
+    """A command scoring record files (``FILE...``, run folders too) by ``command``'s one
+    scoring path, with every option of its options class as a flag."""
     def score(given: Given, files: Files, as_json: JsonOpt = False, out_dir: OutOpt = None,
               force: ForceOpt = False) -> None:
-        score_inputs(command, [[path] for path in files], given, as_json=as_json,
-                     out_dir=out_dir, force=force, bootstrap_progress=bootstrap_progress)
+        score_and_print(command, [[path] for path in files], given, as_json=as_json,
+                        out_dir=out_dir, force=force)
 
-    _register(app, name, SCORING_COMMANDS[command].options_class(), "score", score, doc)
-
-
-def add_score_command(app: typer.Typer, suite: str, doc: str) -> None:
-    """``confeval SUITE score FILE...``: the suite's one scoring path over record files and
-    run folders, with every scoring option of the suite as a flag."""
-    add_scoring_command(app, "score", f"{suite} score", doc)
+    _register(app, name, score, doc, with_options(command.Options, "score"))
 
 
-def add_run_command(app: typer.Typer, suite: str, doc: str, *, images: bool = False) -> None:
-    """``confeval SUITE run``: the one live driver with the model and server flags, every
-    option of the suite, and for suites whose items have images ``--image-root`` and
-    ``--text-only``."""
-    def run(given: Given, out_dir: RunOutOpt, model: ModelOpt = None, data: DataOpt = None,
-            n: NOpt = None, base_url: BaseUrlOpt = None, concurrency: ConcurrencyOpt = 8,
-            api_key_env: ApiKeyOpt = "OPENAI_API_KEY", no_cache: NoCacheOpt = False,
-            cache_path: CacheOpt = None) -> None:
-        run_live(suite, given.values, out_dir=out_dir, model=model, data=data, n=n,
-                 base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-                 no_cache=no_cache, cache_path=cache_path)
+def add_run_command(app: typer.Typer, suite: Suite) -> None:
+    """``confeval NAME run``: the one live driver with the run flags (``--image-root`` and
+    ``--text-only`` for suites whose items may hold images) and every option of the suite."""
+    def run(given: Given, out_dir: RunOutOpt) -> None:
+        run_and_print(suite.name, given, out_dir=out_dir)
 
-    def run_with_images(given: Given, out_dir: RunOutOpt, model: ModelOpt = None,
-                        data: DataOpt = None, n: NOpt = None, image_root: ImageRootOpt = None,
-                        text_only: TextOnlyOpt = False, base_url: BaseUrlOpt = None,
-                        concurrency: ConcurrencyOpt = 8,
-                        api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
-                        no_cache: NoCacheOpt = False, cache_path: CacheOpt = None) -> None:
-        run_live(suite, given.values, out_dir=out_dir, model=model, data=data, n=n,
-                 base_url=base_url, concurrency=concurrency, api_key_env=api_key_env,
-                 no_cache=no_cache, cache_path=cache_path, image_root=image_root,
-                 text_only=text_only)
+    skip = () if suite.images else RunFlags.IMAGE_FLAGS
+    _register(app, "run", run, suite.run_help,
+              with_options(suite.Options, "run", also=(RunFlags,), skip=skip))
 
-    _register(app, "run", SUITES[suite].options_class(), "run",
-              run_with_images if images else run, doc)
+
+def suite_group(suite: Suite, extras: Callable[[typer.Typer], None] | None = None
+                ) -> typer.Typer:
+    """``confeval NAME``: the commands its command module adds (``extras``), its ``score``
+    (unless those include one) and, with a live part, its ``run``."""
+    app = group(suite.help or suite.title)
+    if extras is not None:
+        extras(app)
+    if "score" not in {info.name for info in app.registered_commands}:
+        add_scoring_command(app, "score", suite.scoring_command(), suite.score_help)
+    if suite.runs_live:
+        add_run_command(app, suite)
+    return app

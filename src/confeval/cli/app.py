@@ -13,8 +13,9 @@ import typer
 from .. import __version__
 from .._validation import RecordsError
 from ..suites import SUITES
-from . import confidence, diagnose, intervals, measures, sets, steps, tools
-from ._common import UserError, out
+from . import diagnose, measures, steps, tools, verbs
+from ._common import UserError, out, report_status
+from ._suite_commands import add_scoring_command, suite_group
 
 __all__ = ["app", "main"]
 
@@ -44,31 +45,36 @@ def _root(
     """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
 
 
-confidence.register(app)
+SUITE_COMMANDS = {"steps": steps.register, "measures": measures.register,
+                  "diagnose": diagnose.register}
+"""The commands a suite's command module adds to its group besides ``score`` and ``run``
+(``diagnose`` declares its own ``score``, with ``--pair``)."""
+
+for name, suite in SUITES.items():   # every suite: `confeval NAME ...`, made from the suite
+    if suite.top_level:
+        add_scoring_command(app, name, suite.scoring_command(), suite.score_help)
+    else:
+        app.add_typer(suite_group(suite, SUITE_COMMANDS.get(name)), name=name)
+verbs.register(app)
 app.command()(tools.simulate)
 app.command()(tools.demo)
 app.command()(tools.report)
-app.command()(tools.rerun)
 app.command()(tools.cache)
-app.command("import")(tools.import_file)
-app.command("perturb", help="Alias of `confeval steps perturb`.")(steps.perturb)
-app.add_typer(sets.app, name="sets")
-app.add_typer(intervals.app, name="intervals")
-app.add_typer(steps.app, name="steps")
-app.add_typer(measures.app, name="measures")
-app.add_typer(diagnose.app, name="diagnose")
+app.command("perturb", help="Alias of `confeval steps perturb`.")(steps.perturb_command)
 
 
 @app.command("run", context_settings={"allow_extra_args": True,
                                      "ignore_unknown_options": True})
 def _run_alias(
     ctx: typer.Context,
-    suite: Annotated[str, typer.Argument(help=f"The suite: {', '.join(SUITES)}.")],
+    suite: Annotated[str, typer.Argument(help="The suite: " + ", ".join(
+        name for name, entry in SUITES.items() if entry.runs_live) + ".")],
 ) -> None:
     """Alias of `confeval SUITE run ...`: every argument after SUITE goes to that command,
     whose options are the suite's own (see `confeval SUITE run --help`)."""
-    if suite not in SUITES:
-        raise UserError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+    live = [name for name, entry in SUITES.items() if entry.runs_live]
+    if suite not in live:
+        raise UserError(f"unknown suite {suite!r}; choose from {', '.join(live)}")
     raise typer.Exit(main([suite, "run", *ctx.args]))
 
 
@@ -77,15 +83,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Usage errors (an unknown option, a missing argument, a value of the wrong type) are one
     line too, with the command whose ``--help`` lists what it takes.
+
+    Exit status: 0 done; 2 an error (one line on stderr); 3 done, but a report.html written
+    is incomplete, a chart not drawn or a section not rendered (one line each on stderr,
+    ``report incomplete: section '...': chart '...' not drawn (reason)``; the page says the
+    same in place, and the rest of the report and every other output are written). A command
+    reports them with :func:`_common.report_incomplete` on what
+    :func:`confeval.report.publish` returns.
     """
     args = _routed(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args
     previous = warnings.showwarning
     if not debug:
         warnings.showwarning = _one_line_warning
+    report_status()  # nothing left over from an earlier call in this process
     try:
         code = app(args=args, prog_name="confeval", standalone_mode=False)
-        return code if isinstance(code, int) else 0
+        code = code if isinstance(code, int) else 0
+        return code or report_status()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except typer.Abort:
@@ -114,7 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         warnings.showwarning = previous
-    return 0
 
 
 def _routed(args: list[str]) -> list[str]:

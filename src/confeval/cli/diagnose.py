@@ -7,30 +7,25 @@ from typing import Annotated
 
 import typer
 
-from ..suites.diagnose import DiagnoseOptions
+from ..suites.diagnose import SUITE, DiagnoseOptions
 from ._common import (
     Files,
     ForceOpt,
     JsonOpt,
     OutOpt,
-    group,
     out,
     print_json,
-    score_inputs,
+    score_and_print,
 )
 from ._options import Given, with_options
-from ._suite_commands import add_run_command
 
-__all__ = ["app", "parse", "score"]
-
-app = group("Can a model tell why a reasoning chain is wrong (MMErroR).")
+__all__ = ["parse", "register", "score"]
 
 ProtocolOpt = Annotated[str, typer.Option(
     "--protocol", help="etc (types A-D), epd5 (A-E, E = no error) or presence (P/N: is there "
                        "an error? the first stage of a two-stage EPD run).")]
 
 
-@app.command("parse")
 def parse(
     raw: Annotated[Path, typer.Argument(help="Replies: one row per item with the raw reply.")],
     out_path: Annotated[Path, typer.Option("--out", help="Rows with pred_type (or "
@@ -63,8 +58,6 @@ def parse(
               f"{summary['unparseable'] or ''}; written to {out_path}")
 
 
-@app.command("score")
-@with_options(DiagnoseOptions, "score")
 def score(
     given: Given,
     files: Files,
@@ -75,16 +68,14 @@ def score(
     out_dir: OutOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """Score diagnoses: strict and parsed accuracy, by domain and subdomain with intervals, by
-    type, confusion, macro-F1, kappa, baselines; the EPD drop for paired runs (a run folder
-    is scored with its own options unless overridden)."""
-    score_inputs("diagnose score", [[path] for path in files], given, as_json=as_json,
-                 out_dir=out_dir, force=force, extra=pair)
+    score_and_print(SUITE.scoring_command(), [[path] for path in files], given,
+                    as_json=as_json, out_dir=out_dir, force=force, extra=pair)
 
 
-add_run_command(app, "diagnose", (
-    "Ask a model why each reasoning chain is wrong (ETC), or whether and why (EPD), and "
-    "score it (records.jsonl, metrics.json, report.html; resumable)."), images=True)
+score.__doc__ = SUITE.score_help
 
 
-
+def register(app: typer.Typer) -> None:
+    """Add ``parse`` and ``score`` (with ``--pair``) to ``confeval diagnose``."""
+    app.command("parse")(parse)
+    app.command("score")(with_options(DiagnoseOptions, "score")(score))

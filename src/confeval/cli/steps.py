@@ -9,35 +9,23 @@ from typing import Annotated
 import typer
 
 from ..report.terminal import TERMINAL_TABLES
+from ..runs import check_output_folder
+from ..suites.options import RunFlags
+from ..suites.steps import ConsistencyOptions
 from ._common import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    ConcurrencyOpt,
     ForceOpt,
-    ImageRootOpt,
     JsonOpt,
     OutOpt,
-    check_out,
     err,
-    group,
     out,
     print_json,
     write_run,
 )
-from ._suite_commands import add_run_command, add_score_command
+from ._options import Given, with_options
 
-__all__ = ["app", "consistency", "parse", "perturb"]
-
-app = group("Confidence of process judges (ConfProBench: CRS, CSS, CCS).")
+__all__ = ["consistency", "parse", "perturb", "perturb_command", "register"]
 
 
-add_score_command(app, "steps", (
-    "CRS (robustness to perturbations), CSS (sensitivity to each error type), CCS "
-    "(calibration), macro F1 and their average from step records or `steps run` folders "
-    "(a run folder is scored with its own options unless overridden)."))
-
-
-@app.command("parse")
 def parse(
     raw: Annotated[Path, typer.Argument(help="Judge replies: one row per (item, variant) with "
                                              "raw_output, labels, error_types (lists) and "
@@ -73,55 +61,40 @@ def parse(
                   f"written to {out_path}")
 
 
-@app.command("consistency")
-def consistency(
-    pair: Annotated[list[str], typer.Option(
-        "--pair", help="JUDGE=RECORDS_A,RECORDS_B: one judge's step records on the dataset "
-                       "perturbed by generator A and by generator B (repeat, >= 3 judges).")],
-    as_json: JsonOpt = False,
-    out_dir: OutOpt = None,
-    force: ForceOpt = False,
-) -> None:
+def consistency(given: Given, as_json: JsonOpt = False, out_dir: OutOpt = None,
+                force: ForceOpt = False) -> None:
     """Correlation across judges of CRS, CSS and CCS between two perturbation generators
     (ConfProBench Appendix H): do the generators lead to the same conclusions?"""
-    check_out(out_dir, "steps consistency", force)
-    from ..suites.steps import score_generator_consistency
+    from ..suites.options import build
+    from ..suites.steps import CONSISTENCY, ConsistencyOptions
+    from ..verbs.score import score_inputs
 
-    result = score_generator_consistency(pair)
-    write_run(out_dir, {"command": "steps consistency", "pairs": pair},
-              {"kind": "steps_consistency",
-               "title": "Do two perturbation generators rank process judges alike?",
-               "results": {"generators A vs B": result}})
+    check_output_folder(out_dir, CONSISTENCY.command, force=force)
+    inputs = build(ConsistencyOptions, given.values, what="confeval steps consistency").inputs()
+    scored = score_inputs(CONSISTENCY, inputs, given.values)
+    write_run(out_dir, scored.config, scored.section, force=force)
+    result = scored.results[CONSISTENCY.together]
     if as_json:
         print_json(result)
         return
     out.print(TERMINAL_TABLES["steps_consistency"](result))
 
 
-@app.command("perturb")
 def perturb(
+    given: Given,
     data: Annotated[str, typer.Argument(help="Step dataset (builtin:arith-steps or a file in "
                                              "the steps suite's input format).")],
     kind: Annotated[str, typer.Option("--kind", help="lexical | syntactic | image")],
     out_file: Annotated[Path, typer.Option("--out", help="Perturbed dataset (.jsonl).")],
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Rewriting model for lexical/syntactic (as for `run`; default: the "
-                        "embedded model).")] = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: ApiKeyOpt = "OPENAI_API_KEY",
     images_dir: Annotated[Path | None, typer.Option(
         "--images-dir", help="image: where perturbed images go (default: next to --out).")]
     = None,
     image_kind: Annotated[str | None, typer.Option(
         "--image-kind", help="image: force scale, rotate, noise or invert (default: one "
                              "drawn per item).")] = None,
-    n: Annotated[int | None, typer.Option("--n", min=1, help="Items to use.")] = None,
-    image_root: ImageRootOpt = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Extra requests when no "
                                                                   "rewrite is valid.")] = 3,
-    concurrency: ConcurrencyOpt = 8,
-    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
     with_original: Annotated[bool, typer.Option(
         "--with-original/--perturbed-only", help="Also write the original items, so that "
                                                   "`run steps` on the file measures CRS.")]
@@ -129,21 +102,25 @@ def perturb(
     as_json: JsonOpt = False,
 ) -> None:
     """Write a perturbed copy of a step dataset (ConfProBench's lexical, syntactic or image
-    level) for `confeval steps run`; rewrites are validated, failures recorded."""
-    from ..backends import CachedBackend, ResponseCache, get_backend
+    level) for `confeval steps run`; rewrites are validated, failures recorded. --model names
+    the rewriting model for lexical/syntactic (default: the embedded model)."""
+    from ..backends import CachedBackend
+    from ..suites.options import build
     from ..suites.steps.perturbation import check_perturbation, write_perturbed_dataset
 
+    flags = build(RunFlags, given.values, what="confeval steps perturb")
     check_perturbation(kind, image_kind, out_file)
     backend = None
     if kind != "image":
-        backend = get_backend(model, base_urls=base_url, concurrency=concurrency,
-                              api_key_env=api_key_env)
-        if not no_cache:
-            backend = CachedBackend(backend, ResponseCache())
-    summary = write_perturbed_dataset(data, kind, out_file, backend=backend, n=n, seed=seed,
-                                      image_root=image_root, images_dir=images_dir,
-                                      image_kind=image_kind, retries=retries,
-                                      concurrency=concurrency, with_original=with_original)
+        backend = flags.backend()
+        cache = flags.response_cache()
+        if cache is not None:
+            backend = CachedBackend(backend, cache)
+    summary = write_perturbed_dataset(data, kind, out_file, backend=backend, n=flags.n,
+                                      seed=seed, image_root=flags.image_root,
+                                      images_dir=images_dir, image_kind=image_kind,
+                                      retries=retries, concurrency=flags.concurrency,
+                                      with_original=with_original)
     if summary["images_outside"]:
         err.print(f"{summary['images_outside']} image path(s) lie outside {out_file.parent}: "
                   "run the file with --image-root set to a folder holding them all")
@@ -153,8 +130,16 @@ def perturb(
         out.print(" ".join(f"{k}={v}" for k, v in summary.items()))
 
 
-add_run_command(app, "steps", (
-    "Ask a process judge to verify every step live (original and perturbed chains) and "
-    "score CRS, CSS and CCS (resumable, cached)."), images=True)
+PERTURB_FLAGS = ("data", "text_only")
+"""Run flags perturb does not take: its dataset is an argument, and it sends no image."""
 
 
+perturb_command = with_options(RunFlags, "run", skip=PERTURB_FLAGS)(perturb)
+"""``confeval steps perturb`` (and its top-level alias ``confeval perturb``)."""
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``parse``, ``consistency`` and ``perturb`` to ``confeval steps``."""
+    app.command("parse")(parse)
+    app.command("consistency")(with_options(ConsistencyOptions, "score")(consistency))
+    app.command("perturb")(perturb_command)

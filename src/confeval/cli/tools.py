@@ -1,5 +1,5 @@
-"""Commands that are not one suite's: ``simulate``, ``demo``, ``report``, ``cache``,
-``import`` and ``run SUITE`` (the alias of ``confeval SUITE run``)."""
+"""Commands that are not one suite's and compute nothing of a suite: ``simulate``, ``demo``,
+``report`` and ``cache``."""
 
 from __future__ import annotations
 
@@ -9,23 +9,22 @@ from typing import Annotated, Any
 
 import typer
 
-from ..runs import RunFolder
+from ..runs import RunFolder, check_output_folder, write_file
 from ._common import (
     BootOpt,
     ForceOpt,
     JsonOpt,
     SeedOpt,
     UserError,
-    check_out,
     err,
     out,
     print_json,
     print_sections,
     progress,
-    reasons_text,
+    report_incomplete,
 )
 
-__all__ = ["cache", "demo", "import_file", "report", "rerun", "simulate"]
+__all__ = ["cache", "demo", "report", "simulate"]
 
 
 def simulate(
@@ -75,18 +74,21 @@ def demo(
 ) -> None:
     """Run every available evaluation on simulated judges (and, with the local extra, live on
     the embedded model); write a run folder and report.html."""
-    from ..demo import LIVE_PLAN, live_model_available, run_demo
+    from ..verbs.demo import live_model_available, live_plan, run_demo
 
-    check_out(out_dir, "demo", force)
+    check_output_folder(out_dir, "demo", force=force)
     started = time.perf_counter()
     runs_live = live and live_model_available() is None
-    live_steps = live_items + 1 + sum(n or 0 for _, _, n, *_ in LIVE_PLAN)
+    live_steps = live_items + 1 + sum(entry.n or 0 for _, entry in live_plan())
     with progress(17 + (live_steps if runs_live else 0), "demo") as step:
+        problems: list = []
         metrics = run_demo(out_dir, seed=seed, n=n, n_resamples=bootstrap, live=live,
-                           live_items=live_items, progress=step)
+                           live_items=live_items, force=force, progress=step,
+                           problems=problems)
+    report_incomplete(problems)
     print_sections(metrics["sections"], label=lambda s: "  [SIMULATED]" if s.get("simulated")
                    else "  [LIVE MODEL]")
-    out.print(metrics["note"])
+    out.print(metrics["note"], markup=False)  # "[local]" is no markup
     out.print(f"report: {out_dir / RunFolder.REPORT}   ({time.perf_counter() - started:.1f} s)")
 
 
@@ -96,8 +98,9 @@ def report(
                                                                 "(default RUN_DIR/report.html).")]
     = None,
 ) -> None:
-    """Render RUN_DIR/metrics.json into a self-contained HTML report."""
-    from ..report import render_report
+    """Render RUN_DIR/metrics.json into a self-contained HTML report (exit status 3, each
+    problem named on stderr, when a chart or a section could not be shown)."""
+    from ..report import render_report_checked
 
     try:
         run = RunFolder(run_dir, create=False)
@@ -108,80 +111,14 @@ def report(
         info = run.read_run() if run.file(RunFolder.RUN).is_file() else None
     except ValueError:
         info = None  # a damaged run.json only loses the configuration panel
-    page = render_report(metrics, info)
-    target = out_file or run.file(RunFolder.REPORT)
-    target.write_text(page, encoding="utf-8")
-    out.print(f"report: {target}")
-
-
-def rerun(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder (of a scoring command's --out, "
-                                                 "or of a live run).")],
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", help="Write the repeated run here (run.json, records, metrics.json, "
-                      "report.html).")] = None,
-    force: ForceOpt = False,
-) -> None:
-    """Repeat a run folder from its run.json alone (every input checked by SHA-256; a live run
-    rescored from its records, no model call) and compare with its metrics.json."""
-    from ..rerun import differences
-    from ..rerun import rerun as repeat
-
-    metrics = repeat(run_dir, out_dir, force=force)
-    old = RunFolder(run_dir, create=False).read_metrics()
-    diffs = differences(old, metrics)
-    if out_dir is not None:
-        out.print(f"run folder written: {out_dir}")
-    if diffs:
-        for line in diffs[:10]:
-            out.print(line, markup=False)
-        out.print(f"{len(diffs)} difference(s) from {run_dir / RunFolder.METRICS}")
-        raise typer.Exit(1)
-    out.print(f"metrics identical to {run_dir / RunFolder.METRICS}")
-
-
-def import_file(
-    source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file, "
-                                                              "an Inspect log, or "
-                                                              "OpenAI-compatible responses.")],
-    out_file: Annotated[Path, typer.Option("--out", help="Records to write (.jsonl, .csv, "
-                                                         ".parquet, optionally .gz).")],
-    suite: Annotated[str, typer.Option("--suite", help="Whose layout: score, sets, "
-                                                       "measures or intervals.")] = "score",
-    from_format: Annotated[str, typer.Option("--from", help="auto, lm-eval, inspect or "
-                                                            "openai.")] = "auto",
-    normalise: Annotated[str, typer.Option("--normalise", help="lm-eval: none, chars or "
-                                                               "bytes.")] = "none",
-    data: Annotated[str | None, typer.Option("--data", help="OpenAI-compatible responses: "
-                                                            "the data file they answer.")
-                    ] = None,
-    min_score: Annotated[int, typer.Option("--min-score", help="A judge's lowest rating "
-                                                               "(intervals).")] = 1,
-    max_score: Annotated[int, typer.Option("--max-score", help="A judge's highest rating "
-                                                               "(intervals).")] = 5,
-    force: ForceOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Write another tool's file as confeval records (the layout `confeval SUITE score` reads
-    with no column flag), to look at before scoring; unusable samples are counted, not
-    written."""
-    from ..ingest import import_records
-    from ..records import write_table
-
-    if out_file.exists() and not force:
-        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
-    if not 0 <= max_score - min_score < 100:
-        raise UserError(f"--min-score {min_score} to --max-score {max_score}: 1 to 100 "
-                        "ratings")
-    frame, counts = import_records(source, suite, from_format, normalise, data=data,
-                                   levels=tuple(range(min_score, max_score + 1)))
-    write_table(frame, out_file)
-    if as_json:
-        print_json({"import": {"source": str(source), "out": str(out_file), **counts}})
-        return
-    excluded = reasons_text(counts["excluded"])
-    err.print(f"wrote {counts['n_used']:,} of {counts['n_read']:,} {suite} records to "
-              f"{out_file} (excluded: {excluded})")
+    page, problems = render_report_checked(metrics, info)
+    if out_file is not None:   # a file of the user's: written whole, never through a link
+        write_file(out_file, page)
+    else:                      # the run's own report: under its lock, never through a link
+        with run.lock():
+            run.write_report(page)
+    report_incomplete(problems)
+    out.print(f"report: {out_file or run.file(RunFolder.REPORT)}")
 
 
 def cache(

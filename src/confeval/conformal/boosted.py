@@ -116,8 +116,7 @@ class _Boosted(IntervalMethod):
         super().__init__(alpha, **kw)
         self.max_rounds, self.learning_rate, self.n_folds = max_rounds, learning_rate, n_folds
 
-    # -- subclass hooks: the baseline coordinates, their gradients, and the interval
-    def _baseline(self, X, y): ...
+    # -- subclass hooks: the coordinates' gradients and the held-out interval length
 
     def _coordinate_grad(self, which, a, b, y, weights): ...
 

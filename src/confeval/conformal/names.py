@@ -11,3 +11,9 @@ SCORES = ("lac", "aps", "aps_randomized", "raps", "raps_randomized", "margin")
 
 BASE_MODELS = ("gbr", "hgb", "linear", "rf")
 """The base regressors of the interval methods that take one."""
+
+DEFAULT_SCORES = ("lac", "aps", "raps", "margin")
+"""The set scores a split-conformal evaluation reports by default."""
+
+PROTOCOLS = ("exact", "vlm-bench")
+"""The split-conformal evaluation protocols (:mod:`confeval.conformal.protocol`)."""

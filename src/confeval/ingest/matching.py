@@ -9,9 +9,9 @@ answer; the data file (``--data FILE``, the same file a live run takes) holds th
 * **by position** otherwise: the n-th response answers the n-th row of the data (its n-th
   record; a data file with unreadable lines is refused, as positions would shift).
 
-Multiple-choice suites (``score``, ``sets``) read each row as a question
+Multiple-choice layouts (``score``, ``sets``: ``questions=True``) read each row as a question
 (:func:`confeval.tasks.multiple_choice.mc_item`: its letters and gold letter; a row that cannot
-be asked gives ``data_<reason>``); judge suites (``intervals``) keep the row's plain columns
+be asked gives ``data_<reason>``); judge layouts (``intervals``) keep the row's plain columns
 (the human score among them). A response whose row is not found is ``openai_no_data_row``;
 a row answered twice keeps both answers (the scorer sees a duplicate id); the rows no response
 answered are counted (``data_rows_without_response``), not scored.
@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Answered", "DataRows", "read_data_rows"]
-
-MULTIPLE_CHOICE = ("score", "sets")
 
 
 @dataclass
@@ -90,8 +88,9 @@ def _plain(row: dict) -> dict:
             (v is None or isinstance(v, (str, int, float, bool)))}
 
 
-def read_data_rows(data: str | Path, suite: str) -> DataRows:
-    """The rows of the data file ``data`` as ``suite`` reads them (module docstring)."""
+def read_data_rows(data: str | Path, *, questions: bool) -> DataRows:
+    """The rows of the data file ``data``: multiple-choice questions, or plain rows (module
+    docstring)."""
     from ..records import RecordSet
     from ..tasks.multiple_choice import check_mc_layout, letter_columns, mc_item
 
@@ -99,7 +98,7 @@ def read_data_rows(data: str | Path, suite: str) -> DataRows:
     frame = rs.frame
     id_col = next((c for c in ("item_id", "id") if c in frame.columns), None)
     rows = frame.to_dict(orient="records")
-    if suite in MULTIPLE_CHOICE:
+    if questions:
         letter_cols = letter_columns(frame.columns)
         check_mc_layout(str(data), frame, letter_cols)
         items: list[dict | str] = [mc_item(row, letter_cols) for row in rows]

@@ -14,7 +14,6 @@ their sizes — validated once per batch; the single-answer functions compute th
 on one (tested equal to 1e-12).
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._registry import Registry
@@ -49,7 +48,7 @@ from .verbal import P_TRUE_CONTINUATIONS, p_true, p_true_batch, p_true_prompt
 
 __all__ = ["MEASURES", "Measure", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "csl",
            "csl_batch", "csl_per_head", "csl_per_head_batch", "degree", "degree_batch",
-           "eccentricity", "eccentricity_batch", "eigenvalue", "eigenvalue_batch", "get_measure",
+           "eccentricity", "eccentricity_batch", "eigenvalue", "eigenvalue_batch",
            "jaccard_similarity", "laplacian_eigen", "normalised_likelihood",
            "normalised_likelihood_batch", "option_confidences", "option_confidences_batch",
            "p_true", "p_true_batch", "p_true_prompt", "pad_ragged", "perplexity",
@@ -58,32 +57,19 @@ __all__ = ["MEASURES", "Measure", "P_TRUE_CONTINUATIONS", "SimilarityMeasure", "
 
 @dataclass(frozen=True)
 class Measure:
-    """One confidence measure of the measures suite: its display ``label``, the ``function``
-    computing it, and for a black-box measure the ``similarity`` matrix it reads (``jaccard``,
-    ``embedding``, ``entailment`` or ``contradiction``). Higher = more confident for every one
+    """One confidence measure of the measures suite as records name it: its display
+    ``label`` (a black-box measure's label names the similarity it reads: J Jaccard, S
+    embeddings, E entailment, C contradiction). Higher = more confident for every one
     (perplexity and entropy, uncertainties, are functions here but not suite measures)."""
 
     label: str
-    function: Callable
-    similarity: str | None = None
 
 
 MEASURES: Registry[Measure] = Registry("measure", {
-    "sl": Measure("SL", sequence_likelihood),
-    "sl_norm": Measure("SL(norm)", normalised_likelihood),
-    "token_sar": Measure("TokenSAR", token_sar),
-    "csl": Measure("CSL", csl),
-    "csl_next": Measure("CSL-Next", csl),
-    "p_true": Measure("P(true)", p_true),
-    **{f"{kind}_{key}": Measure(f"{label}({key.upper()})", function, similarity)
-       for key, similarity in (("j", "jaccard"), ("s", "embedding"), ("e", "entailment"),
-                               ("c", "contradiction"))
-       for kind, label, function in (("deg", "Deg", degree), ("ecc", "Ecc", eccentricity))},
+    "sl": Measure("SL"), "sl_norm": Measure("SL(norm)"), "token_sar": Measure("TokenSAR"),
+    "csl": Measure("CSL"), "csl_next": Measure("CSL-Next"), "p_true": Measure("P(true)"),
+    **{f"{kind}_{key}": Measure(f"{label}({key.upper()})") for key in "jsec"
+       for kind, label in (("deg", "Deg"), ("ecc", "Ecc"))},
 })
 """The measures suite's record column -> its :class:`Measure` (the one table of measure names:
 ``confeval measures score`` finds these columns in records, ``measures run`` writes them)."""
-
-
-def get_measure(name: str) -> Measure:
-    """The measure recorded in column ``name``; a :class:`ValueError` lists the choices."""
-    return MEASURES[name]

@@ -28,9 +28,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .._numeric import mid_ranks
-from .calibration import brier_score, expected_calibration_error, uniform_bin_indices
+from .calibration import (
+    bin_gap_sums,
+    brier_score,
+    ece_from_bin_sums,
+    expected_calibration_error,
+    uniform_bin_indices,
+)
 from .classification import accuracy
-from .selective import auarc, auroc, harmonic_numbers
+from .selective import auarc, auroc, auroc_from_ranks, tie_block_areas
 
 __all__ = ["BATCHED", "RESAMPLING_SCHEMES", "BootstrapDiff", "BootstrapResult", "bootstrap_ci",
            "bootstrap_p_value",
@@ -85,19 +91,12 @@ def _brier_rows(conf, correct):
 
 
 def _ece_rows(conf, correct, n_bins: int = 15):
-    rows, n = conf.shape
-    flat_bins = (uniform_bin_indices(conf, n_bins) + n_bins * np.arange(rows)[:, None]).ravel()
-    gap = np.bincount(flat_bins, weights=(correct - conf).ravel(), minlength=rows * n_bins)
-    return np.abs(gap.reshape(rows, n_bins)).sum(axis=1) / n
+    gaps = bin_gap_sums(uniform_bin_indices(conf, n_bins), correct - conf, n_bins)
+    return ece_from_bin_sums(gaps, conf.shape[1])
 
 
 def _auroc_rows(score, correct):
-    n_pos = correct.sum(axis=1)
-    n_neg = correct.shape[1] - n_pos
-    ranks = mid_ranks(score, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = ((ranks * correct).sum(axis=1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
-    return np.where((n_pos > 0) & (n_neg > 0), out, np.nan)
+    return auroc_from_ranks(mid_ranks(score, axis=1), correct)
 
 
 def _auarc_rows(conf, correct, **options):
@@ -122,9 +121,7 @@ def _auarc_rows(conf, correct, **options):
     ends = starts + length
     before = np.cumsum(sums) - sums                   # targets before the block, flat ...
     c_start = before - before[np.searchsorted(first, row * n)]   # ... minus the rows before
-    m = sums / length
-    area = (c_start - starts * m) * (harmonic_numbers(ends) - harmonic_numbers(starts)) \
-        + length * m
+    area = tie_block_areas(c_start, starts, ends, sums / length)
     return np.bincount(row, weights=area, minlength=b) / n
 
 

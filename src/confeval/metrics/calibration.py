@@ -98,6 +98,24 @@ def _check_strategy(strategy: str) -> None:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
 
 
+def bin_gap_sums(bins: np.ndarray, gap: np.ndarray, n_bins: int) -> np.ndarray:
+    """Per row, each bin's sum of the items' gaps (correctness minus confidence): ``bins`` and
+    ``gap`` of shape (rows, n) give (rows, n_bins) — one ``bincount`` over all rows."""
+    rows = bins.shape[0]
+    flat = (bins + n_bins * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, weights=gap.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
+
+
+def ece_from_bin_sums(gap_sums: np.ndarray, total: np.ndarray | float) -> np.ndarray:
+    r"""The ECE kernel, the one formula every form of the ECE computes (a record set's, the
+    bootstrap's rows, a weighted resample's, a comparison's): from each bin's summed gap
+    :math:`\sum_{i \in B_m} w_i (y_i - c_i)` and the total weight :math:`\sum_i w_i`,
+    :math:`\sum_m |\cdot| / \sum_i w_i` — which is
+    :math:`\sum_m \frac{|B_m|}{n} |\mathrm{acc}(B_m) - \mathrm{conf}(B_m)|`.
+    ``gap_sums`` is (rows, n_bins); the result (rows,)."""
+    return np.abs(gap_sums).sum(axis=-1) / total
+
+
 def _binned_sums(confidence, target, idx, n_bins):
     counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
     conf_sum = np.bincount(idx, weights=confidence, minlength=n_bins)
@@ -148,8 +166,8 @@ def expected_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_b
     """
     conf, target = _prepare(confidence, correct, strategy)
     idx = bin_indices(conf, n_bins, strategy)
-    _, conf_sum, target_sum = _binned_sums(conf, target, idx, n_bins)
-    return float(np.abs(target_sum - conf_sum).sum() / conf.size)
+    return float(ece_from_bin_sums(bin_gap_sums(idx[None], (target - conf)[None], n_bins),
+                                   conf.size)[0])
 
 
 def maximum_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_bins: int = 15,

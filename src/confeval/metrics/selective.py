@@ -37,6 +37,7 @@ __all__ = [
     "accuracy_rejection_curve",
     "auarc",
     "auroc",
+    "auroc_from_ranks",
     "aurc",
     "prediction_rejection_ratio",
     "RCEOverOrders",
@@ -44,6 +45,7 @@ __all__ = [
     "rank_calibration_error",
     "rank_calibration_error_orders",
     "risk_coverage_curve",
+    "tie_block_areas",
 ]
 
 
@@ -83,8 +85,19 @@ def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
         warnings.warn("AUROC is undefined when only one class is present; returning NaN",
                       UndefinedMetricWarning, stacklevel=2)
         return float("nan")
-    ranks = mid_ranks(score)
-    return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    return float(auroc_from_ranks(mid_ranks(score), y))
+
+
+def auroc_from_ranks(ranks: np.ndarray, correct: np.ndarray) -> np.ndarray:
+    """The AUROC kernel, the one formula of the scalar AUROC and its bootstrap rows: the
+    Mann-Whitney statistic from each item's mid-rank (ties counting one half) along the last
+    axis, (sum of the positives' ranks - P (P + 1) / 2) / (P N); NaN where a row has one class
+    (the caller says so)."""
+    n_pos = correct.sum(axis=-1)
+    n_neg = correct.shape[-1] - n_pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = ((ranks * correct).sum(axis=-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return np.where((n_pos > 0) & (n_neg > 0), out, np.nan)
 
 
 def _sorted_by_confidence(confidence, target):
@@ -117,9 +130,19 @@ def _running_mean_area(confidence: np.ndarray, target: np.ndarray) -> tuple[floa
     c_start = np.r_[0.0, c_end[:-1]]
     length = ends - starts
     m = (c_end - c_start) / length
-    harmonic = harmonic_numbers(ends) - harmonic_numbers(starts)
-    total = ((c_start - starts * m) * harmonic + length * m).sum()
+    total = tie_block_areas(c_start, starts, ends, m, harmonic_numbers).sum()
     return float(total / n), float(m[0])
+
+
+def tie_block_areas(c_start: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                    means: np.ndarray, harmonic=None) -> np.ndarray:
+    """The AUARC kernel, the one formula of the tie rule every AUARC form computes (one
+    sample, bootstrap rows, weighted resamples): a tie block of positions (s, e] with mean
+    target m after C_s targets adds sum_{k=s+1}^{e} (C_s + (k - s) m) / k =
+    (C_s - s m) (H_e - H_s) + (e - s) m to the sum of running accuracies. ``harmonic`` gives
+    H_k (default :func:`harmonic_numbers`; a weighted form passes its cached table)."""
+    h = harmonic or harmonic_numbers
+    return (c_start - starts * means) * (h(ends) - h(starts)) + (ends - starts) * means
 
 
 _EULER_GAMMA = 0.57721566490153286061

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .calibration import uniform_bin_indices
-from .selective import harmonic_numbers
+from .calibration import ece_from_bin_sums, uniform_bin_indices
+from .selective import harmonic_numbers, tie_block_areas
 
 __all__ = ["FAST_BOOTSTRAP_ROWS", "SortedSample"]
 
@@ -112,8 +112,9 @@ class SortedSample:
 
     # ------------------------------------------------------------------ formulas
     def _ece(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+        # the items sorted by confidence hold each bin in one contiguous range
         gaps = np.stack([w[:, a:b] @ self._gap[a:b] for a, b in self._bin_ranges], axis=1)
-        return np.abs(gaps).sum(axis=1) / total
+        return ece_from_bin_sums(gaps, total)
 
     def _blocks(self, w: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(weight, weighted target) of every tie block, (b, blocks)."""
@@ -150,8 +151,8 @@ class SortedSample:
             c_start = np.cumsum(sums, axis=1) - sums
             with np.errstate(invalid="ignore", divide="ignore"):
                 m = np.where(length > 0, sums / np.where(length > 0, length, 1), 0.0)
-            harmonic = self.harmonic(block_ends) - self.harmonic(starts)
-            return ((c_start - starts * m) * harmonic + length * m).sum(axis=1) / total
+            return tie_block_areas(c_start, starts, block_ends, m,
+                                   self.harmonic).sum(axis=1) / total
         # rows untied: row i's k copies hold positions (s, e], each target t_i, and
         # N AUARC = sum_i t_i sum_{p=s+1}^{e} (H_N - H_{p-1})
         #         = sum_i t_i [k (H_N + 1) - e H_e + s H_s]   (sum_{j<e} H_j = e H_e - e)

@@ -39,11 +39,19 @@ __all__ = ["confusion_figure", "forest_figure", "guarantee_figure", "line_figure
 def _plain_text(draw):
     """Draw with mathtext off: a user's string ("$\\foo$", common in step data) is shown as
     written, never parsed (an unknown TeX symbol would abort the report). A context, so the
-    caller's matplotlib settings are untouched."""
+    caller's matplotlib settings are untouched. A figure whose drawing fails is closed: the
+    report goes on without it (:func:`confeval.report.html.chart`), and pyplot would keep it
+    open for the rest of the process."""
     @functools.wraps(draw)
     def wrapper(*args, **kwargs):
-        with plt.rc_context({"text.parse_math": False}):
-            return draw(*args, **kwargs)
+        opened = set(plt.get_fignums())
+        try:
+            with plt.rc_context({"text.parse_math": False}):
+                return draw(*args, **kwargs)
+        except Exception:
+            for number in set(plt.get_fignums()) - opened:
+                plt.close(number)
+            raise
     return wrapper
 
 
@@ -247,6 +255,19 @@ def rank_calibration_figure(diagrams: Mapping[str, Mapping]) -> str:
     return png_data_uri(fig)
 
 
+def _intervals(ax, y, low, high, *, color: str) -> None:
+    """Horizontal 95% intervals at heights ``y``, each a line from its low to its high end with
+    a cap at both; those with an undefined end are left out. Drawn from the ends, never as
+    lengths around the point estimate (errorbar's ``xerr``): a point estimate outside its
+    percentile bootstrap interval is legitimate (binned ECE is biased, so its resamples can
+    all lie above it) and must be drawn as it is, where ``xerr`` would be negative."""
+    y, low, high = (np.asarray(v, dtype=float) for v in (y, low, high))
+    ok = np.isfinite(low) & np.isfinite(high)
+    ax.hlines(y[ok], low[ok], high[ok], color=color, lw=1.2)
+    for ends in (low[ok], high[ok]):
+        ax.plot(ends, y[ok], "|", color=color, ms=6)
+
+
 @_plain_text
 def ranking_figure(values: Mapping[str, float], intervals: Mapping[str, Mapping],
                    *, chance: float = 0.5, xlabel: str = "AUROC") -> str:
@@ -255,9 +276,10 @@ def ranking_figure(values: Mapping[str, float], intervals: Mapping[str, Mapping]
     names = list(values)[::-1]
     fig, ax = plt.subplots(figsize=(5.6, 0.34 * len(names) + 1.2))
     centre = [values[n] for n in names]
-    lo = [values[n] - (intervals.get(n) or {}).get("low", values[n]) for n in names]
-    hi = [(intervals.get(n) or {}).get("high", values[n]) - values[n] for n in names]
-    ax.barh(range(len(names)), centre, xerr=[lo, hi], color="#4C78A8", capsize=2)
+    low = [(intervals.get(n) or {}).get("low", values[n]) for n in names]
+    high = [(intervals.get(n) or {}).get("high", values[n]) for n in names]
+    ax.barh(range(len(names)), centre, color="#4C78A8")
+    _intervals(ax, np.arange(len(names)), low, high, color="k")
     ax.axvline(chance, color="k", ls="--", lw=1, label=f"chance ({chance:g})")
     ax.set_yticks(range(len(names)), names, fontsize=8)
     ax.set(xlabel=xlabel, xlim=(0, 1), title="Ranking of the measures")
@@ -292,9 +314,9 @@ def forest_figure(table: Mapping, metric: str) -> str:
     values = np.array([row["value"] for _, row in ranked], dtype=float)
     low = np.array([row["low"] for _, row in ranked], dtype=float)
     high = np.array([row["high"] for _, row in ranked], dtype=float)
-    ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(values)
-    ax.errorbar(values[ok], y[ok], xerr=[values[ok] - low[ok], high[ok] - values[ok]],
-                fmt="o", color="#4C78A8", ms=4, capsize=2, lw=1.2)
+    _intervals(ax, y, low, high, color="#4C78A8")
+    shown = np.isfinite(values)
+    ax.plot(values[shown], y[shown], "o", color="#4C78A8", ms=4)
     ax.set_yticks(y, [f"{name}  ({row['group']})" for name, row in ranked], fontsize=7)
     arrow = "higher is better" if table["higher_is_better"] else "lower is better"
     ax.set(xlabel=f"{metric} ({arrow})", title=metric)

@@ -9,6 +9,12 @@
 Built-in kinds: ``confidence`` (results of :func:`confeval.evaluate.evaluate_confidence`) and
 ``agreement`` (:func:`confeval.evaluate.evaluate_agreement`). A suite adds its own kind with
 :func:`register_section` in ``confeval/report/sections/<suite>.py``.
+
+A report renders what it can. A chart that cannot be drawn (:func:`chart`) leaves one line in
+its place naming it and why, and its section's tables still render; a section whose results
+its renderer cannot read is replaced by a line saying so. Each is a :class:`ReportProblem`,
+returned by :func:`render_report_checked` (and by :func:`confeval.report.publish`) so that a
+command can name them on stderr and end with exit status 3 (report incomplete).
 """
 
 from __future__ import annotations
@@ -16,17 +22,16 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
-from .._registry import Registry
 from .figures import confusion_figure, reliability_figure, risk_coverage_figure
+from .registries import SECTION_RENDERERS
 
-__all__ = ["SECTION_RENDERERS", "check_metrics", "metric_table", "register_section",
-           "render_report"]
+__all__ = ["SECTION_RENDERERS", "ReportProblem", "chart", "check_metrics", "metric_table",
+           "register_section", "render_report", "render_report_checked"]
 
-SECTION_RENDERERS: Registry[Callable[[Mapping[str, Any]], str]] = Registry(
-    "report section", filled_by="confeval.report.sections")
-"""Section kind -> ``fn(section) -> html``."""
 
 register_section = SECTION_RENDERERS.register
 """Decorator: register ``fn(section) -> html`` as the renderer of a section kind."""
@@ -137,10 +142,54 @@ def _img(uri: str, alt: str) -> str:
     return f"<figure><img src='{uri}' alt='{esc(alt)}'></figure>"
 
 
+@dataclass(frozen=True)
+class ReportProblem:
+    """What a report could not show: the chart ``chart`` of a section, or (``chart`` None)
+    the whole section; ``reason`` is the error, on one line."""
+
+    section: str
+    chart: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        what = f"chart '{self.chart}' not drawn" if self.chart else "section not rendered"
+        return f"report incomplete: section '{self.section}': {what} ({self.reason})"
+
+
+_CHART_FAILURES: ContextVar[list[tuple[str, str]] | None] = ContextVar("chart_failures",
+                                                                        default=None)
+"""(chart, reason) of each chart of the section being rendered that could not be drawn;
+set by :func:`render_report_checked` around each section (section renderers take only the
+section, so the failures travel beside them)."""
+
+
+def _reason(exc: BaseException) -> str:
+    """The error on one line: its type, and its message when it has one."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def chart(alt: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
+    """The figure ``draw(*args, **kwargs)`` returns (a data URI), described by ``alt``, or,
+    when drawing it fails, one line in its place naming the chart and why. A chart is not
+    worth its section: the tables around it still render, and the failure is kept for the
+    report's caller (:func:`render_report_checked`)."""
+    try:
+        uri = draw(*args, **kwargs)
+    except Exception as exc:
+        reason = _reason(exc)
+        failures = _CHART_FAILURES.get()
+        if failures is not None:
+            failures.append((alt, reason))
+        return (f"<p class='excluded chart-missing'>Chart not drawn: {esc(alt)} "
+                f"({esc(reason)}).</p>")
+    return _img(uri, alt)
+
+
 def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> str:
     """A heading and one figure drawn from ``result[key]`` of every result that has it."""
     data = {name: r[key] for name, r in results.items() if r.get(key)}
-    return f"<h3>{esc(heading)}</h3>" + _img(draw(data), heading.lower()) if data else ""
+    return f"<h3>{esc(heading)}</h3>" + chart(heading.lower(), draw, data) if data else ""
 
 
 @register_section("confidence")
@@ -241,10 +290,20 @@ def check_metrics(metrics: Any) -> None:
 
 
 def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None = None) -> str:
-    """Return the full HTML document for a run's metrics (and its ``run.json``, if known).
+    """Return the full HTML document for a run's metrics (and its ``run.json``, if known);
+    what it could not show is said in the page (:func:`render_report_checked` also returns
+    it)."""
+    return render_report_checked(metrics, run_info)[0]
 
-    A section whose results a renderer cannot read (a hand-edited or foreign metrics.json) is
-    shown as such, with the reason, instead of failing the whole report."""
+
+def render_report_checked(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None = None
+                          ) -> tuple[str, list[ReportProblem]]:
+    """The full HTML document for a run's metrics (and its ``run.json``, if known), and what
+    it could not show, in page order (empty when the report is complete).
+
+    A chart that cannot be drawn is named in its place and its section's tables still render;
+    a section whose results a renderer cannot read (a hand-edited or foreign metrics.json) is
+    shown as such, with the reason. Neither fails the whole report."""
     import json
 
     check_metrics(metrics)
@@ -263,6 +322,7 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
     toc = "".join(f"<li><a href='#s{i}'>{esc(s.get('title', s['kind']))}</a></li>"
                   for i, s in enumerate(metrics.get("sections", [])))
     parts.append(f"<ol>{toc}</ol>")
+    problems: list[ReportProblem] = []
     for i, section in enumerate(metrics.get("sections", [])):
         renderer = SECTION_RENDERERS.get(section["kind"])
         badge = (" <span class='badge'>SIMULATED</span>" if section.get("simulated")
@@ -275,12 +335,9 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
                          "raw results:</p><pre>"
                          f"{esc(json.dumps(section.get('results'), indent=1)[:20000])}</pre>")
         else:
-            try:
-                parts.append(renderer(section))
-                parts.append(_section_notes(section.get("results") or {}))
-            except Exception as exc:  # a foreign document: say so, render the rest
-                parts.append(f"<p class='excluded'>This section could not be rendered "
-                             f"({esc(type(exc).__name__)}: {esc(exc)}).</p>")
+            body, found = _render_section(renderer, section)
+            parts.append(body)
+            problems += found
     if run_info:
         parts.append("<details><summary>Run configuration and versions</summary><pre>"
                      f"{esc(json.dumps(run_info, indent=2))}</pre></details>")
@@ -288,4 +345,22 @@ def render_report(metrics: Mapping[str, Any], run_info: Mapping[str, Any] | None
                  "percentile intervals. Binned ECE is biased upward on resamples (duplicated "
                  "rows add noise to every bin), so for a well-calibrated judge its interval can "
                  "lie above the point estimate.</p></body></html>")
-    return "".join(parts)
+    return "".join(parts), problems
+
+
+def _render_section(renderer: Callable[[Mapping[str, Any]], str], section: Mapping[str, Any]
+                    ) -> tuple[str, list[ReportProblem]]:
+    """One section's HTML and what it could not show: its charts not drawn, or the whole
+    section when its renderer fails (a foreign document: said in its place)."""
+    title = str(section.get("title", section["kind"]))
+    failures: list[tuple[str, str]] = []
+    token = _CHART_FAILURES.set(failures)
+    try:
+        body = renderer(section) + _section_notes(section.get("results") or {})
+    except Exception as exc:
+        reason = _reason(exc)
+        return (f"<p class='excluded'>This section could not be rendered ({esc(reason)}).</p>",
+                [ReportProblem(title, None, reason)])
+    finally:
+        _CHART_FAILURES.reset(token)
+    return body, [ReportProblem(title, alt, reason) for alt, reason in failures]

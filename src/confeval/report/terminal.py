@@ -5,21 +5,17 @@ by ``confeval run``/``demo`` for every section they print."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .._registry import Registry
+from .registries import TERMINAL_TABLES
 
 __all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_tables", "file_names", "file_table",
            "number", "register_table", "results_table", "simple_table"]
-
-TERMINAL_TABLES: Registry[Callable[[dict], Table]] = Registry(
-    "terminal table", filled_by="confeval.report.sections")
-"""Section kind -> ``fn(results) -> rich Table``."""
 
 register_table = TERMINAL_TABLES.register
 

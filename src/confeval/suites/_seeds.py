@@ -10,9 +10,9 @@ skipped, so a mean is over the splits that define it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-import numpy as np
+from .._numeric import aggregate_tree, mean_std
 
 __all__ = ["MAX_SEEDS", "aggregate_tree", "format_seeds", "item_seed", "mean_std",
            "parse_seed_tuple", "parse_seeds", "pool_by_size"]
@@ -86,27 +86,6 @@ def format_seeds(seeds) -> str:
         parts.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
         i = j + 1
     return ",".join(parts)
-
-
-def mean_std(values: Sequence, ddof: int) -> dict | None:
-    """``{"mean", "std"}`` of the non-None values (None if there are none)."""
-    vals = np.array([v for v in values if v is not None], dtype=np.float64)
-    if vals.size == 0:
-        return None
-    return {"mean": float(vals.mean()),
-            "std": float(vals.std(ddof=ddof)) if vals.size > 1 else 0.0}
-
-
-def aggregate_tree(items: Sequence, ddof: int):
-    """:func:`mean_std` of every numeric leaf across per-seed trees of dicts; a key missing in
-    some trees is aggregated over the trees that have it."""
-    present = [v for v in items if v is not None]
-    if not present:
-        return None
-    if isinstance(present[0], Mapping):
-        keys = sorted(set().union(*present), key=str)
-        return {k: aggregate_tree([v.get(k) for v in present], ddof) for k in keys}
-    return mean_std(present, ddof)
 
 
 def pool_by_size(parts: Mapping[str, Mapping]) -> dict:

@@ -1,29 +1,37 @@
-"""What a suite must provide to run live, and the options every live run shares.
+"""The suite contract: what every suite provides, and all the cross-suite commands know.
 
-A suite is a package ``confeval.suites.<name>`` with ``inputs.py`` (record files and datasets
--> arrays or items), ``scoring.py`` (the public ``score_<name>``) and ``live.py`` (a
-:class:`LiveSuite` instance named ``SUITE``). Its options are one frozen dataclass deriving
-from :class:`SuiteOptions`: it validates itself on construction, and is written whole into the
-run folder's ``run.json``, so a run cannot be resumed with other options.
+A suite is a package ``confeval.suites.<name>`` exporting ``SUITE``, an instance of a
+:class:`Suite` subclass: its options, its one loader, its scoring, its :class:`Comparison`,
+its :class:`Decision`, its live part (a :class:`LiveSuite`), its layouts for other tools'
+files, its report section kind and its demo entry. Inside the package, files by role:
+``options.py`` (one frozen dataclass deriving from :class:`SuiteOptions` or
+:class:`~confeval.suites.options.Options`: it validates itself on construction, and is
+written whole into a run folder's ``run.json``, so a run cannot be resumed with other
+options), ``inputs.py`` (records and datasets -> arrays or items), ``scoring.py``,
+``compare.py``, ``decision.py``, ``ingest.py`` and ``live.py``.
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..backends import Backend
-from .options import build, option, run_defaults, to_json
+from .options import MAX_BOOTSTRAP, Options, build, option, run_defaults
 
-__all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Items", "LiveSuite", "SuiteOptions",
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..ingest import Layout
+    from ..records import RecordSet
+
+__all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Comparison", "Decided", "Decision",
+           "DemoEntry", "Items", "LiveSuite", "ScoringCommand", "Suite", "SuiteOptions",
            "answer_mode", "check_answer_mode", "distribution_needs", "read_method"]
 
-MAX_BOOTSTRAP = 100_000
-"""Most bootstrap resamples any command takes: 95% percentile intervals are stable to the
-third decimal long before, and 10^8 would run for hours without saying why."""
 
 READ_METHODS = ("auto", "score", "top_logprobs")
 """How a distribution over allowed answers is read: ``score`` (exact continuation scoring),
@@ -76,7 +84,7 @@ def distribution_needs(backend: Backend, method: str) -> list[str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class SuiteOptions:
+class SuiteOptions(Options):
     """Options every live run has (a suite whose scoring also uses ``seed`` or ``bootstrap``
     declares them again for both stages). Suites derive their own (frozen, validated in
     ``__post_init__``, every field a JSON value, declared with
@@ -88,23 +96,13 @@ class SuiteOptions:
     top_k: int = option(20, "top_logprobs to ask for.", stages=("run",), minimum=1)
     seed: int = option(0, "Seed of every random step.", stages=("run",))
     bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
-                            stages=("run",), minimum=0)
+                            stages=("run",), minimum=0, maximum=MAX_BOOTSTRAP)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.method not in READ_METHODS:
             raise ValueError(f"--method must be one of {', '.join(READ_METHODS)}, "
                              f"got {self.method!r}")
-        if self.top_k < 1:
-            raise ValueError("--top-k must be at least 1")
-        if self.bootstrap < 0:
-            raise ValueError("--bootstrap must be 0 or more")
-        if self.bootstrap > MAX_BOOTSTRAP:
-            raise ValueError(f"--bootstrap {self.bootstrap:,}: at most {MAX_BOOTSTRAP:,} "
-                             "resamples")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as a JSON value (what ``run.json`` holds under ``options``)."""
-        return to_json(self)
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], *, suite: str | None = None
@@ -144,8 +142,10 @@ class LiveSuite(abc.ABC):
         """Backend capabilities this run needs (checked before the first request)."""
 
     @abc.abstractmethod
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
-        """Items with a unique ``item_id``, from ``builtin:NAME`` or a file."""
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
+        """Items with a unique ``item_id``, from ``builtin:NAME`` or a file (image paths
+        resolve inside ``image_root``, default the file's folder, for suites with images)."""
 
     @abc.abstractmethod
     async def run_item(self, item: dict, backend: Backend, options: SuiteOptions) -> dict:
@@ -171,4 +171,256 @@ class LiveSuite(abc.ABC):
 
     @abc.abstractmethod
     def score(self, records: list[dict], options: SuiteOptions, model_name: str) -> dict:
-        """Metrics (``{"title", "sections": [...]}``) from the records of a run."""
+        """Metrics (``{"title", "sections": [...]}``) from the records of a run, with the
+        options the run recorded (:meth:`for_records` applied once, by the runner)."""
+
+
+# ------------------------------------------------------------------------ the suite contract
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """How one suite compares models (``confeval compare``).
+
+    ``read(rs, options)`` returns the arrays of the usable rows of ``rs`` (each of length
+    ``rs.mask.sum()`` after the read, which excludes and counts the rows it cannot use, as the
+    suite's scoring does; values that are no array, such as the measures' names, are passed on
+    as they are; ``item_id``, when given, is each row's item id in place of ``--id-col``'s);
+    ``metrics(aligned, options)`` turns every model's arrays, aligned on the shared items, into
+    ``{metric: PairedMetric}``. ``across``, when given, returns ``(key, {metric:
+    PairedMetric})`` of a second comparison whose entries are not models (the measures,
+    compared over all models at once), reported under ``key``. Which of the suite's options a
+    comparison does not use is the suite's :attr:`Suite.not_compared`."""
+
+    read: Callable[[RecordSet, Any], dict[str, Any]]
+    metrics: Callable[[dict[str, dict[str, Any]], Any], dict]
+    across: Callable[[dict[str, dict[str, Any]], Any], tuple[str, dict]] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Decided:
+    """One input's decisions as a suite certifies them: the records (unusable rows excluded
+    and counted), each decision's confidence and correctness (0/1, or in [0, 1]), and the
+    cluster of each decision (None: independent decisions)."""
+
+    records: RecordSet
+    confidence: np.ndarray
+    correct: np.ndarray
+    clusters: np.ndarray | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """What ``confeval guarantee`` certifies for a suite — MAPIE's risk object at suite scale:
+    what "answer" means and what the confidence is.
+
+    ``calibrate(rs, options, choice)`` gives the :class:`Decided` of a calibration input;
+    ``confidence(rs, options, choice)`` each row's confidence for new records (NaN where the
+    row is excluded or not decided on; no correctness needed); ``words(options, choice)`` says
+    ``{"act", "item", "error"}`` for the promise's sentence and ``applies_to(options,
+    choice)`` what ``policy.json`` says the confidence is. ``Options`` holds the decision's own
+    choices (the judge's ``tolerance``, the measure ranked), offered by ``confeval guarantee``
+    beside the suite's options; ``one_per_group``: apply marks rows without a confidence
+    ``not_chosen`` (the measures decide one option per question); ``loss(options, choice)``,
+    when given, names the 0/1 column ``--risk loss`` reads as a bad answer (the correctness
+    :meth:`calibrate` reads, flipped); a decision without it has its own error only."""
+
+    calibrate: Callable[[RecordSet, Any, Any], Decided]
+    confidence: Callable[[RecordSet, Any, Any], np.ndarray]
+    words: Callable[[Any, Any], dict[str, str]]
+    applies_to: Callable[[Any, Any], dict[str, Any]]
+    one_per_group: bool = False
+    loss: Callable[[Any, Any], str] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoringCommand:
+    """A command that scores inputs into a run folder's section and that ``confeval rerun``
+    repeats from the folder's ``run.json``: its options class, the function scoring one input
+    (``score(paths, options)``: ``n_files`` paths scored together, e.g. 2 for ``measures
+    compare``), and the section kind and title it writes.
+
+    ``suite`` names the suite whose run folders it reads with their own options; ``files``
+    the options naming a file, hashed into ``run.json`` like the inputs; ``finish`` a
+    ``fn(results, extra, options)`` run over all results with ``run.json``'s ``extra``
+    (``diagnose score --pair``); ``progress``: ``score`` takes a ``progress(done, total)``
+    keyword (a long bootstrap); ``together``: every input is scored in one call
+    (``score(inputs, options)``, ``steps consistency``), its result named so."""
+
+    command: str
+    Options: type
+    score: Callable[..., dict]
+    kind: str
+    title: str
+    suite: str | None = None
+    n_files: int = 1
+    files: tuple[str, ...] = ()
+    finish: Callable[[dict, Any, Any], None] | None = None
+    progress: bool = False
+    together: str | None = None
+
+    def section(self, results: dict) -> dict:
+        return {"kind": self.kind, "title": self.title, "results": results}
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoEntry:
+    """A suite's part of ``confeval demo``'s live sections: the data, the number of items
+    (None: the demo's ``--live-items``), options, what the model does and its chance level (in
+    the section's words)."""
+
+    data: str
+    n: int | None
+    options: Mapping[str, Any]
+    what: str
+    chance: str
+
+
+class Suite:
+    """One suite — one published method — as every cross-suite command sees it.
+
+    A suite is a package ``confeval.suites.<name>`` whose ``__init__`` defines a subclass and
+    exports its instance as ``SUITE``; registering it is one line of
+    :data:`confeval.suites.SUITES`. The commands that work across suites (score, run, rerun,
+    compare, guarantee, import, demo; :mod:`confeval.verbs`) call only these attributes and
+    methods, never a suite's name. Heavy parts are imported by the methods that use them, so
+    that naming a suite (the command line's flags) costs nothing.
+
+    Attributes: ``name``; ``title`` of its scoring section; ``Options`` (every option, declared
+    once); ``kind``, its report section and terminal table (default: ``name``); ``help``,
+    ``score_help`` and ``run_help``, the command line's texts; ``top_level``: ``confeval NAME
+    FILE...`` is its score command (``score``, ``agreement``), else ``confeval NAME
+    score|run``; ``images``: its live items may hold images; ``files``: options naming a file
+    (hashed into ``run.json``); ``demo``: its part of the demo's live sections; ``choice``:
+    the options class of its decision's own choices (the judge's ``--tolerance``), offered by
+    ``confeval guarantee`` beside the suite's options; ``not_compared``: its options
+    ``confeval compare`` does not take.
+
+    Whether a suite compares, certifies, runs live or reads other tools' files is whether it
+    overrides :meth:`comparison`, :meth:`decision`, :meth:`live` or :meth:`layout`: the
+    properties :attr:`compares`, :attr:`certifies`, :attr:`runs_live` and :attr:`ingests` say
+    so without importing anything.
+    """
+
+    name: ClassVar[str] = "abstract"
+    title: ClassVar[str] = ""
+    Options: ClassVar[type] = Options
+    kind: ClassVar[str] = ""
+    help: ClassVar[str] = ""
+    score_help: ClassVar[str] = ""
+    run_help: ClassVar[str] = ""
+    top_level: ClassVar[bool] = False
+    images: ClassVar[bool] = False
+    files: ClassVar[tuple[str, ...]] = ()
+    demo: ClassVar[DemoEntry | None] = None
+    progress: ClassVar[bool] = False
+    """Whether :meth:`score` reports a long bootstrap's progress (``progress=`` keyword)."""
+    choice: ClassVar[type] = Options
+    not_compared: ClassVar[tuple[str, ...]] = ()
+    """Its options a comparison does not use or replaces with its own (its bootstrap, its
+    seed): neither offered by ``confeval compare`` nor required to agree across models."""
+
+    @property
+    def section_kind(self) -> str:
+        return self.kind or self.name
+
+    def _overrides(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Suite, method)
+
+    @property
+    def compares(self) -> bool:
+        return self._overrides("comparison")
+
+    @property
+    def certifies(self) -> bool:
+        return self._overrides("decision")
+
+    @property
+    def runs_live(self) -> bool:
+        return self._overrides("live")
+
+    @property
+    def ingests(self) -> bool:
+        return self._overrides("layout")
+
+    @property
+    def command(self) -> str:
+        """Its scoring command's name: ``NAME`` (top level) or ``NAME score``."""
+        return self.name if self.top_level else f"{self.name} score"
+
+    # ------------------------------------------------------------------ reading its inputs
+    def layout(self) -> Layout | None:
+        """How other tools' files become its records (None: it reads none)."""
+        return None
+
+    def load_own(self, path: Path) -> RecordSet:
+        """Its own records: a record file, or a run folder's records
+        (:meth:`RecordSet.read`); suites whose run records nest their rows unfold them."""
+        from ..records import RecordSet
+
+        return RecordSet.read(path)
+
+    def load(self, path: str | Path, options: Any) -> RecordSet:
+        """The one loader of an input — every command reads a file, a run folder or another
+        tool's file through it: another tool's file in :meth:`layout` (the options'
+        ``from_format``, ``normalise``, ``data_file`` and rating scale; recognised from its
+        content for a suite whose options name no format, so that one it has no layout for
+        is said as such), else :meth:`load_own`."""
+        from ..ingest import rating_levels, read_records
+
+        from_format = getattr(options, "from_format", "auto")
+        rs = read_records(path, self.layout(), from_format,
+                          getattr(options, "normalise", "none"),
+                          data=getattr(options, "data_file", None),
+                          levels=rating_levels(options), what=f"{self.name} records") \
+            if from_format != "none" else None
+        return rs if rs is not None else self.load_own(Path(path))
+
+    # ------------------------------------------------------------------ what it computes
+    def score(self, rs: RecordSet, options: Any, *,
+              progress: Callable[[int, int], None] | None = None) -> dict:
+        """The results of one input's records (``confeval NAME score``)."""
+        raise NotImplementedError(f"the {self.name} suite does not score records")
+
+    def finish(self, results: dict, extra: Any, options: Any) -> None:
+        """Work over all inputs' results with a command's ``extra`` (``diagnose score
+        --pair``); nothing by default."""
+
+    def comparison(self) -> Comparison | None:
+        """How ``confeval compare`` compares its models (None: it does not)."""
+        return None
+
+    def decision(self) -> Decision | None:
+        """What ``confeval guarantee`` certifies on its records (None: nothing)."""
+        return None
+
+    def live(self) -> LiveSuite | None:
+        """Its live part (``confeval NAME run``), or None."""
+        return None
+
+    def report_section(self) -> Callable[[Mapping[str, Any]], str] | None:
+        """The HTML renderer of its section kind, for a kind the report does not render
+        already (``report/sections/`` renders the suites shipped with confeval); None: the
+        report's own."""
+        return None
+
+    def terminal_table(self) -> Callable[[dict], Any] | None:
+        """Its results as a terminal table, for a kind the terminal does not print already;
+        None: the terminal's own."""
+        return None
+
+    def extra_commands(self) -> tuple[ScoringCommand, ...]:
+        """Its scoring commands besides ``score`` (each writes a run folder ``rerun``
+        repeats)."""
+        return ()
+
+    def scoring_command(self) -> ScoringCommand:
+        """``confeval NAME score``: :meth:`load`, then :meth:`score`."""
+        def score(paths: Sequence[str | Path], options: Any, **kwargs: Any) -> dict:
+            return self.score(self.load(paths[0], options), options, **kwargs)
+
+        return ScoringCommand(self.command, self.Options, score, self.section_kind,
+                              self.title, suite=self.name, files=self.files,
+                              finish=self.finish if type(self).finish is not Suite.finish
+                              else None, progress=self.progress)
+
+    def __repr__(self) -> str:
+        return f"<suite {self.name}>"

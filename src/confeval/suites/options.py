@@ -21,13 +21,20 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..runs import RunFolder
 
-__all__ = ["STAGES", "FormatOptions", "IngestOptions", "OptionSpec", "build", "flag_of",
-           "option", "option_fields", "options_for_input", "run_defaults", "run_folder_options",
-           "spec_of", "to_json"]
+if TYPE_CHECKING:
+    from ..backends import Backend, ResponseCache
+
+__all__ = ["MAX_BOOTSTRAP", "STAGES", "FormatOptions", "IngestOptions", "OptionSpec", "Options",
+           "RunFlags", "build", "check_bounds", "flag_of", "option", "option_fields",
+           "options_for_input", "run_defaults", "run_folder_options", "spec_of", "to_json"]
+
+MAX_BOOTSTRAP = 100_000
+"""Most bootstrap resamples any command takes: 95% percentile intervals are stable to the
+third decimal long before, and 10^8 would run for hours without saying why."""
 
 STAGES = ("score", "run")
 """``score``: scoring records (files or run folders); ``run``: a live run (which also scores,
@@ -45,6 +52,7 @@ class OptionSpec:
     parse: Callable[[str], Any] | None = None
     show: Callable[[Any], str] | None = None
     minimum: float | None = None
+    maximum: float | None = None
     multiple: bool = False
     run_default: Any = None
 
@@ -52,8 +60,8 @@ class OptionSpec:
 def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
            flag: str | None = None, short: str | None = None,
            parse: Callable[[str], Any] | None = None, show: Callable[[Any], str] | None = None,
-           minimum: float | None = None, multiple: bool = False,
-           run_default: Any = None, kw_only: bool = False) -> Any:
+           minimum: float | None = None, maximum: float | None = None,
+           multiple: bool = False, run_default: Any = None, kw_only: bool = False) -> Any:
     """A dataclass field of a suite's options with its command-line description.
 
     ``flag`` defaults to ``--name-with-dashes`` (``"--a/--b"`` for a boolean pair); ``parse``
@@ -61,16 +69,49 @@ def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,
     options such as ``--scores lac,aps`` or ``--seeds 1-10``); ``multiple`` makes a flag that
     may be repeated (a tuple of texts); ``run_default`` is the default of ``SUITE run`` where
     a live run wants a lighter one than scoring (``--seeds 1-5`` against ``1-10``);
+    ``minimum``/``maximum`` bound a number: the command line refuses a value outside them, and
+    so does :class:`Options` on construction (one check, where the option is declared);
     ``kw_only`` for the fields of a mixin that classes with required fields also take."""
     bad = set(stages) - set(STAGES)
     if bad or not stages:
         raise ValueError(f"stages must be among {STAGES}, got {stages}")
     return dataclasses.field(default=default, kw_only=kw_only, metadata={"confeval": OptionSpec(
-        help, tuple(stages), flag, short, parse, show, minimum, multiple, run_default)})
+        help, tuple(stages), flag, short, parse, show, minimum, maximum, multiple,
+        run_default)})
 
 
 @dataclass(frozen=True)
-class FormatOptions:
+class Options:
+    """The base of every options class: on construction each field declared with a
+    ``minimum`` or ``maximum`` is checked against it (a :class:`ValueError` naming the flag),
+    so a bound is enforced for Python callers and ``run.json`` alike, not only by the command
+    line. Subclasses that validate more call ``super().__post_init__()`` first."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as a JSON value (what ``run.json`` holds under ``options``)."""
+        return to_json(self)
+
+
+def check_bounds(options: Any) -> None:
+    """A :class:`ValueError` naming the first field of ``options`` outside its declared
+    ``minimum``/``maximum``."""
+    for f in dataclasses.fields(options):
+        spec = spec_of(f)
+        value = getattr(options, f.name)
+        if (spec.minimum is None and spec.maximum is None) or value is None \
+                or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if spec.minimum is not None and not value >= spec.minimum:
+            raise ValueError(f"{flag_of(f)} must be at least {spec.minimum:g}, got {value:g}")
+        if spec.maximum is not None and not value <= spec.maximum:
+            raise ValueError(f"{flag_of(f)} must be at most {spec.maximum:,g}, got {value:,g}")
+
+
+@dataclass(frozen=True)
+class FormatOptions(Options):
     """How a scoring command reads files other tools wrote (:mod:`confeval.ingest`): the
     format (``auto`` recognises it from the content; a file of no known format is read as
     confeval's own records) and, for OpenAI-compatible responses, the data they answer."""
@@ -180,3 +221,54 @@ def options_for_input(cls: type, path: str | Path, values: Mapping[str, Any],
         return build(cls, values, what=what)
     return build(cls, {**own, **{k: values[k] for k in explicit}},
                  what=f"{what} (run.json of {path})")
+
+
+_RUN = ("run",)
+
+
+@dataclass(frozen=True)
+class RunFlags(Options):
+    """Where a live run's items come from and which model answers them: the flags every
+    ``confeval SUITE run`` has, declared once (``image_root`` and ``text_only`` only for
+    suites whose items may hold images)."""
+
+    model: str | None = option(None, "openai:MODEL, hf:PATH, replay:RUN_DIR, or local "
+                               "(default: the embedded SmolLM2-135M-Instruct).", stages=_RUN)
+    data: str | None = option(None, "builtin:NAME (a built-in task, the same items whatever "
+                              "--seed; builtin:NAME@SEED another draw) or a file in the "
+                              "suite's input format (default: the suite's built-in task).",
+                              stages=_RUN)
+    n: int | None = option(None, "Items to use.", stages=_RUN, minimum=1)
+    base_url: tuple[str, ...] = option((), "OpenAI-compatible endpoint; repeat to spread "
+                                       "requests over several servers of the same model.",
+                                       stages=_RUN, multiple=True)
+    concurrency: int = option(8, "Requests in flight per endpoint.", stages=_RUN, minimum=1)
+    api_key_env: str = option("OPENAI_API_KEY", "Environment variable holding the API key.",
+                              stages=_RUN)
+    no_cache: bool = option(False, "Neither read nor write the response cache.", stages=_RUN)
+    cache: str | None = option(None, "Cache file (default $CONFEVAL_CACHE or "
+                               "~/.cache/confeval).", stages=_RUN)
+    image_root: str | None = option(None, "Folder that image paths of --data resolve in and "
+                                    "must stay inside (default: the data file's folder).",
+                                    stages=_RUN)
+    text_only: bool = option(False, "The model takes no images: items with an image are "
+                             "counted as needs_image, never sent (a server refusing images is "
+                             "found out at its first refusal anyway).", stages=_RUN)
+
+    IMAGE_FLAGS: ClassVar[tuple[str, ...]] = ("image_root", "text_only")
+
+    def backend(self) -> Backend:
+        """The backend these flags name (a model load for ``local``/``hf``)."""
+        from ..backends import get_backend
+
+        backend = get_backend(self.model, base_urls=list(self.base_url) or None,
+                              concurrency=self.concurrency, api_key_env=self.api_key_env)
+        if self.text_only:
+            backend.capabilities = backend.capabilities - {"images"}
+        return backend
+
+    def response_cache(self) -> ResponseCache | None:
+        """The response cache these flags name (None: ``--no-cache``)."""
+        from ..backends import ResponseCache
+
+        return None if self.no_cache else ResponseCache(self.cache)

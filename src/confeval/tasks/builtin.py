@@ -178,5 +178,21 @@ BUILTIN_TASKS = Registry("built-in task", {
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
     """Items of a built-in task by name (``arith-mc``, ``arith-steps``, ``arith-judge`` or
-    ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`)."""
-    return BUILTIN_TASKS[name](n, seed=seed)
+    ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`), drawn with ``seed``; a name
+    ``TASK@SEED`` names its own draw (:func:`data_seed`)."""
+    task, _, own = name.partition("@")
+    return BUILTIN_TASKS[task](n, seed=int(own) if own else seed)
+
+
+def data_seed(data: str, run_seed: int) -> int:
+    """The seed a live run draws its items with: a built-in task is a fixed dataset —
+    ``builtin:NAME`` draws with 0, ``builtin:NAME@SEED`` with SEED — whatever the run's own
+    ``--seed`` (which seeds its sampling, splits and resamples), so that runs with different
+    seeds ask the same items and can be compared item by item; a data file's items are read
+    with the run's seed."""
+    if not data.startswith("builtin:"):
+        return run_seed
+    _, _, own = data.partition("@")
+    if own and not own.isdigit():
+        raise ValueError(f"--data {data!r}: builtin:NAME@SEED takes a whole number")
+    return int(own) if own else 0

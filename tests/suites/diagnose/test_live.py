@@ -9,7 +9,7 @@ import re
 import pytest
 
 from confeval.backends import ScriptedBackend
-from confeval.suites import get_suite
+from confeval.verbs.run import live_part as get_suite
 
 ITEMS = [{"item_id": f"i{k}", "question": "How many pens?", "chain": "Step 1: 3 + 4 = 8.",
           "gold_type": t, "image": None, "domain": "arithmetic", "subdomain": "boxes"}
@@ -117,7 +117,7 @@ def test_an_image_item_is_never_sent_to_a_text_only_model(tmp_path):
     from PIL import Image
 
     from confeval.backends import ImagesRefused
-    from confeval.runner import run_suite
+    from confeval.verbs.run import run_suite
 
     png = io.BytesIO()
     Image.new("RGB", (4, 4), "red").save(png, format="PNG")

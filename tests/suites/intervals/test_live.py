@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from confeval.backends import Generation, ScriptedBackend, TokenLogprob
-from confeval.runner import run_suite
 from confeval.runs import RunFolder, load_run_records
-from confeval.suites import get_suite
 from confeval.suites.intervals import load_judge_items
 from confeval.suites.intervals.live import build_judge_messages
+from confeval.verbs.run import live_part as get_suite
+from confeval.verbs.run import run_suite
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_answer_mode_selects_the_reading_and_is_recorded():
     import asyncio as aio
 
     from confeval.backends import ScriptedBackend
-    from confeval.suites import get_suite
+    from confeval.verbs.run import live_part as get_suite
 
     suite = get_suite("intervals")
     item = suite.load_items("builtin:arith-judge", 1, 0)[0]

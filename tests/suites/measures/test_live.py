@@ -11,8 +11,9 @@ import pytest
 
 from confeval.backends import ScriptedBackend, TokenScores
 from confeval.measures import jaccard_similarity, option_confidences
-from confeval.suites import get_suite
-from confeval.suites.measures.live import clean_sample, flatten_rows
+from confeval.suites.measures.inputs import run_option_rows as flatten_rows
+from confeval.suites.measures.live import clean_sample
+from confeval.verbs.run import live_part as get_suite
 
 ITEM = {"item_id": "q1", "question": "Where do plates go?", "letters": ["A", "B", "C"],
         "options": ["in the cupboard", "on the roof", "under water"], "answer": "A"}
@@ -109,8 +110,8 @@ def test_tiny_model_run_is_exact_finite_and_resumable(tmp_path):
     from confeval.backends import ResponseCache, raw_prompt
     from confeval.backends.hf import HFBackend
     from confeval.measures import csl
-    from confeval.runner import run_suite
     from confeval.suites.measures.live import GENERATION_PROMPT
+    from confeval.verbs.run import run_suite
 
     from ...backends.tiny_models import build_tiny_llama
     from ...float32 import f32_approx
@@ -161,25 +162,31 @@ def test_tiny_model_run_is_exact_finite_and_resumable(tmp_path):
     assert again.model_calls == 0 and again.n_resumed == len(items)
 
 
-def test_a_question_longer_than_the_context_is_counted_not_run(tmp_path):
-    """A ~1 MB question is refused before any forward pass (prompt_too_long, in seconds),
-    the other questions are asked and scored."""
-    import time
-
+def test_a_question_longer_than_the_context_is_counted_not_run(tmp_path, monkeypatch):
+    """A ~1 MB question is refused before any forward pass (prompt_too_long; every forward
+    pass is recorded, none is longer than the context), the other questions are asked and
+    scored."""
     from confeval.backends.hf import HFBackend
-    from confeval.runner import run_suite
+    from confeval.verbs.run import run_suite
 
     from ...backends.tiny_models import build_tiny_llama
 
     backend = HFBackend(build_tiny_llama(tmp_path / "tiny"))
+    lengths, forward = [], backend.net.forward
+
+    def recorded(*args, input_ids=None, **kwargs):  # every call passes input_ids by name
+        lengths.append(input_ids.shape[-1])
+        return forward(*args, input_ids=input_ids, **kwargs)
+
+    monkeypatch.setattr(backend.net, "forward", recorded)
     suite = get_suite("measures")
     options = suite.Options(samples=2, sample_tokens=3, similarity="jaccard", bootstrap=0)
     items = suite.load_items("builtin:arith-mc", 4, 0)
     huge = {**items[0], "item_id": "huge", "question": "How many? " + "word " * 200_000}  # ~1 MB
-    started = time.perf_counter()
     result = run_suite(suite, backend, [huge, *items], tmp_path / "run", options=options,
                        model_name="tiny")
-    assert time.perf_counter() - started < 60
+    # the huge prompt (far over the context) never reached the model; the others did
+    assert lengths and max(lengths) <= backend.context_length < 200_000
     records = {r["item_id"]: r for r in map(json.loads, open(tmp_path / "run" /
                                                                "records.jsonl"))}
     assert records["huge"]["status"] == "excluded"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from confeval.backends import ScriptedBackend
-from confeval.suites import get_suite
 from confeval.tasks import arith_mc
+from confeval.verbs.run import live_part as get_suite
 
 
 def test_run_item_records_the_option_distribution_and_options_reach_the_prompt():
@@ -42,7 +42,9 @@ def test_score_uses_alpha_and_seed_of_the_options():
                "mass_outside": 0.0}
         rec.update({f"logprob_{L}": float(v) for L, v in zip("ABCDEF", lp)})
         records.append(rec)
-    metrics = suite.score(records, suite.Options(alpha=0.2, bootstrap=0), "m")
+    # the options a run scores with: its records' layout applied (the runner does it once)
+    metrics = suite.score(records, suite.for_records(suite.Options(alpha=0.2, bootstrap=0)),
+                          "m")
     sets = metrics["sections"][1]["results"]["m"]
     assert sets["alpha"] == 0.2 and sets["coverage_target"] == pytest.approx(0.8)
     assert sets["split_seed"] == 42

@@ -10,11 +10,11 @@ import pytest
 
 from confeval.backends import ScriptedBackend
 from confeval.records import RecordSet
-from confeval.runner import run_suite
 from confeval.runs import RunFolder, load_run_records
-from confeval.suites import get_suite
 from confeval.suites.steps import load_step_items, parse_step_replies
 from confeval.suites.steps.live import build_step_judge_messages
+from confeval.verbs.run import live_part as get_suite
+from confeval.verbs.run import run_suite
 
 from ...float32 import f32_approx
 from ...test_images import png_bytes
@@ -118,8 +118,8 @@ def test_scored_mode_equals_a_manual_forward_pass_on_a_tiny_model(tmp_path):
     import asyncio as aio
 
     from confeval.backends.hf import HFBackend
-    from confeval.suites import get_suite
     from confeval.suites.steps.live import build_step_question
+    from confeval.verbs.run import live_part as get_suite
 
     from ...backends.tiny_models import build_tiny_llama
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..figures import forest_figure, pvalue_heatmap
-from ..html import _img, esc, fmt, register_section, scroll
+from ..html import chart, esc, fmt, register_section, scroll
 
 __all__ = ["render_compare"]
 
@@ -68,15 +68,15 @@ def _render_one(doc: Mapping[str, Any]) -> str:
         parts.append(f"<p class='muted'>pairwise tests: {esc(', '.join(tests))}; "
                      "Holm-adjusted over the pairs.</p>")
         parts.append(scroll(_ranked_table(table)))
-        parts.append(_img(forest_figure(table, metric), f"forest plot of {metric}"))
-        parts.append(_img(pvalue_heatmap(table, metric), f"p-value heatmap of {metric}"))
+        parts.append(chart(f"forest plot of {metric}", forest_figure, table, metric))
+        parts.append(chart(f"p-value heatmap of {metric}", pvalue_heatmap, table, metric))
     for key, block in doc.items():   # a second comparison (the measures over all models)
         if isinstance(block, Mapping) and "ranked" in block and "metrics" in block:
             for metric, table in block["metrics"].items():
                 title = f"{key.replace('_', ' ')}: {metric} ({_direction(table)})"
                 parts.append(f"<h3>{esc(title)}</h3>")
                 parts.append(scroll(_ranked_table(table)))
-                parts.append(_img(forest_figure(table, metric), f"forest plot of {title}"))
+                parts.append(chart(f"forest plot of {title}", forest_figure, table, metric))
     return "".join(parts)
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ...taxonomy import error_types
 from ..figures import confusion_figure, grouped_bars_figure
-from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..html import _table, chart, esc, fmt, register_section, short_name, value_with_ci
 from ..terminal import register_table, results_table
 
 __all__ = ["render_diagnose"]
@@ -68,19 +68,17 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
     if any(value for part in bars.values() for value in part.values()):
         # all zero (a model that never names the right type) is said in the tables; an
         # empty chart would only draw an axis
-        parts.append(_img(grouped_bars_figure(bars, xlabel="share",
-                                              title=f"Per error type ({name})"),
-                          f"per type ({name})"))
+        parts.append(chart(f"per type ({name})", grouped_bars_figure, bars, xlabel="share",
+                           title=f"Per error type ({name})"))
     confusion = r.get("confusion") or {}
     if confusion:
         labels = list(next(iter(confusion.values())))
         matrix = [[confusion.get(g, {}).get(p, 0) for p in labels] for g in labels
                   if g in confusion]
         gold = [g for g in labels if g in confusion]
-        parts.append(_img(confusion_figure({name: {"matrix": matrix, "labels": gold,
-                                                   "columns": labels, "xlabel": "predicted",
-                                                   "ylabel": "gold"}}),
-                          f"confusion ({name})"))
+        parts.append(chart(f"confusion ({name})", confusion_figure,
+                           {name: {"matrix": matrix, "labels": gold, "columns": labels,
+                                   "xlabel": "predicted", "ylabel": "gold"}}))
     ablation = r.get("ablation")
     if ablation:
         conditions = ablation.get("conditions", {})

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..figures import guarantee_figure, violation_histogram
-from ..html import _img, _table, esc, fmt, register_section
+from ..html import _table, chart, esc, fmt, register_section
 
 __all__ = ["render_guarantee"]
 
@@ -32,10 +32,11 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
         if res.get("threshold") is not None and res.get("calibration"):
             chosen = (res["calibration"]["answered"] / res["n_calibration"], res["bound"])
         test = res.get("test")
-        parts.append(_img(guarantee_figure(
-            curve, target=res["target"], chosen=chosen,
+        parts.append(chart(
+            f"risk-coverage of {name}", guarantee_figure, curve, target=res["target"],
+            chosen=chosen,
             test=(test["coverage"], test["risk"]) if test and test.get("risk") is not None
-            else None, risk_label=_RISK[kind]), f"risk-coverage of {name}"))
+            else None, risk_label=_RISK[kind]))
     splits = res.get("splits")
     if splits:
         risks = [s["risk"] for s in splits["per_split"] if s["risk"] is not None]
@@ -45,8 +46,8 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
                      f"{fmt(splits['share_exceeding_target'], 3)} of splits (± "
                      f"{fmt(splits['share_se'], 3)}). " + _share_reading(res) + "</p>")
         if risks:
-            parts.append(_img(violation_histogram(risks, target=res["target"]),
-                              f"test-half risk over splits of {name}"))
+            parts.append(chart(f"test-half risk over splits of {name}", violation_histogram,
+                               risks, target=res["target"]))
     return "".join(parts)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..figures import width_by_group_figure
-from ..html import _img, _mean_std, _table, esc, fmt, register_section, short_name
+from ..html import _mean_std, _table, chart, esc, fmt, register_section, short_name
 from ..terminal import blank, file_table, register_table
 
 __all__ = ["render_intervals"]
@@ -80,8 +80,8 @@ def render_intervals(section: Mapping[str, Any]) -> str:
             shown = interval[:2]
             widths = {m: {g: v["width_raw"]["mean"] for g, v in methods[m]["groups"].items()}
                       for m in shown}
-            parts.append("<h3>Width by group</h3>" + _img(width_by_group_figure(widths),
-                                                          "interval width by group"))
+            parts.append("<h3>Width by group</h3>" + chart("interval width by group",
+                                                           width_by_group_figure, widths))
         if r.get("separately") and interval:
             shown = [m for m in interval[:2]
                      if all(m in part["methods"] for part in r["separately"].values())]
@@ -89,7 +89,7 @@ def render_intervals(section: Mapping[str, Any]) -> str:
                           for g, part in r["separately"].items()} for m in shown}
             if widths:
                 parts.append("<h3>Width by group, each group calibrated on its own</h3>"
-                             + _img(width_by_group_figure(widths), "per-group runs"))
+                             + chart("per-group runs", width_by_group_figure, widths))
         parts.append(_diagnostics_tables(methods, interval))
         if r.get("rsg"):
             method = next(iter(r["rsg"]))

@@ -15,7 +15,7 @@ from ..figures import (
     risk_coverage_figure,
     roc_figure,
 )
-from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..html import _table, chart, esc, fmt, register_section, short_name, value_with_ci
 from ..terminal import blank, file_table, number, register_table, simple_table
 
 __all__ = ["render_measures", "render_measures_study"]
@@ -80,12 +80,14 @@ def _figures(r: Mapping[str, Any], name: str) -> str:
             f"the other {len(order) - len(top)} are in the table and the ranking.</p>"
             if len(order) > len(top) else "")
     return "".join([left,
-        _img(ranking_figure(aurocs, intervals), f"ranking of the measures ({name})"),
-        _img(roc_figure({m: curves[m]["roc"] for m in top}), f"ROC curves ({name})"),
-        _img(risk_coverage_figure({m: curves[m]["risk_coverage"] for m in top}),
-             f"risk-coverage curves ({name})"),
-        _img(rank_calibration_figure({m: curves[m]["rank_calibration"] for m in order}),
-             f"rank-calibration diagrams ({name})")])
+        chart(f"ranking of the measures ({name})", ranking_figure, aurocs, intervals),
+        chart(f"ROC curves ({name})",
+              lambda: roc_figure({m: curves[m]["roc"] for m in top})),
+        chart(f"risk-coverage curves ({name})",
+              lambda: risk_coverage_figure({m: curves[m]["risk_coverage"] for m in top})),
+        chart(f"rank-calibration diagrams ({name})",
+              lambda: rank_calibration_figure({m: curves[m]["rank_calibration"]
+                                               for m in order}))])
 
 
 @register_section("measures_study")
@@ -108,9 +110,9 @@ def render_measures_study(section: Mapping[str, Any]) -> str:
                  for t in taus], "threshold"))
             parts.append(_table(["Kendall tau"], [[esc(k), fmt(v)]
                                                   for k, v in r["kendall"].items()], "pair"))
-            parts.append(_img(line_figure(series, xlabel="threshold tau", ylabel="AUROC",
-                                          title="AUROC of each measure across thresholds"),
-                              f"threshold sensitivity ({label})"))
+            parts.append(chart(f"threshold sensitivity ({label})", line_figure, series,
+                               xlabel="threshold tau", ylabel="AUROC",
+                               title="AUROC of each measure across thresholds"))
         elif "by_sigma" in r:
             by = r["by_sigma"]
             sigmas = list(by)
@@ -119,12 +121,12 @@ def render_measures_study(section: Mapping[str, Any]) -> str:
                                   [[esc(s), fmt(by[s]["kendall_mean"]),
                                     fmt(by[s]["kendall_std"]), fmt(by[s]["labels_flipped"])]
                                    for s in sigmas], "sigma"))
-            parts.append(_img(line_figure(
+            parts.append(chart(
+                f"label noise ({label})", line_figure,
                 {"Kendall tau with the clean ranking": ([float(s) for s in sigmas],
                                                         [by[s]["kendall_mean"]
                                                          for s in sigmas])},
-                xlabel="noise sigma", ylabel="Kendall tau", title="Ranking under label noise"),
-                f"label noise ({label})"))
+                xlabel="noise sigma", ylabel="Kendall tau", title="Ranking under label noise"))
     return "".join(parts)
 
 

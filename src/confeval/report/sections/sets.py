@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..figures import accuracy_vs_set_size_figure, set_size_figure
-from ..html import _img, _mean_std, esc, fmt, register_section, scroll, short_name
+from ..html import _mean_std, chart, esc, fmt, register_section, scroll, short_name
 from ..terminal import blank, file_table, number, register_table
 
 __all__ = ["render_sets"]
@@ -57,11 +57,11 @@ def render_sets(section: Mapping[str, Any]) -> str:
                                   f"<th>accuracy</th>{ghead}</tr></thead>"
                                   f"<tbody>{grows}</tbody></table>"))
     parts.append("<h3>Accuracy vs set size</h3>"
-                 + _img(accuracy_vs_set_size_figure(results, scores), "accuracy vs set size"))
+                 + chart("accuracy vs set size", accuracy_vs_set_size_figure, results, scores))
     for name, r in list(results.items())[:6]:
         if "size_distribution" in r["scores"][scores[0]]:
             parts.append(f"<h3>Set sizes: {esc(short_name(name))}</h3>"
-                         + _img(set_size_figure(r, scores), f"set sizes of {name}"))
+                         + chart(f"set sizes of {name}", set_size_figure, r, scores))
     return "".join(parts)
 
 

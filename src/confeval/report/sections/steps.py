@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from ..figures import grouped_bars_figure
-from ..html import _img, _table, esc, fmt, register_section, short_name, value_with_ci
+from ..html import _table, chart, esc, fmt, register_section, short_name, value_with_ci
 from ..terminal import file_names, number, register_table, simple_table
 
 __all__ = ["render_steps", "render_steps_consistency"]
@@ -36,10 +36,10 @@ def render_steps(section: Mapping[str, Any]) -> str:
         if r.get("by_perturbation"):
             bars = {k.upper(): {v: m[k] for v, m in r["by_perturbation"].items()}
                     for k in ("crs", "ccr", "sccr")}
-            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + _img(
-                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
-                                    title="CRS and its parts by perturbation type"),
-                "robustness by perturbation") + _table(
+            parts.append(f"<h3>{label}: robustness by perturbation</h3>" + chart(
+                "robustness by perturbation", grouped_bars_figure, bars,
+                xlabel="score (fraction)", sort=False,
+                title="CRS and its parts by perturbation type") + _table(
                 ["CRS", "CCR", "ACCM", "SCCR", "pairs"],
                 [[esc(v)] + [fmt(m[k]) for k in ("crs", "ccr", "accm", "sccr")]
                  + [fmt(m["pairs"])] for v, m in r["by_perturbation"].items()],
@@ -52,9 +52,9 @@ def render_steps(section: Mapping[str, Any]) -> str:
         for col, groups in r.get("by_group", {}).items():
             bars = {k.upper(): {g: m[k] for g, m in groups.items() if m.get(k) is not None}
                     for k in ("crs", "css", "ccs")}
-            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + _img(
-                grouped_bars_figure(bars, xlabel="score (fraction)", sort=False,
-                                    title=f"CRS, CSS and CCS by {col}"), f"by {col}") + _table(
+            parts.append(f"<h3>{label}: by {esc(col)}</h3>" + chart(
+                f"by {col}", grouped_bars_figure, bars, xlabel="score (fraction)", sort=False,
+                title=f"CRS, CSS and CCS by {col}") + _table(
                 ["CRS", "CSS", "CCS", "avg", "steps"],
                 [[esc(g)] + [fmt(m.get(k)) for k in ("crs", "css", "ccs", "avg")]
                  + [fmt(m.get("n_original_rows"))] for g, m in groups.items()], esc(col)))

@@ -30,8 +30,10 @@ from ...parse.diagnosis import DiagnosisParse, default_letters, parse_diagnosis
 from ...records import NA_TEXT, RecordSet
 from ...taxonomy import MMERROR_AUTHOR_LABELS, error_types, normalise
 from ..base import Items
+from .options import DiagnoseOptions
 
-__all__ = ["IMAGE_SUFFIXES", "DiagnosisInputs", "load_mmerror_items", "normalise_type",
+__all__ = ["IMAGE_SUFFIXES", "DiagnosisInputs", "load_diagnoses", "load_mmerror_items",
+           "normalise_type", "read_diagnoses",
            "parse_replies",
            "read_diagnosis_records"]
 
@@ -282,3 +284,69 @@ def _letters(value: Any, protocol: str) -> dict[str, str] | None:
             or sorted(map(str, types)) != sorted(expected.values())):
         return INVALID_LETTERS
     return letters
+
+
+def load_diagnoses(path: Path) -> RecordSet:
+    """A record file, a run folder's records or the authors' ``latest.json``."""
+    path = Path(path)
+    if path.suffix.lower() == ".json" and path.is_file():
+        return _authors_results(path)
+    return RecordSet.read(path)
+
+
+def _drop_excluded(rs: RecordSet) -> RecordSet:
+    """A live run's rows with ``status`` ``excluded`` (an image item asked text-only, an
+    error-free chain under ETC) left out under their ``reason``: they were never asked."""
+    if "status" in rs.frame and "reason" in rs.frame:
+        status = rs.frame["status"].astype(str).to_numpy()
+        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
+            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
+                       .to_numpy(), reason)
+    return rs
+
+
+def read_diagnoses(rs: RecordSet, options: DiagnoseOptions) -> DiagnosisInputs:
+    """The diagnoses of ``rs`` read with the suite's options — a live run's excluded rows
+    left out (:func:`_drop_excluded`), the authors' column names where ours are absent —
+    as scoring, comparing and certifying all read them."""
+    _drop_excluded(rs)
+    protocol = "etc" if options.protocol == "epd" and options.reply_col else options.protocol
+    gold_col = _fallback(rs, options.gold_col, "gold_type", ("gt_label", "label"))
+    pred_col = _fallback(rs, options.pred_col, "pred_type", ("pred_label",))
+    return read_diagnosis_records(
+        rs, gold_col=gold_col, pred_col=pred_col, reply_col=options.reply_col,
+        protocol="epd5" if protocol == "epd" else protocol, domain_col=options.domain_col,
+        subdomain_col=options.subdomain_col,
+        id_col=options.id_col if options.id_col in rs.frame else None)
+
+
+def _fallback(rs, column: str | None, default: str, others: tuple[str, ...]) -> str | None:
+    """The authors' column names (``gt_label``, ``pred_label``) when ours are absent and the
+    default was not changed."""
+    if column != default or column in rs.frame:
+        return column
+    return next((c for c in others if c in rs.frame), column)
+
+
+def _authors_results(path: Path):
+    """The authors' ``latest.json``: a document whose ``results`` list holds one record per
+    item (``gt_label``, ``pred_label``, ``status``, ``domain``, ...); failed items (status not
+    ``ok``) keep a null prediction, so they count as wrong under strict accuracy."""
+    import json
+
+    import pandas as pd
+
+    from ...records import RecordsError
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordsError(f"{path}: not a readable JSON document ({exc})") from None
+    rows = document.get("results") if isinstance(document, dict) else document
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise RecordsError(f"{path}: expected the authors' latest.json (a 'results' list of "
+                           "records) or a JSON list of records")
+    frame = pd.DataFrame([{**r, "pred_label": r.get("pred_label")
+                           if r.get("status", "ok") == "ok" else None} for r in rows])
+    frame["_row"] = range(1, len(frame) + 1)
+    return RecordSet.from_frame(frame, str(path))

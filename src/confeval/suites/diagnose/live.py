@@ -49,7 +49,7 @@ from .inputs import load_mmerror_items, normalise_type
 from .options import PROTOCOL_TYPES, DiagnoseOptions
 from .scoring import score_diagnosis_records
 
-__all__ = ["ABLATION_CONDITIONS", "SUITE", "DiagnoseOptions", "DiagnoseSuite",
+__all__ = ["ABLATION_CONDITIONS", "LIVE", "DiagnoseLive", "DiagnoseOptions",
            "answer_prompt", "build_prompt"]
 
 _DEFINITIONS = {
@@ -166,7 +166,7 @@ def _flat_item(row: dict, root: Path) -> tuple[dict | None, str | None]:
             "subdomain": row.get("subdomain"), "correct_answer": row.get("correct_answer")}, None
 
 
-class DiagnoseSuite(LiveSuite):
+class DiagnoseLive(LiveSuite):
     """MMErroR live: ETC, two-stage EPD or single-prompt EPD (module docstring)."""
 
     name = "diagnose"
@@ -336,7 +336,6 @@ class DiagnoseSuite(LiveSuite):
         diagnosis (``confeval diagnose score RUN_DIR``, its conformal sets over the types shown
         as a sets section of their own) and the confidence of the diagnosis (``confeval score
         RUN_DIR -c confidence -y correct``)."""
-        options = self.for_records(options)
         diagnosis: dict[str, Any] = {"kind": "diagnose", "title": "Error diagnosis (MMErroR)",
                                      "results": {}}
         sections = [diagnosis]
@@ -375,4 +374,4 @@ class DiagnoseSuite(LiveSuite):
         return metrics
 
 
-SUITE = DiagnoseSuite()
+LIVE = DiagnoseLive()

@@ -8,9 +8,9 @@ import dataclasses
 
 from ...taxonomy import MMERROR_LETTER_ORDER
 from ..base import SuiteOptions, check_answer_mode
-from ..options import option
+from ..options import MAX_BOOTSTRAP, Options, option
 
-__all__ = ["DiagnoseOptions", "PROTOCOL_TYPES"]
+__all__ = ["DiagnosisChoice", "DiagnoseOptions", "PROTOCOL_TYPES"]
 
 PROTOCOL_TYPES = {"etc": MMERROR_LETTER_ORDER[:4], "epd5": MMERROR_LETTER_ORDER,
                   "epd": MMERROR_LETTER_ORDER}
@@ -49,7 +49,7 @@ class DiagnoseOptions(SuiteOptions):
                           "recorded type probabilities).")
     seed: int = option(0, "Seed of every random step.")
     bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
-                            minimum=0)
+                            minimum=0, maximum=MAX_BOOTSTRAP)
     answer: str = option("auto", "scored (option probabilities), generated (a parsed reply) "
                          "or auto (scored when the model can score exactly).", stages=("run",))
     permute: bool = option(False, "Seeded option order per item (letter bias).",
@@ -68,9 +68,18 @@ class DiagnoseOptions(SuiteOptions):
             raise ValueError(f"--protocol must be one of {', '.join(PROTOCOL_TYPES)}, "
                              f"got {self.protocol!r}")
         check_answer_mode(self.answer)
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
-        if self.n_simulations < 0:
-            raise ValueError("--simulations must be 0 or more")
         if not 0 < self.alpha < 1:
             raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
+
+
+@dataclasses.dataclass(frozen=True)
+class DiagnosisChoice(Options):
+    """Which column holds the confidence of a diagnosis."""
+
+    confidence_col: str | None = option(None, "Diagnose: the column with the confidence of "
+                                        "each diagnosis (default confidence).",
+                                        stages=("score",), short="-c")
+
+    @property
+    def column(self) -> str:
+        return self.confidence_col or "confidence"

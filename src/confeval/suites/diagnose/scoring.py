@@ -31,7 +31,7 @@ import numpy as np
 from ... import metrics as M
 from ...records import RecordSet
 from ...taxonomy import MMERROR_LETTER_ORDER
-from ..compare import Comparison
+from .inputs import load_diagnoses, read_diagnoses
 from .options import PROTOCOL_TYPES, DiagnoseOptions
 
 __all__ = ["ablation_summary", "add_epd_drops", "epd_drop", "epd_drop_files", "presence_rates",
@@ -220,70 +220,6 @@ def presence_rates(gold: np.ndarray, pred: np.ndarray) -> dict:
     return out
 
 
-def _read_records(path: str | Path) -> RecordSet:
-    """A record file, a run folder's records or the authors' ``latest.json``."""
-    path = Path(path)
-    if path.suffix.lower() == ".json" and path.is_file():
-        return _authors_results(path)
-    return RecordSet.read(path)
-
-
-def _drop_excluded(rs: RecordSet) -> RecordSet:
-    """A live run's rows with ``status`` ``excluded`` (an image item asked text-only, an
-    error-free chain under ETC) left out under their ``reason``: they were never asked."""
-    if "status" in rs.frame and "reason" in rs.frame:
-        status = rs.frame["status"].astype(str).to_numpy()
-        for reason in sorted(set(rs.frame.loc[status == "excluded", "reason"].astype(str))):
-            rs.exclude((status == "excluded") & (rs.frame["reason"].astype(str) == reason)
-                       .to_numpy(), reason)
-    return rs
-
-
-def _inputs(rs: RecordSet, options: DiagnoseOptions):
-    from .inputs import read_diagnosis_records
-
-    protocol = "etc" if options.protocol == "epd" and options.reply_col else options.protocol
-    gold_col = _fallback(rs, options.gold_col, "gold_type", ("gt_label", "label"))
-    pred_col = _fallback(rs, options.pred_col, "pred_type", ("pred_label",))
-    return read_diagnosis_records(
-        rs, gold_col=gold_col, pred_col=pred_col, reply_col=options.reply_col,
-        protocol="epd5" if protocol == "epd" else protocol, domain_col=options.domain_col,
-        subdomain_col=options.subdomain_col,
-        id_col=options.id_col if options.id_col in rs.frame else None)
-
-
-def _fallback(rs, column: str | None, default: str, others: tuple[str, ...]) -> str | None:
-    """The authors' column names (``gt_label``, ``pred_label``) when ours are absent and the
-    default was not changed."""
-    if column != default or column in rs.frame:
-        return column
-    return next((c for c in others if c in rs.frame), column)
-
-
-def _authors_results(path: Path):
-    """The authors' ``latest.json``: a document whose ``results`` list holds one record per
-    item (``gt_label``, ``pred_label``, ``status``, ``domain``, ...); failed items (status not
-    ``ok``) keep a null prediction, so they count as wrong under strict accuracy."""
-    import json
-
-    import pandas as pd
-
-    from ...records import RecordsError, RecordSet
-
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RecordsError(f"{path}: not a readable JSON document ({exc})") from None
-    rows = document.get("results") if isinstance(document, dict) else document
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise RecordsError(f"{path}: expected the authors' latest.json (a 'results' list of "
-                           "records) or a JSON list of records")
-    frame = pd.DataFrame([{**r, "pred_label": r.get("pred_label")
-                           if r.get("status", "ok") == "ok" else None} for r in rows])
-    frame["_row"] = range(1, len(frame) + 1)
-    return RecordSet.from_frame(frame, str(path))
-
-
 def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = None, *,
                             human: Mapping | None = None) -> dict:
     """:func:`score_diagnosis` on a record set — the one path of ``confeval diagnose score``
@@ -298,8 +234,7 @@ def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = Non
     over the types at ``options.alpha``: marginal, Mondrian by gold type and by domain) and
     ``answers`` (the ablation)."""
     options = options or DiagnoseOptions()
-    _drop_excluded(rs)
-    data = _inputs(rs, options)
+    data = read_diagnoses(rs, options)
     try:
         res = score_diagnosis(data.gold, data.pred, protocol=options.protocol,
                               domains=data.domains, subdomains=data.subdomains,
@@ -329,14 +264,12 @@ def score_diagnosis_records(rs: RecordSet, options: DiagnoseOptions | None = Non
 
 def score_diagnosis_file(path: str | Path, options: DiagnoseOptions | None = None) -> dict:
     """:func:`score_diagnosis_records` on one record file, run folder or the authors'
-    ``latest.json``, with the human row of ``options.human`` when given."""
-    if not (options and options.human):
-        return score_diagnosis_records(_read_records(path), options)
-    human, left_out = read_human_row(options.human)
-    result = score_diagnosis_records(_read_records(path), options, human=human)
-    if left_out:  # rows of the human file that are no accuracy: counted, not silently gone
-        result["baselines"]["human_rows_excluded"] = left_out
-    return result
+    ``latest.json``, with the human row of ``options.human`` when given (the suite's scoring
+    path)."""
+    from . import SUITE
+
+    options = options or DiagnoseOptions()
+    return SUITE.score(SUITE.load(path, options), options)
 
 
 def read_human_row(path: str | Path) -> tuple[dict[str, float], dict[str, int]]:
@@ -421,7 +354,7 @@ def _type_probabilities(rows: list[dict], protocol: str):
 def _type_sets(rows: list[dict], options: DiagnoseOptions) -> dict:
     """Conformal sets over the types from the recorded probabilities (the sets suite's exact
     protocol at ``options.alpha``): marginal, and Mondrian by gold type and by domain."""
-    from ..sets.scoring import score_sets
+    from ...conformal.protocol import score_sets
 
     probs, labels, used = _type_probabilities(rows, options.protocol)
     if probs is None or len(used) < 8:
@@ -453,8 +386,8 @@ def epd_drop_files(etc_path: str | Path, epd_path: str | Path,
     from dataclasses import replace
 
     config = config or DiagnoseOptions()
-    etc = _inputs(_drop_excluded(_read_records(etc_path)), replace(config, protocol="etc"))
-    epd = _inputs(_drop_excluded(_read_records(epd_path)), replace(config, protocol="epd5"))
+    etc = read_diagnoses(load_diagnoses(Path(etc_path)), replace(config, protocol="etc"))
+    epd = read_diagnoses(load_diagnoses(Path(epd_path)), replace(config, protocol="epd5"))
     if etc.ids is None or epd.ids is None:
         raise ValueError(f"pairing ETC and EPD runs needs an item id column ({config.id_col!r})")
     return epd_drop(etc.ids, etc.gold, etc.pred, epd.ids, epd.gold, epd.pred,
@@ -505,66 +438,3 @@ def ablation_summary(records: Sequence[Mapping], *, bootstrap: int = 1000, seed:
             link["ci"] = {"low": ci.low, "high": ci.high}
         out["link"] = link
     return out
-
-
-# ----------------------------------------------------------------------- comparing models
-def _read_for_compare(rs: RecordSet, options: DiagnoseOptions) -> dict:
-    """Each usable item's gold type and prediction as codes (``types`` in order, then the
-    unparseable code), scored as ``diagnose score`` reads them."""
-    _drop_excluded(rs)   # as score_diagnosis_records
-    data = _inputs(rs, options)
-    types = list(PROTOCOL_TYPES[options.protocol])
-    bad = sorted(set(data.gold.tolist()) - set(types))
-    if bad:
-        raise ValueError(f"{rs.source}: gold types {bad} are not answers of protocol "
-                         f"{options.protocol!r}")
-    code = {t: i for i, t in enumerate(types)}
-    gold = np.array([code[g] for g in data.gold], dtype=np.int64)
-    pred = np.array([code.get(p, len(types)) if p is not None else len(types)
-                     for p in data.pred], dtype=np.int64)
-    return {"gold": gold, "pred": pred, "parsed": np.array([p is not None for p in data.pred],
-                                                          dtype=np.float64),
-            "n_types": len(types)}
-
-
-def _macro_f1_rows(gold: np.ndarray, pred: np.ndarray, n_types: int) -> np.ndarray:
-    """Macro F1 over the types present in gold or predictions of each row (as
-    :func:`score_diagnosis`: 2 hits / (n gold + n predicted) per type)."""
-    total = np.zeros(gold.shape[0])
-    present = np.zeros(gold.shape[0])
-    for t in range(n_types):
-        g, p = gold == t, pred == t
-        size = g.sum(axis=1) + p.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f1 = np.where(size > 0, 2 * (g & p).sum(axis=1) / size, 0.0)
-        total += f1
-        present += size > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return total / present
-
-
-def _macro_f1(gold: np.ndarray, pred: np.ndarray, n_types: int) -> float:
-    return float(_macro_f1_rows(gold[None], pred[None], n_types)[0])
-
-
-def compare_diagnosis_metrics(aligned: dict[str, dict], options: DiagnoseOptions) -> dict:
-    """Every model's ``accuracy_strict`` (an unparseable reply wrong; exact McNemar),
-    ``parse_rate`` (exact McNemar) and ``macro_f1`` (paired bootstrap) on the shared items,
-    each as ``diagnose score`` reports it."""
-    from ...metrics.compare import PairedMetric
-
-    correct = {m: [(a["gold"] == a["pred"]).astype(np.float64)] for m, a in aligned.items()}
-    n_types = next(iter(aligned.values()))["n_types"]
-    return {
-        "accuracy_strict": PairedMetric(np.mean, correct, True, test="mcnemar_exact"),
-        "parse_rate": PairedMetric(np.mean, {m: [a["parsed"]] for m, a in aligned.items()},
-                                   True, test="mcnemar_exact"),
-        "macro_f1": PairedMetric(_macro_f1, {m: [a["gold"], a["pred"]]
-                                             for m, a in aligned.items()}, True,
-                                 {"n_types": n_types}, batched=_macro_f1_rows),
-    }
-
-
-DIAGNOSE_COMPARISON = Comparison(_read_for_compare, compare_diagnosis_metrics,
-                                 load=_read_records)
-"""``confeval compare --suite diagnose``."""

@@ -25,9 +25,10 @@ import pandas as pd
 from ...parse import DEFAULT_FLOOR
 from ...records import RecordsError, RecordSet
 from ...tasks import load_builtin
+from .options import IntervalsOptions
 
 __all__ = ["GROUP_MAPS", "PAPER_DIFFICULTY", "IntervalsInputs", "join_records",
-           "judge_columns", "load_judge_items", "read_intervals_records"]
+           "judge_columns", "load_judge_items", "read_intervals", "read_intervals_records"]
 
 PAPER_DIFFICULTY = {
     # The VLM-judge paper's task groups (fixed on a pilot split by R2CCP width).
@@ -104,8 +105,10 @@ def read_intervals_records(rs: RecordSet, *, logprob_cols: str = "s2_lp*",
                            label_col: str = "gt_score", pred_col: str | None = None,
                            min_score: int = 1, floor: float = DEFAULT_FLOOR,
                            group_col: str | None = None, group_map: str | None = None,
-                           join: tuple[str, ...] = ()) -> IntervalsInputs:
-    """Validated features, scores and groups of the usable rows of ``rs`` (module docstring)."""
+                           join: tuple[str, ...] = (), with_truth: bool = True
+                           ) -> IntervalsInputs:
+    """Validated features, scores and groups of the usable rows of ``rs`` (module docstring);
+    ``with_truth=False`` reads new items without a human score (``truth`` all NaN)."""
     if group_map is not None and group_map not in GROUP_MAPS:
         raise ValueError(f"unknown --group-map {group_map!r}; choose from "
                          f"{', '.join(GROUP_MAPS)}")
@@ -117,7 +120,8 @@ def read_intervals_records(rs: RecordSet, *, logprob_cols: str = "s2_lp*",
     # a row without a single rating log-prob (an unparseable reply) is no judge output: the
     # floor would turn it into a flat distribution
     rs.exclude(np.isnan(lp).all(axis=1) & rs.mask, "missing_logprobs")
-    truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score")
+    truth = rs.labels(label_col, allowed=[int(v) for v in levels], what="gt_score") \
+        if with_truth else np.full(len(rs.frame), np.nan)
     group_text = None
     if group_col:
         group_text = rs.groups(group_col)
@@ -137,6 +141,17 @@ def read_intervals_records(rs: RecordSet, *, logprob_cols: str = "s2_lp*",
                                errors="coerce").to_numpy(np.float64)
     return IntervalsInputs(features, truth[keep].astype(float), levels, parsed, groups,
                            len(cols) // k, n_floored, rs)
+
+
+def read_intervals(rs: RecordSet, options: IntervalsOptions, *,
+                   with_truth: bool = True) -> IntervalsInputs:
+    """:func:`read_intervals_records` with the suite's options: how scoring, comparing and
+    certifying all read a record set."""
+    return read_intervals_records(
+        rs, logprob_cols=options.logprob_cols, label_col=options.label_col,
+        pred_col=options.pred_col, min_score=options.min_score, floor=options.floor,
+        group_col=options.group_col, group_map=options.group_map, join=options.join,
+        with_truth=with_truth)
 
 
 def load_judge_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:

@@ -37,7 +37,7 @@ from .inputs import load_judge_items
 from .options import IntervalsOptions
 from .scoring import score_intervals_records
 
-__all__ = ["SUITE", "IntervalsSuite", "build_judge_messages"]
+__all__ = ["LIVE", "IntervalsLive", "build_judge_messages"]
 
 LEVELS = (1, 2, 3, 4, 5)
 
@@ -71,7 +71,7 @@ def _method(options) -> str:
     return _METHOD_OF.get(options.answer, options.method)
 
 
-class IntervalsSuite(LiveSuite):
+class IntervalsLive(LiveSuite):
     """Ask a judge to grade each answer 1-5 and record its rating distribution; score
     conformal intervals and rating sets on it."""
 
@@ -86,7 +86,8 @@ class IntervalsSuite(LiveSuite):
     def needs(self, backend: Backend, options: IntervalsOptions) -> list[str]:
         return distribution_needs(backend, _method(options))
 
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
         return load_judge_items(data, n, seed)
 
     async def run_item(self, item: dict, backend: Backend, options: IntervalsOptions) -> dict:
@@ -135,7 +136,6 @@ class IntervalsSuite(LiveSuite):
     def score(self, records: list[dict], options: IntervalsOptions, model_name: str) -> dict:
         """The run's section, computed by the path that scores a record file (``confeval
         intervals score RUN_DIR``): records -> read_intervals_records -> score_intervals."""
-        options = self.for_records(options)
         section: dict[str, Any] = {
             "kind": "intervals", "title": "Judge scores: conformal intervals",
             "description": "The judge's five rating-token log-probabilities as features; "
@@ -152,4 +152,4 @@ class IntervalsSuite(LiveSuite):
         return metrics
 
 
-SUITE = IntervalsSuite()
+LIVE = IntervalsLive()

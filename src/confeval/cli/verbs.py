@@ -1,6 +1,6 @@
-"""``confeval score`` and ``confeval agreement``: a confidence against correctness, a judge's
-scores against reference scores; ``confeval compare``: several models' confidences on the same
-items, ranked, with paired tests."""
+"""The cross-suite commands that are not a suite's scoring or live run: ``compare``,
+``guarantee``, ``guarantee apply``, ``import`` and ``rerun``. Each parses, calls
+:mod:`confeval.verbs` and prints."""
 
 from __future__ import annotations
 
@@ -10,21 +10,23 @@ from typing import Annotated
 
 import typer
 
+from ..runs import RunFolder, check_output_folder
+from ..verbs.compare import CompareOptions, comparable
+from ..verbs.guarantee import GuaranteeOptions, certifiable
 from ._common import (
     Files,
     ForceOpt,
     JsonOpt,
     OutOpt,
     UserError,
-    check_out,
     err,
     out,
     print_json,
     reasons_text,
+    report_incomplete,
     write_run,
 )
 from ._options import Given, with_options
-from ._suite_commands import add_scoring_command
 
 __all__ = ["GUARANTEE_APPLY", "register"]
 
@@ -56,18 +58,23 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
     plots, p-value heatmaps) and compare.csv."""
     from ..report import paper
     from ..report.terminal import compare_tables
-    from ..suites.compare import CompareOptions, compare_files, compare_run_config, model_names
     from ..suites.options import build
+    from ..verbs.compare import compare_files, compare_run_config, compare_section, model_names
 
     if table_format not in paper.FORMATS:
         raise UserError(f"--format {table_format!r}: choose from {', '.join(paper.FORMATS)}")
-    check_out(out_dir, "compare", force)
+    check_output_folder(out_dir, "compare", force=force)
     own = {f.name for f in dataclasses.fields(CompareOptions)}
     options = build(CompareOptions, {k: v for k, v in given.values.items() if k in own},
                     what="confeval compare")
     suite_values = {k: v for k, v in given.on_command_line().items() if k not in own}
     inputs = model_names(list(files), name)
     document = {"compare": compare_files(inputs, options, suite_values)}
+    if out_dir is not None:
+        write_run(out_dir, compare_run_config(inputs, options, suite_values,
+                                              document["compare"]),
+                  compare_section(document["compare"]), force=force,
+                  files={"compare.csv": paper.to_csv(document)})
     if as_json:
         print_json(document)
     elif table_format == "table":
@@ -76,11 +83,6 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
     else:
         writer = {"markdown": paper.to_markdown, "latex": paper.to_latex, "csv": paper.to_csv}
         out.print(writer[table_format](document), end="", markup=False)
-    if out_dir is not None:
-        write_run(out_dir, compare_run_config(inputs, document["compare"]),
-                  {"kind": "compare", "title": f"Comparison ({options.suite} suite)",
-                   "results": document["compare"]})
-        (out_dir / "compare.csv").write_text(paper.to_csv(document), encoding="utf-8")
 
 
 def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: OutOpt = None,
@@ -94,24 +96,27 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
     population's (--batch test: the test half's). One result per input. --out writes
     run.json, metrics.json and policy.json (one per input: policy-<k>.json), which
     `confeval guarantee apply POLICY RECORDS` applies."""
-    from ..report import publish
-    from ..runs import RunFolder
-    from ..suites.guarantee import GuaranteeOptions, guarantee_file, policy
+    from ..runs import dumps
     from ..suites.options import build
+    from ..verbs.guarantee import (
+        guarantee_inputs,
+        guarantee_metrics,
+        guarantee_run_config,
+        policy_files,
+    )
 
-    check_out(out_dir, "guarantee", force)
-    options = build(GuaranteeOptions, given.values, what="confeval guarantee")
-    results = {str(path): guarantee_file(path, options) for path in files}
+    check_output_folder(out_dir, "guarantee", force=force)
+    own = {f.name for f in dataclasses.fields(GuaranteeOptions)}
+    options = build(GuaranteeOptions, {k: v for k, v in given.values.items() if k in own},
+                    what="confeval guarantee")
+    beside = {k: v for k, v in given.on_command_line().items() if k not in own}
+    certified = guarantee_inputs(list(files), options, beside, frozenset(beside))
+    results = {str(p): c.result for p, c in zip(files, certified)}
     if out_dir is not None:
-        run = RunFolder(out_dir)
-        run.write_run({"command": "guarantee", "inputs": [str(p) for p in files],
-                       "options": dataclasses.asdict(options)})
-        publish(run, {"title": "confeval guarantee", "simulated": False, "sections": [
-            {"kind": "guarantee", "title": "Certified threshold", "results": results}]})
-        for k, (path, result) in enumerate(results.items(), start=1):
-            run.write_json("policy.json" if len(files) == 1 else f"policy-{k}.json",
-                           policy(result, path, options))
-        err.print(f"run folder written: {out_dir}")
+        policies = {name: dumps(document) + "\n"
+                    for name, document in policy_files(certified, list(files)).items()}
+        write_run(out_dir, guarantee_run_config(list(files), options, beside), force=force,
+                  metrics=guarantee_metrics(list(files), certified), files=policies)
     if as_json:
         print_json({"guarantee": results[str(files[0])]} if len(files) == 1 else
                    {"results": {k: {"guarantee": v} for k, v in results.items()}})
@@ -150,11 +155,14 @@ def guarantee_apply(policy_file: PolicyArg, records: RecordsArg, out_file: Decis
     """Apply a policy: mark each record answer (its confidence at least the threshold),
     abstain, or excluded (its confidence unreadable, with the reason)."""
     from ..records import write_table
-    from ..suites.guarantee import apply_policy
+    from ..verbs.guarantee import apply_policy
 
     if out_file is not None and out_file.exists() and not force:
         raise UserError(f"--out {out_file} exists; use --force to overwrite it")
     frame, counts = apply_policy(policy_file, records)
+    if counts["threshold"] is None:   # said, not left to a column of abstentions
+        err.print(f"warning: {policy_file} certifies no threshold: every record abstains "
+                  "(see its guarantee sentence)", markup=False)
     if out_file is not None:
         write_table(frame, out_file)
     if as_json:
@@ -165,21 +173,90 @@ def guarantee_apply(policy_file: PolicyArg, records: RecordsArg, out_file: Decis
               f"(excluded: {excluded})" + (f"; written to {out_file}" if out_file else ""))
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``score`` and ``agreement`` to the top-level command."""
-    add_scoring_command(app, "score", "score", (
-        "Score a confidence column against correctness: ECE, MCE, Brier, AUROC, AUARC, PRR, "
-        "RCE."), bootstrap_progress=True)
-    add_scoring_command(app, "agreement", "agreement", (
-        "Agreement of a judge's scores with reference scores (correlations, accuracy, "
-        "bias)."))
-    from ..suites.compare import COMPARISONS, CompareOptions
+def import_file(
+    source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file, "
+                                                              "an Inspect log, or "
+                                                              "OpenAI-compatible responses.")],
+    out_file: Annotated[Path, typer.Option("--out", help="Records to write (.jsonl, .csv, "
+                                                         ".parquet, optionally .gz).")],
+    suite: Annotated[str, typer.Option("--suite", help="Whose layout: the suites that read "
+                                                       "other tools' files (score, agreement, "
+                                                       "sets, intervals, measures).")]
+    = "score",
+    from_format: Annotated[str, typer.Option("--from", help="auto, lm-eval, inspect or "
+                                                            "openai.")] = "auto",
+    normalise: Annotated[str, typer.Option("--normalise", help="lm-eval: none, chars or "
+                                                               "bytes.")] = "none",
+    data: Annotated[str | None, typer.Option("--data", help="OpenAI-compatible responses: "
+                                                            "the data file they answer.")
+                    ] = None,
+    min_score: Annotated[int, typer.Option("--min-score", help="A judge's lowest rating "
+                                                               "(intervals).")] = 1,
+    max_score: Annotated[int, typer.Option("--max-score", help="A judge's highest rating "
+                                                               "(intervals).")] = 5,
+    force: ForceOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write another tool's file as confeval records (the layout `confeval SUITE score` reads
+    with no column flag), to look at before scoring; unusable samples are counted, not
+    written."""
+    from ..records import write_table
+    from ..verbs.importing import import_file as import_records
 
-    beside = {suite: entry.options_class() for suite, entry in COMPARISONS.items()}
-    ignored = {suite: entry.ignored for suite, entry in COMPARISONS.items()}
+    if out_file.exists() and not force:
+        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
+    frame, counts = import_records(source, suite, from_format, normalise, data=data,
+                                   levels=tuple(range(min_score, max_score + 1)))
+    write_table(frame, out_file)
+    if as_json:
+        print_json({"import": {"source": str(source), "out": str(out_file), **counts}})
+        return
+    excluded = reasons_text(counts["excluded"])
+    err.print(f"wrote {counts['n_used']:,} of {counts['n_read']:,} {suite} records to "
+              f"{out_file} (excluded: {excluded})")
+
+
+def rerun(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder (of a scoring command's, "
+                                                 "compare's or guarantee's --out, or of a "
+                                                 "live run).")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Write the repeated run here (run.json, records, metrics.json, "
+                      "report.html).")] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Repeat a run folder from its run.json alone (every input checked by SHA-256; a live run
+    rescored from its records, no model call) and compare with its metrics.json."""
+    from ..verbs.rerun import differences
+    from ..verbs.rerun import rerun as repeat
+
+    problems: list = []
+    metrics = repeat(run_dir, out_dir, force=force, problems=problems)
+    report_incomplete(problems)
+    old = RunFolder(run_dir, create=False).read_metrics()
+    diffs = differences(old, metrics)
+    if out_dir is not None:
+        out.print(f"run folder written: {out_dir}")
+    if diffs:
+        for line in diffs[:10]:
+            out.print(line, markup=False)
+        out.print(f"{len(diffs)} difference(s) from {run_dir / RunFolder.METRICS}")
+        raise typer.Exit(1)
+    out.print(f"metrics identical to {run_dir / RunFolder.METRICS}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compare``, ``guarantee`` (and ``guarantee apply``), ``import`` and ``rerun``."""
+    compared = comparable()
+    beside = {suite: entry.Options for suite, entry in compared.items()}
+    ignored = {suite: entry.not_compared for suite, entry in compared.items()}
     app.command("compare")(with_options(CompareOptions, "score", beside=beside,
                                         ignored=ignored)(compare))
-    from ..suites.guarantee import GuaranteeOptions
-
-    app.command("guarantee")(with_options(GuaranteeOptions, "score")(guarantee))
+    certified = {f"{name}": suite.Options for name, suite in certifiable().items()}
+    certified.update({f"{name} decision": suite.choice
+                      for name, suite in certifiable().items()})
+    app.command("guarantee")(with_options(GuaranteeOptions, "score", beside=certified)(
+        guarantee))
     app.command(GUARANTEE_APPLY, hidden=True)(guarantee_apply)
+    app.command("import")(import_file)
+    app.command()(rerun)

@@ -1,0 +1,152 @@
+"""The formats confeval reads, each recognised from a file's content: a registry of
+:class:`Format` (``looks_like(path)``, ``samples(path, layout, data, levels)``), so that
+recognising a file is a loop over the formats, as inspect_ai's recorders are chosen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._registry import Registry
+
+if TYPE_CHECKING:
+    from .layout import Layout
+
+__all__ = ["FORMATS", "READERS", "Format", "detect", "samples_of"]
+
+_PEEK_BYTES = 1 << 20
+_PEEK_LINES = 5
+"""Detection reads this many first lines (1 MB at most): one damaged line is no other
+format."""
+
+Samples = tuple[list, list[str], "str | None", dict]
+"""(the samples, each one's reason when unusable, the model, notes)."""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One tool's file format: whether a file is one, and its samples (each the object a
+    layout's row function takes, or None with its reason)."""
+
+    name: str
+    looks_like: Callable[[Path], bool]
+    samples: Callable[[Path, Layout, str | None, tuple[int, ...]], Samples]
+
+
+def _first_lines(path: Path) -> list[str]:
+    """Up to five lines of a (possibly gzipped) text file, 1 MB in all at most."""
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    lines, budget = [], _PEEK_BYTES
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            while len(lines) < _PEEK_LINES and budget > 0:
+                line = f.readline(budget)
+                if not line:
+                    break
+                lines.append(line)
+                budget -= len(line)
+    except (OSError, EOFError):
+        return []
+    return lines
+
+
+def _jsonl_like(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith((".jsonl", ".jsonl.gz", ".ndjson",
+                                                          ".json"))
+
+
+def _is_inspect(path: Path) -> bool:
+    from .inspect_log import looks_like_log
+
+    return path.is_file() and path.name.lower().endswith((".eval", ".json")) \
+        and looks_like_log(path)
+
+
+def _is_lm_eval(path: Path) -> bool:
+    from .lm_eval import looks_like_samples
+
+    # a damaged first line is counted, not taken for another format
+    return _jsonl_like(path) and any(looks_like_samples(line) for line in _first_lines(path))
+
+
+def _is_openai(path: Path) -> bool:
+    from .openai import looks_like_responses
+
+    if not _jsonl_like(path):
+        return False
+    lines = _first_lines(path)
+    first = lines[0] if lines else ""
+    if first.lstrip().startswith("[") and not path.name.lower().endswith(".gz"):
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            first = f.read(_PEEK_BYTES)   # a JSON list of responses spans many lines
+    return looks_like_responses(first)
+
+
+def _inspect_samples(path: Path, layout: Layout, data: str | None,
+                     levels: tuple[int, ...]) -> Samples:
+    from .inspect_log import read_log
+
+    return (*read_log(path), {})
+
+
+def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
+                     levels: tuple[int, ...]) -> Samples:
+    from .lm_eval import read_samples
+
+    samples = read_samples(path)
+    if samples.output_type != "multiple_choice" and not layout.generation:
+        raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
+                         f"options to read {layout.what} from (a multiple_choice task's "
+                         "have); `confeval score` reads their per-sample metrics")
+    return samples.samples, samples.reasons, samples.model, {}
+
+
+def _openai_samples(path: Path, layout: Layout, data: str | None,
+                    levels: tuple[int, ...]) -> Samples:
+    """Responses matched to the rows of ``data`` they answer (:mod:`.matching`)."""
+    from .matching import Answered, read_data_rows
+    from .openai import read_responses
+
+    if not data:
+        raise ValueError(f"{path}: OpenAI-compatible responses carry no gold answer: name the "
+                         "data they answer with --data FILE (matched by custom_id to its "
+                         "item_id or id, else by position)")
+    rows = read_data_rows(data, questions=layout.data_rows == "questions")
+    responses, reasons, model = read_responses(path)
+    samples: list = []
+    for response, reason in zip(responses, reasons):
+        item = rows.find(response) if response is not None else reason
+        if isinstance(item, str):
+            samples.append(None)
+            reasons[len(samples) - 1] = item
+            continue
+        samples.append(Answered(response, item, levels))
+    return samples, reasons, model, {f"data {data}": {
+        "data_rows": len(rows.items), "data_rows_without_response": rows.unanswered}}
+
+
+READERS: Registry[Format] = Registry("format", {
+    "inspect": Format("inspect", _is_inspect, _inspect_samples),
+    "lm-eval": Format("lm-eval", _is_lm_eval, _lm_eval_samples),
+    "openai": Format("openai", _is_openai, _openai_samples),
+})
+"""Every format confeval reads, in the order a file is tried against them."""
+
+FORMATS = ("auto", *READERS, "none")
+"""``--from`` choices."""
+
+
+def detect(path: str | Path) -> str | None:
+    """The format of ``path`` from its content (at most 1 MB of its first lines), or None."""
+    path = Path(path)
+    return next((name for name, fmt in READERS.items() if fmt.looks_like(path)), None)
+
+
+def samples_of(path: str | Path, fmt: str, layout: Layout, data: str | None,
+               levels: tuple[int, ...]) -> Samples:
+    """The samples of a file of format ``fmt``, as ``layout`` will read them."""
+    return READERS[fmt].samples(Path(path), layout, data, levels)

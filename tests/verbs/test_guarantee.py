@@ -1,0 +1,152 @@
+"""``confeval guarantee`` as a library (:mod:`confeval.verbs.guarantee`): each suite's decision
+read through its own loader and options (the sets suite's log-probability columns, a judge's
+tolerance), the policy written with its options and a digest, checked in full when applied, and
+version 1 policies still applied."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from confeval.guarantee import ltt_threshold
+from confeval.runs import dumps
+from confeval.verbs.guarantee import (
+    GuaranteeOptions,
+    apply_policy,
+    certify_input,
+    policy,
+    read_policy,
+)
+
+
+def _mc(path, seed: int, n: int = 600):
+    """Multiple-choice records with log-probabilities of 4 options (a live run's layout)."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, 4)) * 2
+    lp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    top = np.exp(lp.max(axis=1))   # calibrated-ish: the surer, the righter
+    gold = np.where(rng.uniform(size=n) < top, lp.argmax(axis=1), rng.integers(0, 4, n))
+    frame = pd.DataFrame({f"logprob_{c}": lp[:, k] for k, c in enumerate("ABCD")})
+    frame["answer"] = np.array(list("ABCD"))[gold]
+    frame.to_csv(path, index=False)
+    return lp, gold
+
+
+def test_the_sets_decision_reads_the_suites_own_columns(tmp_path):
+    path = tmp_path / "mc.csv"
+    lp, gold = _mc(path, 0)
+    values = {"logit_cols": "logprob_*", "input": "logprobs"}
+    certified = certify_input(path, GuaranteeOptions(target=0.15, suite="sets"), values)
+    p = np.exp(lp.astype(np.float32)).astype(np.float64)   # the float32 softmax of log-probs
+    conf = (p / p.sum(axis=1, keepdims=True)).max(axis=1)
+    expected = ltt_threshold(conf, (lp.argmax(axis=1) == gold).astype(float), target=0.15,
+                             delta=0.1)
+    assert certified.result["threshold"] == pytest.approx(expected.threshold, rel=1e-6)
+    assert certified.result["suite"] == "sets" and certified.options.logit_cols == "logprob_*"
+    with pytest.raises(ValueError, match="--tolerance: not an option of the sets suite's"):
+        certify_input(path, GuaranteeOptions(target=0.15, suite="sets"),
+                      {**values, "tolerance": 1.0})
+
+
+def _written(tmp_path, certified, path) -> tuple:
+    doc = policy(certified, path)
+    target = tmp_path / "policy.json"
+    target.write_text(dumps(doc) + "\n", encoding="utf-8")
+    return doc, target
+
+
+def test_a_policy_carries_its_options_and_applies_to_new_records(tmp_path):
+    path, new = tmp_path / "mc.csv", tmp_path / "new.csv"
+    _mc(path, 0)
+    lp, _ = _mc(new, 1)
+    values = {"logit_cols": "logprob_*", "input": "logprobs"}
+    certified = certify_input(path, GuaranteeOptions(target=0.15, suite="sets"), values)
+    doc, target = _written(tmp_path, certified, path)
+    assert doc["policy_version"] == 2 and doc["applies_to"]["options"]["logit_cols"] == \
+        "logprob_*"
+    assert len(doc["digest"]) == 64 and read_policy(target)["threshold"] == doc["threshold"]
+    frame, counts = apply_policy(target, new)
+    p = np.exp(lp.astype(np.float32)).astype(np.float64)
+    conf = (p / p.sum(axis=1, keepdims=True)).max(axis=1)
+    assert counts["answer"] == int((conf >= doc["threshold"] - 1e-7).sum())
+    assert counts["answer"] + counts["abstain"] == len(frame)
+
+
+@pytest.mark.parametrize("edit, field", [
+    ({"threshold": float("nan")}, "threshold"),
+    ({"threshold": float("-inf")}, "threshold"),
+    ({"target": 5}, "target"),
+    ({"delta": -1}, "delta"),
+    ({"method": "zzz"}, "method"),
+    ({"threshold": 0.0}, "guarantee"),      # the sentence states another threshold
+    ({"extra": 1}, "digest"),               # anything else edited: the digest says so
+    ({"applies_to": {"suite": "nope"}}, "applies_to"),
+])
+def test_an_edited_policy_is_refused_naming_the_file_and_the_field(tmp_path, edit, field):
+    path = tmp_path / "mc.csv"
+    _mc(path, 0)
+    certified = certify_input(path, GuaranteeOptions(target=0.15, suite="sets"),
+                              {"logit_cols": "logprob_*", "input": "logprobs"})
+    doc, target = _written(tmp_path, certified, path)
+    text = json.dumps({**doc, **edit})   # NaN and Infinity written as JavaScript would
+    target.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        apply_policy(target, path)
+    message = str(info.value)
+    assert message.startswith(f"{target}: field {field!r}") and "\n" not in message
+
+
+def test_deeply_nested_or_huge_policies_are_one_error(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(ValueError, match="deep.json: not a confeval policy|nested too deeply"):
+        read_policy(deep)
+    digits = tmp_path / "digits.json"
+    digits.write_text('{"policy_version": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match="digits.json: not a policy file"):
+        read_policy(digits)
+
+
+def test_a_version_1_policy_still_applies(tmp_path):
+    """A policy written before the suite object (its columns named in ``applies_to``)."""
+    records = tmp_path / "judge.csv"
+    pd.DataFrame({"confidence": [0.2, 0.7, 0.9, np.nan], "correct": [1, 0, 1, 1]}).to_csv(
+        records, index=False)
+    old = {"policy_version": 1, "threshold": 0.7, "answer_if": "confidence >= threshold",
+           "applies_to": {"suite": "score", "confidence": "confidence", "model": None,
+                          "from_format": "auto", "normalise": "none"},
+           "risk": "selective", "target": 0.1, "delta": 0.1, "method": "ltt",
+           "fwer": "fixed-sequence", "starts": 1, "bound": 0.05, "n_calibration": 100,
+           "calibration_data": {"file": "judge.csv", "sha256": "0" * 64},
+           "guarantee": "Answer when the confidence is at least 0.7: ..."}
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps(old))
+    frame, counts = apply_policy(path, records)
+    assert frame["decision"].tolist() == ["abstain", "answer", "answer", "excluded"]
+    assert counts["answer"] == 2 and counts["excluded"] == {"missing_confidence": 1}
+
+
+def test_the_measures_decision_answers_one_option_per_question(tmp_path):
+    rng = np.random.default_rng(2)
+    rows = []
+    for q in range(120):
+        sl = rng.normal(size=4)
+        gold = int(sl.argmax()) if rng.uniform() < 0.7 else int(rng.integers(0, 4))
+        rows += [{"question_id": f"q{q}", "option": "ABCD"[k], "sl": sl[k],
+                  "correct": int(k == gold)} for k in range(4)]
+    path = tmp_path / "rows.csv"
+    frame = pd.DataFrame(rows)
+    frame.to_csv(path, index=False)
+    certified = certify_input(path, GuaranteeOptions(target=0.3, suite="measures"),
+                              {"confidence_col": "sl"})
+    first = frame.loc[frame.groupby("question_id", sort=False)["sl"].idxmax()]
+    expected = ltt_threshold(first["sl"].to_numpy(), first["correct"].to_numpy(float),
+                             target=0.3, delta=0.1)
+    assert certified.result["threshold"] == expected.threshold
+    assert certified.result["n_calibration"] == 120
+    _, target = _written(tmp_path, certified, path)
+    decided, _ = apply_policy(target, path)
+    assert (decided["decision"] == "not_chosen").sum() == 3 * 120
