@@ -373,6 +373,22 @@ class RunFolder:
         """run.json; a damaged one is a :class:`ValueError` naming the file."""
         return _read_json_object(self.file(self.RUN))
 
+    def config(self) -> dict:
+        """run.json's ``config``: an object with a ``command`` (an empty one when run.json has
+        none); anything else is a :class:`ValueError` naming the file and the key."""
+        config = self.read_run().get("config", {})
+        if not isinstance(config, dict):
+            raise ValueError(f"{self.file(self.RUN)}: 'config' is a {type(config).__name__}, "
+                             "not an object: not a run.json confeval wrote")
+        command = config.get("command")
+        if command is not None and not isinstance(command, str):
+            raise ValueError(f"{self.file(self.RUN)}: 'command' is {command!r}, not a name")
+        for key in ("suite", "model"):
+            if config.get(key) is not None and not isinstance(config[key], str):
+                raise ValueError(f"{self.file(self.RUN)}: {key!r} is {config[key]!r}, not a "
+                                 "name")
+        return config
+
     def write_records(self, records: Iterable[Mapping[str, Any]], name: str = RECORDS) -> Path:
         text = "".join(dumps(r, indent=None) + "\n" for r in records)
         return self.write_text(name, text)
@@ -621,7 +637,7 @@ def check_output_folder(out: str | Path | None, command: str, *, force: bool = F
         raise RunMismatchError(f"--out {path} holds files confeval did not write "
                                f"({_shown(names)}); use another folder, or --force to write "
                                "into it")
-    config = RunFolder(path, create=False).read_run().get("config") or {}
+    config = RunFolder(path, create=False).config()
     previous = config.get("command")
     if previous == command and (suite is None or config.get("suite") == suite):
         return

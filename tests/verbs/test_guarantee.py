@@ -150,3 +150,20 @@ def test_the_measures_decision_answers_one_option_per_question(tmp_path):
     _, target = _written(tmp_path, certified, path)
     decided, _ = apply_policy(target, path)
     assert (decided["decision"] == "not_chosen").sum() == 3 * 120
+
+
+@pytest.mark.parametrize("values", [{"min_score": -100000, "max_score": 100000},
+                                    {"min_score": 1, "max_score": 101}])
+def test_a_scale_too_wide_is_refused_before_any_work(tmp_path, values):
+    """A judge's scale of more than 100 ratings is refused at once, naming the flags (it
+    took 300 s and 1.8 GB before), in guarantee as in agreement."""
+    from confeval.suites.agreement import AgreementOptions
+
+    path = tmp_path / "judge.csv"
+    pd.DataFrame({"p": [1, 2], "g": [1, 2]}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="--min-score .* to --max-score .*: at most 100 "
+                                         "ratings"):
+        certify_input(path, GuaranteeOptions(target=0.2, suite="agreement"),
+                      {"pred_col": "p", "gt_col": "g", **values})
+    with pytest.raises(ValueError, match="at most 100 ratings"):
+        AgreementOptions(**values)

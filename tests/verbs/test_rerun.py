@@ -6,6 +6,7 @@ older format, said in one line."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -118,3 +119,30 @@ def test_a_steps_consistency_folder_repeats(tmp_path):
     run = json.loads((folder / "run.json").read_text())["config"]
     assert [e["path"] for e in run["inputs"]] == [[str(p) for p in pair] for pair in inputs]
     assert pd.notna(scored.results["generators A vs B"]["inputs"]["j1"]["A"]["n_used"])
+
+
+@pytest.mark.parametrize("config, message", [
+    ([1, 2], "'config' is a list, not an object"),
+    ({"command": ["sets score"]}, "'command' is ['sets score'], not a name"),
+    ({"command": "sets score", "inputs": [{"options": {}}]}, "without its path or options"),
+    ({"command": "sets score", "inputs": [{"path": "x.csv", "sha256": None,
+                                           "options": {"alpha": "x"}}]},
+     "--alpha: 'x' is not a number"),
+    ({"command": "run", "suite": "sets", "options": {"alpha": [0.1]}},
+     "--alpha: (0.1,) is not a number"),
+    ({"command": "run", "suite": "sets", "options": "fast"},
+     "the options of the sets suite are a str, not an object"),
+    ({}, "no command to repeat"),
+])
+def test_an_edited_run_json_is_one_line_naming_the_key(tmp_path, monkeypatch, config,
+                                                       message):
+    """What a hand-edited run.json holds is checked: one ValueError naming the file or the
+    flag, never an AttributeError, KeyError or TypeError."""
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"config": config}))
+    (folder / "records.jsonl").write_text('{"item_id": "a"}\n')
+    (tmp_path / "x.csv").write_text("a\n1\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rerun(folder)

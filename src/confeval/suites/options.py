@@ -17,6 +17,7 @@ both), and for list-like values how a command-line text becomes the value (``par
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,13 +29,18 @@ from ..runs import RunFolder
 if TYPE_CHECKING:
     from ..backends import Backend, ResponseCache
 
-__all__ = ["MAX_BOOTSTRAP", "STAGES", "FormatOptions", "IngestOptions", "OptionSpec", "Options",
-           "RunFlags", "build", "check_bounds", "flag_of", "option", "option_fields",
-           "options_for_input", "run_defaults", "run_folder_options", "spec_of", "to_json"]
+__all__ = ["MAX_BOOTSTRAP", "MAX_RATINGS", "STAGES", "FormatOptions", "IngestOptions",
+           "OptionSpec", "Options", "RunFlags", "build", "check_bounds", "flag_of",
+           "option", "option_fields", "options_for_input", "run_defaults",
+           "run_folder_options", "spec_of", "to_json"]
 
 MAX_BOOTSTRAP = 100_000
 """Most bootstrap resamples any command takes: 95% percentile intervals are stable to the
 third decimal long before, and 10^8 would run for hours without saying why."""
+
+MAX_RATINGS = 100
+"""Most points a judge's rating scale has (--min-score to --max-score): a wider one is a typo,
+and every per-rating array would be built before anyone said so."""
 
 STAGES = ("score", "run")
 """``score``: scoring records (files or run folders); ``run``: a live run (which also scores,
@@ -159,24 +165,72 @@ def field_types(cls: type) -> dict[str, Any]:
 
 def build(cls: type, values: Mapping[str, Any], *, what: str = "options") -> Any:
     """``cls(**values)`` where a value given as command-line text is parsed by its field's
-    ``parse``; a key that is no field of ``cls`` is a :class:`ValueError` naming its flag
-    (``what`` says whose options they are)."""
+    ``parse``; a key that is no field of ``cls``, or a value of the wrong kind (an edited
+    ``run.json``: a text for a number, a list for a name), is a :class:`ValueError` naming its
+    flag (``what`` says whose options they are)."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"the options of {what} are a {type(values).__name__}, not an object")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [k for k in values if k not in fields]
     if unknown:
-        names = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        names = ", ".join("--" + str(k).replace("_", "-") for k in unknown)
         raise ValueError(f"{names}: not an option of {what}")
+    types = field_types(cls)
     kwargs = {}
     for name, value in values.items():
         spec = spec_of(fields[name])
         if spec.multiple:
-            value = tuple(value or ())
+            value = tuple(value) if isinstance(value, (list, tuple)) else \
+                value if value is None else (value,)
+            value = value or ()
         elif spec.parse is not None and isinstance(value, str):
             value = spec.parse(value)
         elif isinstance(value, list):     # run.json's lists are the options' tuples
             value = tuple(value)
+        _check_kind(fields[name], types[name], value, what)
         kwargs[name] = value
     return cls(**kwargs)
+
+
+def _check_kind(field: dataclasses.Field, annotation: Any, value: Any, what: str) -> None:
+    """A :class:`ValueError` naming the flag when ``value`` is not of the field's kind (a
+    number, a name, a yes/no, a list of them, or none where the field allows none)."""
+    if _is_kind(annotation, value):
+        return
+    raise ValueError(f"{flag_of(field)}: {value!r} is not {_kind_name(annotation)} "
+                     f"({what})")
+
+
+def _is_kind(annotation: Any, value: Any) -> bool:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_kind(a, value) for a in args)
+    if annotation is type(None):
+        return value is None
+    if origin is tuple:
+        item = args[0] if args else Any
+        return isinstance(value, tuple) and all(_is_kind(item, v) for v in value)
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    return True   # a kind this check does not know: the class validates it
+
+
+def _kind_name(annotation: Any) -> str:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is tuple:
+        return "a list"
+    if args and len(args) < len(typing.get_args(annotation)):
+        return _kind_name(args[0]) + " (or none)"
+    return {bool: "true or false", int: "a whole number", float: "a number",
+            str: "a text"}.get(annotation, f"a {getattr(annotation, '__name__', annotation)}")
 
 
 def run_defaults(cls: type) -> dict[str, Any]:
@@ -202,7 +256,7 @@ def run_folder_options(path: str | Path, suite: str) -> dict[str, Any] | None:
     path = Path(path)
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         return None
-    config = RunFolder(path, create=False).read_run().get("config") or {}
+    config = RunFolder(path, create=False).config()
     if config.get("suite") != suite or not isinstance(config.get("options"), dict):
         return None
     return dict(config["options"])

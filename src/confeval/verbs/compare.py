@@ -279,7 +279,7 @@ def _is_live_run(path: str | Path) -> bool:
     path = Path(path)
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         return False
-    config = RunFolder(path, create=False).read_run().get("config") or {}
+    config = RunFolder(path, create=False).config()
     return config.get("command") in ("run", "demo-live")
 
 
@@ -310,7 +310,7 @@ def folder_suite(path: str | Path) -> str | None:
     path = Path(path)
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         return None
-    config = RunFolder(path, create=False).read_run().get("config") or {}
+    config = RunFolder(path, create=False).config()
     command = str(config.get("command") or "")
     scoring = scoring_commands().get(command)
     if scoring is not None:
@@ -329,7 +329,7 @@ def run_identity(path: str | Path) -> tuple[str, str]:
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         raise ValueError(f"{path}: --suite auto reads run folders (a record file says neither "
                          "its suite nor its model; give --suite)")
-    config = RunFolder(path, create=False).read_run().get("config") or {}
+    config = RunFolder(path, create=False).config()
     suite, model = folder_suite(path), config.get("model")
     if suite not in comparable():
         raise ValueError(f"{path}: a run of {suite or config.get('command')!r}, which "
@@ -477,7 +477,7 @@ def _run_model(path: Path) -> str | None:
 
     if not (path.is_dir() and (path / RunFolder.RUN).is_file()):
         return None
-    model = (RunFolder(path, create=False).read_run().get("config") or {}).get("model")
+    model = (RunFolder(path, create=False).config()).get("model")
     return str(model) if model else None
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..suites import SUITES
+from ..suites.options import MAX_RATINGS
 
 __all__ = ["importable", "import_file"]
 
@@ -28,8 +29,9 @@ def import_file(path: str | Path, suite: str, from_format: str = "auto",
     if suite not in importable():
         raise ValueError(f"--suite {suite!r}: confeval import writes the layout of "
                          f"{', '.join(importable())}")
-    if not 1 <= len(levels) <= 100:
-        raise ValueError(f"--min-score to --max-score: 1 to 100 ratings, got {len(levels)}")
+    if not 1 <= len(levels) <= MAX_RATINGS:
+        raise ValueError(f"--min-score to --max-score: 1 to {MAX_RATINGS} ratings, got "
+                         f"{len(levels)}")
     from .score import load_layout_error
 
     with load_layout_error():

@@ -146,9 +146,9 @@ def rerun(run_dir: str | Path, out: str | Path | None = None, *, force: bool = F
     written with the report into ``out`` (a new run folder) when given (``problems``
     receives what that report could not show)."""
     run = RunFolder(run_dir, create=False)
-    config = run.read_run().get("config")
-    if not isinstance(config, dict):
-        raise ValueError(f"{run.file(RunFolder.RUN)}: no config object (not a run.json "
+    config = run.config()
+    if not config.get("command"):
+        raise ValueError(f"{run.file(RunFolder.RUN)}: no command to repeat (not a run.json "
                          "confeval wrote)")
     metrics = metrics_of(run, config)
     if out is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..options import MAX_BOOTSTRAP, FormatOptions, option
+from ..options import MAX_BOOTSTRAP, MAX_RATINGS, FormatOptions, option
 
 __all__ = ["AgreementOptions"]
 
@@ -43,3 +43,6 @@ class AgreementOptions(FormatOptions):
         if self.max_score is not None and self.max_score < self.min_score:
             raise ValueError(f"--max-score {self.max_score} is below --min-score "
                              f"{self.min_score}")
+        if self.max_score is not None and self.max_score - self.min_score >= MAX_RATINGS:
+            raise ValueError(f"--min-score {self.min_score} to --max-score {self.max_score}: "
+                             f"at most {MAX_RATINGS} ratings (a judge's scale)")

@@ -10,7 +10,7 @@ from ...conformal.names import BASE_MODELS, INTERVAL_METHOD_NAMES, SCORES
 from ...parse import DEFAULT_FLOOR
 from .._seeds import format_seeds, parse_seed_tuple, parse_seeds
 from ..base import SuiteOptions, check_answer_mode
-from ..options import FormatOptions, option
+from ..options import MAX_RATINGS, FormatOptions, option
 
 __all__ = ["DEFAULT_METHODS", "IntervalsOptions", "LIVE_METHODS", "parse_methods"]
 
@@ -117,8 +117,9 @@ class IntervalsOptions(SuiteOptions, FormatOptions):
         if self.max_score < self.min_score:
             raise ValueError(f"--max-score {self.max_score} is below --min-score "
                              f"{self.min_score}")
-        if self.max_score - self.min_score >= 100:
-            raise ValueError("--min-score to --max-score: at most 100 ratings")
+        if self.max_score - self.min_score >= MAX_RATINGS:
+            raise ValueError(f"--min-score {self.min_score} to --max-score {self.max_score}: "
+                             f"at most {MAX_RATINGS} ratings (a judge's scale)")
         if self.mondrian and not self.group_col:
             raise ValueError("--mondrian needs --group-col")
         if self.separately and not self.group_col:
