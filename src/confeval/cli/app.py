@@ -13,7 +13,7 @@ import typer
 from .. import __version__
 from .._validation import RecordsError
 from ..suites import SUITES
-from . import diagnose, measures, steps, tools, verbs
+from . import diagnose, judge, measures, steps, tools, verbs
 from ._common import UserError, out, report_status
 from ._suite_commands import add_scoring_command, suite_group
 
@@ -56,6 +56,7 @@ for name, suite in SUITES.items():   # every suite: `confeval NAME ...`, made fr
     else:
         app.add_typer(suite_group(suite, SUITE_COMMANDS.get(name)), name=name)
 verbs.register(app)
+app.add_typer(judge.app, name="judge")
 app.command()(tools.simulate)
 app.command()(tools.demo)
 app.command()(tools.report)

@@ -4,11 +4,11 @@ every command that writes one.
 A scoring folder (``confeval <suite> score ... --out`` and every other scoring command) holds
 every input's path, SHA-256 and every option it was scored with: each input is checked to be
 the file it was (else a :class:`ValueError` naming it and where it looked) and scored again by
-the command's one scoring path. A ``compare`` or ``guarantee`` folder is repeated the same
-way. A live folder (``confeval <suite> run``) is scored again from its records with its options
-— no model is called. Either way the metrics are those the folder would get now;
-:func:`differences` says where they differ from the folder's ``metrics.json`` (nowhere, for a
-folder of this version).
+the command's one scoring path. A ``compare``, ``guarantee`` or ``judge mean`` folder is
+repeated the same way. A live folder (``confeval <suite> run``) is scored again from its
+records with its options — no model is called. Either way the metrics are those the folder
+would get now; :func:`differences` says where they differ from the folder's ``metrics.json``
+(nowhere, for a folder of this version).
 
 Paths in ``run.json`` are as given on the command line; ``cwd`` records the working directory
 they are relative to, so a folder is repeated from anywhere.
@@ -82,9 +82,16 @@ def _guarantee_metrics(config: dict) -> dict:
     return rerun_guarantee(config)
 
 
+def _judge_mean_metrics(config: dict) -> dict:
+    from .judge import rerun_judge_mean
+
+    return rerun_judge_mean(config)
+
+
 REPEATABLE: Registry[Callable[[dict], dict]] = Registry("repeatable command", {
     "compare": _compare_metrics,
     "guarantee": _guarantee_metrics,
+    "judge mean": _judge_mean_metrics,
 })
 """The commands besides the scoring commands whose folders ``confeval rerun`` repeats."""
 

@@ -1,6 +1,7 @@
 """One module per suite's report section kind; importing this package registers them all
 (:func:`confeval.report.register_section`)."""
 
-from . import compare, diagnose, guarantee, intervals, measures, sets, steps
+from . import compare, diagnose, guarantee, intervals, judge_mean, measures, sets, steps
 
-__all__ = ["compare", "diagnose", "guarantee", "intervals", "measures", "sets", "steps"]
+__all__ = ["compare", "diagnose", "guarantee", "intervals", "judge_mean", "measures", "sets",
+           "steps"]
