@@ -37,8 +37,15 @@ accumulated, so it never overflows; it equals MAPIE's unnormalised recursion to 
 :math:`M_0 = 1` under exchangeability, so :math:`P(\sup_t M_t \ge 1/\alpha) \le \alpha`
 (Ville 1939): raising the alarm at the first :math:`t` with :math:`M_t \ge 1/\alpha` has false
 alarm probability at most :math:`\alpha` however long the stream is watched, and
-:math:`p = \min(1, 1/\max_{s \le t} M_s)` is an anytime-valid p-value. (MAPIE rejects when
-:math:`M_t > 1/\alpha`; the two differ only if :math:`M_t` equals :math:`1/\alpha` exactly.)
+:math:`p = \min(1, 1/\max_{s \le t} M_s)` is an anytime-valid p-value.
+
+What it detects is a *change*: each item joins the history, so once a shifted stream has
+settled, its new items look like the recent past and the martingale stops growing (an alarm
+already raised stands). To ask whether a fixed batch differs from the calibration set, the
+batch test is more powerful (``tests/validity/test_shared_data.py`` measures both).
+
+MAPIE rejects when :math:`M_t > 1/\alpha`; the two differ only if :math:`M_t` equals
+:math:`1/\alpha` exactly.
 
 References
 ----------
