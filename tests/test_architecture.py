@@ -17,7 +17,7 @@ TESTS = Path(__file__).resolve().parent
 LAYERS = [
     {"__init__", "_lazy", "_numeric", "_registry", "_threads", "_validation", "taxonomy",
      "records", "runs", "images"},
-    {"metrics", "parse", "measures", "conformal", "tasks", "guarantee", "judge"},
+    {"metrics", "parse", "measures", "conformal", "tasks", "guarantee", "judge", "validity"},
     {"evaluate", "backends", "perturb", "simulate", "ingest"},
     {"report"},
     {"suites"},

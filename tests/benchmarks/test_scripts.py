@@ -53,3 +53,12 @@ def test_the_hostile_replies_benchmark_times_the_tests_replies(capsys):
     assert len(rows) == 10 * 2 + 9 + 1           # step soups by two parsers, then one each
     assert rows[0].split()[:2] == ["brackets", "steps"]
     assert rows[-1].split()[:3] == ["answers:", "markers", "answer"]
+
+
+def test_the_validity_benchmark_runs_on_small_inputs(capsys):
+    import validity_scale
+
+    validity_scale.main(["--n", "2000", "--permutations", "5", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "batch test ks, 2,000 vs 2,000, continuous" in out and "5 permutations" in out
+    assert "martingale" in out and "risk monitor" in out
