@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -132,6 +133,7 @@ def write_report_beside(log: Any) -> Path | None:
     that into one warning."""
     from inspect_ai.log import read_eval_log
 
+    from ..metrics import UndefinedMetricWarning
     from ..report import publish
     from ..runs import file_sha256, write_run_folder
     from ..suites.score import SUITE
@@ -139,7 +141,10 @@ def write_report_beside(log: Any) -> Path | None:
     path = _local_path(getattr(log, "location", None))
     if not log.samples:   # an eval set hands the hook the log's header only
         log = read_eval_log(str(path))
-    scored = _scored(log, path)
+    with warnings.catch_warnings():
+        # an undefined metric (AUROC of one class) is shown as such in the report
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        scored = _scored(log, path)
     if scored is None:
         return None
     results, records, source = scored
