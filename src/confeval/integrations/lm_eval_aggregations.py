@@ -13,8 +13,8 @@ is the gold one — what ``confeval score samples_*.jsonl`` reads from the same 
 and the binary Brier score of the top choice's confidence — not lm-eval's ``brier_score``,
 the multi-class Brier over all choices.
 
-Which items an aggregation got is told by their values: log-likelihoods when any is negative,
-else probabilities when they sum to 1, else log-likelihoods (all zero). An item without a
+Which items an aggregation got is told by their values: log-likelihoods when any is negative
+(or all are zero), else probabilities (taken as they are: lm-eval's softmax). An item without a
 usable gold index (``-100``, a list of golds) has no correctness and is left out, counted.
 """
 
@@ -34,7 +34,7 @@ def _confidence(values: np.ndarray) -> tuple[int, float]:
 
     if values.size and (values < 0).any():
         return softmax_top(values)             # log-likelihoods: confeval's own softmax
-    if values.size and abs(values.sum() - 1.0) <= 1e-9:
+    if values.size and values.sum() > 0:
         top = int(np.argmax(values))           # lm-eval's softmax already
         return top, float(values[top])
     return softmax_top(values)
