@@ -2,10 +2,11 @@
 
 Verbalised confidence is read after the **last** anchor word (``confidence``, ``sure``,
 ``certain``, ``certainty``, ``probability``; any case, an optional colon or "is"), as the first
-number within ``window`` characters: a judge or a model that revises itself ends with its final
-word. A number followed by ``%`` is a percentage; a number above 1 and at most 100 without the
-sign is read as a percentage too and flagged (``percent_without_sign``: "Confidence: 85" means
-85%). Without an anchor, ``fallback="last_number"`` reads the reply's last number (the lm-eval
+number within ``window`` characters — or a percentage written just before such a word ("90%
+sure"), when that comes later: a model that revises itself ends with its final word. A number
+followed by ``%`` is a percentage; a number above 1 and at most 100 without the sign is read
+as a percentage too and flagged (``percent_without_sign``: "Confidence: 85" means 85%).
+Without an anchor, ``fallback="last_number"`` reads the reply's last number (the lm-eval
 fixture's "4, 90" replies), flagged ``no_anchor``. Anything else — no number, a number above
 100, a negative one — is no confidence (``value`` None, with the reason in ``flags``).
 
@@ -25,6 +26,8 @@ __all__ = ["StatedConfidence", "parse_stated_confidence"]
 _ANCHOR = re.compile(r"\b(?:confidence|confident|sure|certain(?:ty)?|probability)\b\s*"
                      r"(?:level\s*)?(?:is\s*|of\s*)?[:：=]?", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?|-?\.\d+)\s*(%?)")
+_BEFORE = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?|-?\.\d+)\s*(%)\s*(?:sure|confident|certain)\b",
+                     re.IGNORECASE)
 FALLBACKS = ("none", "last_number")
 """What to read when no anchor word is found: nothing, or the reply's last number."""
 
@@ -52,6 +55,19 @@ def _read(match: re.Match, flags: list[str]) -> StatedConfidence:
     if not 0 <= number <= 1:
         return StatedConfidence(None, match.start(1), (*flags, "out_of_range"))
     return StatedConfidence(number, match.start(1), tuple(flags))
+
+
+def _last_anchored(text: str, window: int) -> re.Match | None:
+    """The number after the last anchor word that has one within ``window``, or a
+    percentage written just before one ("90% sure"), whichever comes last."""
+    after = None
+    for anchor in reversed(list(_ANCHOR.finditer(text))):
+        after = _NUMBER.search(text, anchor.end(), anchor.end() + window)
+        if after:
+            break
+    before = next(reversed(list(_BEFORE.finditer(text))), None)
+    found = [m for m in (after, before) if m is not None]
+    return max(found, key=lambda m: m.start()) if found else None
 
 
 def parse_stated_confidence(reply: str | None, *, window: int = 40,
@@ -90,11 +106,9 @@ def parse_stated_confidence(reply: str | None, *, window: int = 40,
     text = reply or ""
     if len(text) > MAX_REPLY_CHARS:
         return StatedConfidence(None, None, ("reply_too_long",))
-    anchors = list(_ANCHOR.finditer(text))
-    for anchor in reversed(anchors):
-        found = _NUMBER.search(text, anchor.end(), anchor.end() + window)
-        if found:
-            return _read(found, [])
+    found = _last_anchored(text, window)
+    if found is not None:
+        return _read(found, [])
     if fallback == "last_number":
         numbers = list(_NUMBER.finditer(text))
         if numbers:
