@@ -55,7 +55,8 @@ def assert_matches_confeval_score(metrics: dict, results: dict, names=NAMES,
 def mock_mc_task(n: int = 24, seed: int = 7):
     """A multiple-choice task of ``n`` three-option questions, and the mock model's replies
     ("ANSWER: X", the letter token with the three letters' log-probabilities), drawn from
-    ``seed``: the letter answered is the most likely one, right about two times in three."""
+    ``seed``: the letter answered is the most likely one, and the gold letter is that one with
+    probability 0.65, else drawn at random."""
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.model import (
