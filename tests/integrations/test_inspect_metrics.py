@@ -230,3 +230,25 @@ def test_a_bad_method_is_one_error_naming_the_choices():
 def test_fewer_than_two_scores_give_nan_not_an_error():
     got = R.auroc()([_sample_score("C", {"confidence": 0.5})])
     assert math.isnan(got["auroc"]) and same(got["auroc"], None)
+
+
+def test_a_named_verdict_scorer_is_created_and_run():
+    """``-S scorer=choice``: the verdict is a new ``choice()`` run on the logged output (its
+    verdicts are the logged ones), so the numbers are the same with the log's scores
+    dropped (``--action overwrite``)."""
+    scored = inspect_score(read_eval_log(str(MC_LOG)),
+                           R.confidence(scorer="choice", method="letters"),
+                           metrics=[R.ece(), R.brier()], action="overwrite",
+                           model="mockllm/model", display="none")
+    assert [s.name for s in scored.results.scores] == ["confidence"]
+    assert scored.samples[0].scores["confidence"].metadata["confeval"]["verdict"] == "choice"
+    want = score_confidence_file(MC_LOG, ConfidenceOptions())
+    assert_matches_confeval_score(reported(scored, "confidence"), want, names=("ece", "brier"))
+
+
+def test_without_a_verdict_the_sample_is_unscored_with_its_reason():
+    scored = inspect_score(read_eval_log(str(MC_LOG)), R.confidence(method="letters"),
+                           metrics=[R.ece()], action="overwrite", model="mockllm/model",
+                           display="none")
+    score = scored.samples[0].scores["confidence"]
+    assert math.isnan(score.value) and "no verdict" in score.explanation
