@@ -21,6 +21,7 @@ LAYERS = [
     {"evaluate", "backends", "perturb", "simulate", "ingest"},
     {"report"},
     {"suites"},
+    {"integrations"},
     {"verbs"},
     {"cli"},
 ]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "matplotlib", "torch", "transformers",
-         "PIL", "openai")
+         "PIL", "openai", "inspect_ai", "lm_eval")
 
 
 def _loaded_after(code: str) -> list[str]:

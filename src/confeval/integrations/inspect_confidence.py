@@ -1,0 +1,148 @@
+"""A sample's confidence read from its Inspect output: what the ``confeval/confidence`` scorer
+attaches to a verdict.
+
+Three methods:
+
+* ``letters`` — for multiple choice: the option letters' log-probabilities at the answer
+  position (the first generated token that is a letter, or whose top alternatives list one),
+  renormalised over the letters, at the most likely letter: what ``confeval score LOG.eval``
+  reads from an Inspect log (:func:`confeval.parse.extract_from_tokens`, then
+  :func:`confeval.ingest.softmax_top`; a letter missing from the top alternatives gets
+  ln 1e-5). Needs ``logprobs=True`` and ``top_logprobs`` (5 or more) in the generate config.
+* ``answer_logprobs`` — the probability of the answer's own tokens: the generated tokens that
+  overlap the verdict's ``answer`` (its last occurrence in the reply; ``span="reply"``: every
+  generated token), pooled as ``tokens`` says — ``sequence`` (exp of the sum of their
+  log-probabilities: the answer's probability), ``normalised`` (exp of their mean: the
+  length-normalised one) or ``first`` (the first token's probability). Needs ``logprobs=True``.
+* ``verbalised`` — the confidence the model states in its reply
+  (:func:`confeval.parse.parse_stated_confidence`: "Confidence: 85%").
+
+Each returns ``(confidence, details)`` — confidence None when it cannot be read, with the
+reason in ``details["confidence_missing"]`` (the metrics then leave the sample out and count
+it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["METHODS", "POOLINGS", "SPANS", "answer_confidence", "generated_tokens",
+           "letters_confidence", "sample_confidence", "stated_confidence"]
+
+METHODS = ("letters", "answer_logprobs", "verbalised")
+POOLINGS = ("sequence", "normalised", "first")
+SPANS = ("answer", "reply")
+
+
+def generated_tokens(output: Any) -> list | None:
+    """The first choice's generated tokens with their log-probabilities and top alternatives
+    (confeval's ``TokenLogprob``), tokens without a finite log-probability left out, as
+    confeval's Inspect reader reads them; None without log-probabilities."""
+    from ..backends.base import TokenLogprob
+
+    choices = getattr(output, "choices", None) or []
+    logprobs = getattr(choices[0], "logprobs", None) if choices else None
+    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    if not content:
+        return None
+    return [TokenLogprob(str(t.token), float(t.logprob),
+                         tuple((str(a.token), float(a.logprob))
+                               for a in (t.top_logprobs or ())))
+            for t in content if t.logprob is not None and math.isfinite(t.logprob)]
+
+
+def _missing(reason: str, **details: Any) -> tuple[None, dict]:
+    return None, {"confidence_missing": reason, **details}
+
+
+def letters_confidence(output: Any, n_choices: int) -> tuple[float | None, dict]:
+    """The most likely option letter's probability, renormalised over the letters."""
+    from ..ingest import option_letters, softmax_top
+    from ..parse import extract_from_tokens
+
+    if n_choices < 2:
+        return _missing("no_choices")
+    tokens = generated_tokens(output)
+    if tokens is None:
+        return _missing("no_logprobs")
+    letters = option_letters(n_choices)
+    read = extract_from_tokens(tokens, letters)
+    if read["raw"] is None:
+        return _missing("no_letter_in_top_logprobs")
+    top, confidence = softmax_top(np.array([read["raw"][L] for L in letters]))
+    return confidence, {"letter": letters[top], "n_missing": read["n_missing"]}
+
+
+def _span(tokens: list, answer: str | None, span: str) -> list | str:
+    """The tokens of the answer (the last occurrence of its text in the reply), or the
+    reason there are none."""
+    if span == "reply":
+        return tokens
+    if not answer or not answer.strip():
+        return "no_answer"
+    text = "".join(t.token for t in tokens)
+    start = text.rfind(answer.strip())
+    if start < 0:
+        return "answer_not_in_tokens"
+    end = start + len(answer.strip())
+    chosen, position = [], 0
+    for token in tokens:
+        following = position + len(token.token)
+        if following > start and position < end:
+            chosen.append(token)
+        position = following
+    return chosen
+
+
+def answer_confidence(output: Any, answer: str | None, *, tokens: str = "sequence",
+                      span: str = "answer") -> tuple[float | None, dict]:
+    """The answer tokens' probability, pooled as ``tokens`` says."""
+    from ..measures.likelihood import normalised_likelihood, sequence_likelihood
+
+    generated = generated_tokens(output)
+    if generated is None:
+        return _missing("no_logprobs")
+    chosen = _span(generated, answer, span)
+    if isinstance(chosen, str):
+        return _missing(chosen)
+    if not chosen:
+        return _missing("no_tokens")
+    lps = np.array([t.logprob for t in chosen], dtype=np.float64)
+    pooled = {"sequence": sequence_likelihood, "normalised": normalised_likelihood,
+              "first": lambda lp: float(lp[0])}[tokens](lps)
+    return float(np.exp(pooled)), {"n_tokens": len(chosen),
+                                   "answer_tokens": "".join(t.token for t in chosen)}
+
+
+def stated_confidence(output: Any, *, fallback: str = "none") -> tuple[float | None, dict]:
+    """The confidence stated in the reply."""
+    from ..parse import parse_stated_confidence
+
+    stated = parse_stated_confidence(getattr(output, "completion", "") or "", fallback=fallback)
+    details: dict[str, Any] = {"flags": list(stated.flags)} if stated.flags else {}
+    if stated.value is None:
+        return _missing(stated.flags[-1] if stated.flags else "no_number", **details)
+    return stated.value, details
+
+
+def sample_confidence(method: str, output: Any, *, n_choices: int, answer: str | None,
+                      tokens: str = "sequence", span: str = "answer",
+                      fallback: str = "none") -> tuple[float | None, dict]:
+    """The confidence of one sample's output by ``method`` (see the module docstring)."""
+    if method == "letters":
+        return letters_confidence(output, n_choices)
+    if method == "answer_logprobs":
+        return answer_confidence(output, answer, tokens=tokens, span=span)
+    return stated_confidence(output, fallback=fallback)
+
+
+def check_method(method: str, tokens: str, span: str) -> None:
+    """A :class:`ValueError` naming the choices unless every name is known."""
+    for what, value, choices in (("method", method, METHODS), ("tokens", tokens, POOLINGS),
+                                 ("span", span, SPANS)):
+        if value not in choices:
+            raise ValueError(f"confeval/confidence: {what} must be one of "
+                             f"{', '.join(choices)}, got {value!r}")
