@@ -470,3 +470,57 @@ def test_a_measures_run_folder_is_certified_on_its_first_ranked_options(tmp_path
     # the value compared (the file test above certifies a threshold)
     assert g["threshold"] == expected.threshold
     assert g["best_achievable_bound"] == pytest.approx(expected.best_bound, abs=1e-12)
+
+
+def test_apply_checks_that_the_promise_still_applies(tmp_path, capsys):
+    """The outside check's interface: ``guarantee apply POLICY BATCH --json`` carries
+    ``validity.p_value`` and ``validity.holds`` (and the same under ``apply``); ``--strict``
+    exits 4 when the promise is void; several files are a stream; ``--report`` writes a run
+    folder that ``rerun`` repeats."""
+    path, frame = _file(tmp_path, n=2000, seed=5)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.15",
+                 "--out", str(run)]) == 0
+    capsys.readouterr()
+    policy = str(run / "policy.json")
+    rng = np.random.default_rng(6)
+    same, shifted = tmp_path / "same.csv", tmp_path / "shifted.csv"
+    pd.DataFrame({"p": np.round(rng.beta(4, 2, 300), 3)}).to_csv(same, index=False)
+    pd.DataFrame({"p": np.round(rng.beta(2, 2, 300), 3)}).to_csv(shifted, index=False)
+    assert main(["guarantee", "apply", policy, str(same), "--json", "--strict"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    v = document["validity"]
+    assert v["holds"] is True and 0.05 < v["p_value"] <= 1 and document["apply"]["validity"] == v
+    assert main(["guarantee", "apply", policy, str(shifted), "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)["validity"]
+    assert v["holds"] is False and 0 < v["p_value"] < 1e-4
+    assert main(["guarantee", "apply", policy, str(shifted), "--strict"]) == 4
+    out = capsys.readouterr().out
+    assert "promise void: the batch is not exchangeable with the calibration data (p < " in out
+    # a stream of files, the alarm named
+    assert main(["guarantee", "apply", policy, str(same), str(shifted), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    v = document["validity"]
+    assert v["checked_by"] == "stream" and v["holds"] is False
+    assert v["stream"]["alarm_at"]["file"] == str(shifted)
+    assert [b["file"] for b in document["apply"]["batches"]] == [str(same), str(shifted)]
+    # the report folder, repeated
+    report = tmp_path / "report"
+    assert main(["guarantee", "apply", policy, str(shifted), "--report", str(report)]) == 0
+    capsys.readouterr()
+    assert "Does the promise still apply?" in (report / "report.html").read_text()
+    assert main(["rerun", str(report)]) == 0
+    assert "metrics identical" in capsys.readouterr().out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for argv, message in [
+        (["guarantee", "apply", policy, str(same), "--alpha", "2"], "--alpha must be in"),
+        (["guarantee", "apply", policy, str(same), "--statistic", "t"], "--statistic 't'"),
+        (["guarantee", "apply", policy, str(run)], "a run folder with no records.jsonl"),
+        (["guarantee", "apply", policy, str(empty)], "a folder with no records file"),
+        (["guarantee", "apply", policy, str(same), "--report", str(tmp_path)],
+         "holds files confeval did not write"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

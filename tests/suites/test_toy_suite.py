@@ -140,9 +140,9 @@ def test_a_toy_suite_gets_every_cross_suite_command_from_one_registration(toy, t
     from confeval.report import render_report
     from confeval.runs import RunFolder
     from confeval.verbs.compare import CompareOptions, compare_files
+    from confeval.verbs.apply import apply_policy
     from confeval.verbs.guarantee import (
         GuaranteeOptions,
-        apply_policy,
         certify_input,
         guarantee_metrics,
         guarantee_run_config,

@@ -13,9 +13,9 @@ import pytest
 
 from confeval.guarantee import ltt_threshold
 from confeval.runs import dumps
+from confeval.verbs.apply import apply_policy
 from confeval.verbs.guarantee import (
     GuaranteeOptions,
-    apply_policy,
     certify_input,
     policy,
     read_policy,

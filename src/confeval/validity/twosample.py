@@ -548,6 +548,8 @@ def two_sample_test(calibration: ArrayLike, batch: ArrayLike, *, statistic: str 
             informative = False
             note = (f"{n_permutations} permutations cannot give a p-value below "
                     f"1/{int(n_permutations) + 1} > alpha")
+    elif statistic == "ks" and k_obs == 0:
+        p = 1.0   # every arrangement reaches D = 0: exactly 1, not a sum of rounded terms
     elif statistic == "ks":
         p = None
         if chosen == "exact":

@@ -22,9 +22,10 @@ it on about half of the splits (the test half is a sample too), so a share above
 not by itself a broken promise; the per-split values let one see by how much.
 
 :func:`policy` is what ``--out`` writes as ``policy.json`` (the threshold, what it applies to
-— the suite, its options and the decision's choice —, the promise in words, and a digest of
-all of it); :func:`apply_policy` checks a policy in full and marks new records answer /
-abstain by it — they need the confidence only, not the correctness.
+— the suite, its options and the decision's choice —, the promise in words, a summary of the
+calibration confidences for the validity checks, and a digest of all of it); :func:`read_policy`
+checks one in full; :mod:`confeval.verbs.apply` applies it to new records and checks that its
+promise still applies.
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ from ..suites.options import Options, build, option, option_fields, options_for_
 from .score import load
 
 __all__ = ["GUARANTEE_METHODS", "POLICY_VERSION", "RISKS", "Certified", "GuaranteeOptions",
-           "apply_policy", "certifiable", "certify", "certify_input", "guarantee_file",
+           "certifiable", "certify", "certify_input", "guarantee_file",
            "guarantee_inputs", "guarantee_metrics", "guarantee_run_config", "policy",
-           "policy_files", "read_policy", "rerun_guarantee", "sentence", "test_risk"]
+           "policy_files", "policy_options", "ranked_finite", "read_policy", "rerun_guarantee",
+           "sentence", "test_risk", "validity_summary"]
 
 _SCORE = ("score",)
 GUARANTEE_METHODS = ("ltt", "crc", "sgr")
@@ -242,6 +244,9 @@ class Certified:
     suite: Suite
     options: Any
     choice: Any
+    calibration_confidence: np.ndarray | None = None
+    """The confidences the threshold was certified on (what the policy's validity summary
+    keeps)."""
 
 
 def guarantee_file(path: str | Path, options: GuaranteeOptions,
@@ -311,7 +316,7 @@ def certify_input(path: str | Path, options: GuaranteeOptions, values: Mapping[s
         out["accuracy_target"] = stated
     out["decision"] = words
     out["guarantee"] = sentence(out)
-    return Certified(out, suite, suite_options, choice)
+    return Certified(out, suite, suite_options, choice, conf[cal])
 
 
 def certified_curve(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions,
@@ -501,7 +506,7 @@ def policy(certified: Certified, path: str | Path) -> dict:
     """``policy.json``: the threshold and what it applies to (the suite, its options and the
     decision's choice, the model, the calibration file's SHA-256), the promise (risk, target,
     delta, method) and the sentence, and a digest of all of it — what a service loads to
-    answer or abstain (:func:`apply_policy`)."""
+    answer or abstain (:func:`confeval.verbs.apply.apply_policy`)."""
     from .. import __version__
     from .._validation import record_file
     from ..runs import file_sha256
@@ -525,8 +530,35 @@ def policy(certified: Certified, path: str | Path) -> dict:
                                              Path(Path(path).name) / data.name),
                                 "sha256": file_sha256(data)},
            "guarantee": result["guarantee"], "confeval_version": __version__}
+    if certified.calibration_confidence is not None and certified.calibration_confidence.size:
+        doc["validity"] = validity_summary(certified.calibration_confidence,
+                                           seed=result.get("split_seed") or 0,
+                                           clustered=bool(result.get("n_clusters")))
     doc["digest"] = _digest(doc)
     return doc
+
+
+def validity_summary(confidence: np.ndarray, *, seed: int = 0, clustered: bool = False
+                     ) -> dict:
+    """What a policy keeps to test new records against its calibration data
+    (:func:`confeval.validity.summarise_calibration`: the calibration confidences, or a seeded
+    subsample of 5,000 of them). The tests compare ranks; a suite's calibration confidences
+    are finite (the measures suite places a measure's +-inf just beyond the finite ones), and
+    an infinity that still arrives is kept as the largest finite float of its sign, so the
+    summary stays JSON. ``clustered``: the items were steps of chains (recorded: the tests
+    treat every step as one draw)."""
+    from ..validity import summarise_calibration
+
+    summary = summarise_calibration(ranked_finite(confidence), seed=seed)
+    summary["clustered"] = clustered
+    return summary
+
+
+def ranked_finite(values: np.ndarray) -> np.ndarray:
+    """``values`` with +-inf as the largest finite float of that sign (ranks unchanged)."""
+    top = np.finfo(np.float64).max
+    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=np.nan, posinf=top,
+                         neginf=-top)
 
 
 MAX_POLICY_BYTES = 1 << 20
@@ -601,14 +633,32 @@ def read_policy(path: str | Path) -> dict:
         if doc.get("digest") != _digest(doc):
             raise _field(path, "digest", "does not match the policy's content (it was edited "
                          "after it was written)")
+        if "validity" in doc:
+            _check_summary(doc["validity"], path)
     return doc
+
+
+def _check_summary(summary: Any, path: Path) -> None:
+    """The policy's calibration summary, checked as the validity tests read it."""
+    from ..validity import MAX_CAP, calibration_values
+
+    if not isinstance(summary, dict):
+        raise _field(path, "validity", "is no calibration summary")
+    try:
+        values = calibration_values(summary)
+    except ValueError as exc:
+        raise _field(path, "validity", f"is no calibration summary ({exc})") from None
+    n = summary.get("n")
+    if values.size > MAX_CAP or isinstance(n, bool) or not isinstance(n, int) \
+            or n < values.size:
+        raise _field(path, "validity", f"holds {values.size} values of n = {n!r}")
 
 
 _V1_CHOICE = {"measure_col": "confidence_col", "tolerance": "tolerance"}
 """Version 1 policies named the decision's choice by these keys of ``applies_to``."""
 
 
-def _policy_options(doc: Mapping[str, Any], suite: Suite) -> tuple[Any, Any]:
+def policy_options(doc: Mapping[str, Any], suite: Suite) -> tuple[Any, Any]:
     """(the suite's options, the decision's choice) a policy decides with: version 2 stores
     both; a version 1 policy named the columns it needs in ``applies_to``."""
     target = doc["applies_to"]
@@ -631,36 +681,3 @@ def _policy_options(doc: Mapping[str, Any], suite: Suite) -> tuple[Any, Any]:
     return build(suite.Options, values, what="the policy's options"), \
         build(suite.choice, {k: v for k, v in picks.items() if k in chosen},
               what="the policy's choice")
-
-
-def apply_policy(policy_path: str | Path, records: str | Path):
-    """(the records with a ``decision`` column — ``answer``, ``abstain``, ``not_chosen`` (a
-    decision that picks one row per group: the others) or ``excluded`` where the confidence
-    cannot be read, with its reason in ``excluded_reason`` — and the counts). Only the
-    confidence is read, by the suite's loader and decision with the policy's options; a
-    policy certifying nothing abstains on all."""
-    from ..records import ROW_COLUMN
-
-    doc = read_policy(policy_path)
-    suite = SUITES[doc["applies_to"]["suite"]]
-    decision = suite.decision()
-    try:
-        suite_options, choice = _policy_options(doc, suite)
-    except ValueError as exc:
-        raise ValueError(f"{policy_path}: {exc}") from None
-    rs = load(suite, records, suite_options)
-    conf = decision.confidence(rs, suite_options, choice)
-    threshold = doc["threshold"]
-    answer = np.zeros(len(rs.frame), bool) if threshold is None else \
-        rs.mask & (np.nan_to_num(conf, nan=-np.inf) >= threshold)
-    frame = rs.frame.drop(columns=[ROW_COLUMN]).copy()
-    frame["confidence_used"] = np.where(rs.mask, conf, np.nan)
-    decided = np.where(answer, "answer", "abstain")
-    if decision.one_per_group:   # one row per group is decided on
-        decided = np.where(np.isnan(conf), "not_chosen", decided)
-    frame["decision"] = np.where(~rs.mask, "excluded", decided)
-    frame["excluded_reason"] = rs.row_reasons()
-    counts = {"n_read": rs.n_read, "answer": int(answer.sum()),
-              "abstain": int((rs.mask & ~answer & ~np.isnan(conf)).sum()),
-              "excluded": rs.excluded, "threshold": threshold}
-    return frame, counts

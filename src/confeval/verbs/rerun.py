@@ -82,6 +82,12 @@ def _guarantee_metrics(config: dict) -> dict:
     return rerun_guarantee(config)
 
 
+def _apply_metrics(config: dict) -> dict:
+    from .apply import rerun_apply
+
+    return rerun_apply(config)
+
+
 def _judge_mean_metrics(config: dict) -> dict:
     from .judge import rerun_judge_mean
 
@@ -91,6 +97,7 @@ def _judge_mean_metrics(config: dict) -> dict:
 REPEATABLE: Registry[Callable[[dict], dict]] = Registry("repeatable command", {
     "compare": _compare_metrics,
     "guarantee": _guarantee_metrics,
+    "guarantee apply": _apply_metrics,
     "judge mean": _judge_mean_metrics,
 })
 """The commands besides the scoring commands whose folders ``confeval rerun`` repeats."""

@@ -1,7 +1,17 @@
 """One module per suite's report section kind; importing this package registers them all
 (:func:`confeval.report.register_section`)."""
 
-from . import compare, diagnose, guarantee, intervals, judge_mean, measures, sets, steps
+from . import (
+    compare,
+    diagnose,
+    guarantee,
+    intervals,
+    judge_mean,
+    measures,
+    sets,
+    steps,
+    validity,
+)
 
 __all__ = ["compare", "diagnose", "guarantee", "intervals", "judge_mean", "measures", "sets",
-           "steps"]
+           "steps", "validity"]
