@@ -94,7 +94,7 @@ def test_crc_and_sgr_equal_the_library(tmp_path, capsys, method, target):
 def test_seeds_repeat_the_split(tmp_path, capsys):
     from sklearn.model_selection import train_test_split
 
-    path, frame = _file(tmp_path, n=2000, seed=5)
+    path, _ = _file(tmp_path, n=2000, seed=5)
     assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2",
                  "--seeds", "1-12", "--json"]) == 0
     sp = json.loads(capsys.readouterr().out)["guarantee"]["splits"]
@@ -477,7 +477,7 @@ def test_apply_checks_that_the_promise_still_applies(tmp_path, capsys):
     ``validity.p_value`` and ``validity.holds`` (and the same under ``apply``); ``--strict``
     exits 4 when the promise is void; several files are a stream; ``--report`` writes a run
     folder that ``rerun`` repeats."""
-    path, frame = _file(tmp_path, n=2000, seed=5)
+    path, _ = _file(tmp_path, n=2000, seed=5)
     run = tmp_path / "run"
     assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.15",
                  "--out", str(run)]) == 0

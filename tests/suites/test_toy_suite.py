@@ -139,8 +139,8 @@ def test_a_toy_suite_gets_every_cross_suite_command_from_one_registration(toy, t
     from confeval.guarantee import ltt_threshold
     from confeval.report import render_report
     from confeval.runs import RunFolder
-    from confeval.verbs.compare import CompareOptions, compare_files
     from confeval.verbs.apply import apply_policy
+    from confeval.verbs.compare import CompareOptions, compare_files
     from confeval.verbs.guarantee import (
         GuaranteeOptions,
         certify_input,

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from confeval.runs import dumps
-from confeval.validity import batch_validity, monitor_risk, monitor_stream
+from confeval.validity import monitor_risk, monitor_stream
 from confeval.verbs.apply import (
     MAX_POINTS,
     ValidityOptions,

@@ -99,7 +99,8 @@ def martingale_figure(stream: Mapping[str, Any]) -> str:
     if stream.get("alarm") is not None:
         ax.axvline(stream["alarm"] + 1, color="0.3", lw=1, ls=":",
                    label=f"alarm at item {stream['alarm'] + 1:,}")
-    ax.set(xlabel="new item", ylabel="log10 of the martingale", title="Online test of exchangeability")
+    ax.set(xlabel="new item", ylabel="log10 of the martingale",
+           title="Online test of exchangeability")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
