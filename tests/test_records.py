@@ -97,3 +97,36 @@ def test_numeric_labels_match_across_float_and_text():
     rs = RecordSet.from_frame(pd.DataFrame({"gt": [1.0, 3.0, 2.5, 6.0]}))
     rs.labels("gt", allowed=[1, 2, 3, 4, 5], what="score")
     assert rs.excluded == {"unknown_score": 2}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".tsv", ".jsonl", ".jsonl.gz"])
+def test_a_bom_and_crlf_line_ends_read_the_same_table(tmp_path, frame, suffix):
+    path = tmp_path / f"records{suffix}"
+    if ".csv" in suffix or ".tsv" in suffix:
+        text = frame.to_csv(index=False, sep="\t" if ".tsv" in suffix else ",")
+    else:
+        text = frame.to_json(orient="records", lines=True)
+    data = b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    rs = RecordSet.read(path)
+    assert list(rs.frame.columns) == [*frame.columns, "_row"]
+    assert rs.frame["category"].tolist() == frame["category"].tolist()
+    assert rs.frame["answer"].tolist()[:4] == ["A", "B", "C", "Z"]
+
+
+def test_correctness_words_and_every_problem_of_a_column():
+    from confeval.records import CORRECTNESS_WORDS, describe_problems
+
+    rs = RecordSet.from_frame(pd.DataFrame({
+        "c": [87, 42.5, "x", None, np.inf, 0.5],
+        "y": ["yes", " No ", "TRUE", "maybe", "maybe", "wrong"]}))
+    every = rs.mask.copy()
+    correct = rs.numeric(["y"], lo=0, hi=1, what="correct", words=CORRECTNESS_WORDS)[:, 0]
+    np.testing.assert_array_equal(correct, [1, 0, 1, np.nan, np.nan, 0])
+    assert rs.excluded == {"non_numeric_correct": 2}
+    # each column on its own, over every row read: a row excluded for y still shows for c
+    assert describe_problems("c", rs.problems_of("c", every, lo=0, hi=1)) == (
+        "c: 1 missing, 1 not numeric (e.g. 'x'), 1 not finite (e.g. inf), 2 out of [0, 1] "
+        "(e.g. 87, 42.5)")
+    assert rs.problems_of("y", every, lo=0, hi=1, words=CORRECTNESS_WORDS) == [
+        ("not numeric", 2, ["maybe"])]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["aggregate_tree", "mean_std", "mid_ranks", "ones", "softmax"]
+__all__ = ["LOGPROB_SLACK", "aggregate_tree", "as_logprob", "as_logprobs", "mean_std",
+           "mid_ranks", "ones", "softmax"]
 
 
 def softmax(values: ArrayLike, dtype=np.float64, *, axis: int = -1) -> np.ndarray:
@@ -29,6 +31,34 @@ def softmax(values: ArrayLike, dtype=np.float64, *, axis: int = -1) -> np.ndarra
     z = z - np.max(z, axis=axis, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=axis, keepdims=True)
+
+
+LOGPROB_SLACK = 1e-6
+"""How far above 0 a log-probability read from a file may lie and still be read (as 0): a
+log-softmax computed in low precision can leave a near-certain token a rounding error above
+0, where +5.0 or +inf is no probability at all."""
+
+
+def as_logprob(value: float) -> float | None:
+    """``value`` read as a log-probability: itself (up to :data:`LOGPROB_SLACK` above 0 read as
+    0), or None when it cannot be one (NaN, +-inf, above 0).
+
+    Examples
+    --------
+    >>> as_logprob(-0.5), as_logprob(1e-9), as_logprob(5.0), as_logprob(float("-inf"))
+    (-0.5, 0.0, None, None)
+    """
+    if not math.isfinite(value) or value > LOGPROB_SLACK:
+        return None
+    return min(value, 0.0)
+
+
+def as_logprobs(values: ArrayLike) -> np.ndarray | None:
+    """:func:`as_logprob` of every value, or None when any cannot be a log-probability."""
+    arr = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(arr).all() or (arr > LOGPROB_SLACK).any():
+        return None
+    return np.minimum(arr, 0.0)
 
 
 def mid_ranks(values: ArrayLike, axis: int = -1) -> np.ndarray:

@@ -184,34 +184,107 @@ distinct values (a judge's continuous scores would make it n x n)."""
 
 
 def read_confidence_records(rs: RecordSet, confidence_col: str, correct_col: str, *,
-                            any_confidence: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence, correct) of the usable rows of ``rs``: rows without a usable confidence
-    (missing, not a number, outside [0, 1] unless ``any_confidence``) or correctness are
-    excluded and counted in ``rs``; fewer than two usable rows is a :class:`ValueError`
-    naming the source."""
+                            any_confidence: bool = False, confidence_scale: float = 1.0
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, correct) of the usable rows of ``rs``.
+
+    The confidence is the column divided by ``confidence_scale`` (100: percentages); rows
+    without a usable one (missing, not a number, outside [0, 1] unless ``any_confidence``) or
+    without a usable correctness (a number in [0, 1], or a word of
+    :data:`~confeval.records.CORRECTNESS_WORDS`: yes/no, true/false, correct/incorrect, ...)
+    are excluded and counted in ``rs``.
+
+    Raises
+    ------
+    ValueError
+        Naming the source, when fewer than two rows are usable, when the confidence looks like
+        percentages read on the [0, 1] scale (every value in [0, 100], most above 1: the
+        message names ``--confidence-scale 100``), or when ``confidence_scale`` is given for
+        a confidence already in [0, 1]. The message lists every problem of each column with
+        two example values, not only the first reason that excluded a row.
+    """
+    from .records import CORRECTNESS_WORDS
+
+    before = rs.mask.copy()
+    hint = _scale_hint(rs, confidence_col, before, confidence_scale, any_confidence)
     conf = rs.numeric([confidence_col], what="confidence",
                       lo=None if any_confidence else 0.0,
-                      hi=None if any_confidence else 1.0)[:, 0]
-    correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct")[:, 0]
+                      hi=None if any_confidence else confidence_scale)[:, 0]
+    correct = rs.numeric([correct_col], lo=0.0, hi=1.0, what="correct",
+                         words=CORRECTNESS_WORDS)[:, 0]
     keep = rs.mask
-    if keep.sum() < 2:
-        raise ValueError(f"{rs.source}: fewer than two usable rows "
-                         f"(excluded: {rs.excluded or 'none'})")
-    return conf[keep], correct[keep]
+    if keep.sum() < 2 or hint:
+        raise ValueError(_unusable(rs, before, (confidence_col, correct_col), hint,
+                                   any_confidence, confidence_scale))
+    return conf[keep] / confidence_scale, correct[keep]
+
+
+def _finite_values(rs: RecordSet, column: str, rows: np.ndarray) -> np.ndarray:
+    """The finite numbers of one column in ``rows`` (text and missing cells left out)."""
+    import pandas as pd
+
+    values = pd.to_numeric(rs.frame[column][rows], errors="coerce").to_numpy(np.float64)
+    return values[np.isfinite(values)]
+
+
+def _scale_hint(rs: RecordSet, column: str, rows: np.ndarray, scale: float,
+                any_confidence: bool) -> str:
+    """What to change when the confidence's scale is not the one read: a 0-100 column read on
+    [0, 1] (every value in [0, 100], more than half above 1: percentages, not a few typos), or
+    a scale given for a column already in [0, 1]; "" when the scale fits."""
+    if column not in rs.frame.columns:
+        return ""   # the read names the missing column
+    values = _finite_values(rs, column, rows)
+    if not values.size:
+        return ""
+    if scale > 1 and values.max() <= 1:
+        return (f"--confidence-scale {scale:g} was given, but every confidence is in [0, 1] "
+                "already: leave it out")
+    if scale == 1 and not any_confidence and values.min() >= 0 and values.max() <= 100 \
+            and (values > 1).mean() > 0.5:
+        return ("looks like percentages: --confidence-scale 100 reads it as value / 100 "
+                "(--any-confidence ranks by it as it is)")
+    return ""
+
+
+def _unusable(rs: RecordSet, before: np.ndarray, columns: tuple[str, str], hint: str,
+              any_confidence: bool, scale: float) -> str:
+    """The one message of a confidence read that cannot be scored: the rows excluded by
+    reason (each counted once, under its first), then every problem of each column on the
+    rows read, with two example values each, and the scale hint."""
+    from .records import CORRECTNESS_WORDS, describe_problems
+
+    confidence_col, correct_col = columns
+    conf_problems = rs.problems_of(confidence_col, before,
+                                   lo=None if any_confidence else 0.0,
+                                   hi=None if any_confidence else scale)
+    parts = [describe_problems(confidence_col, conf_problems)] if conf_problems else []
+    if hint:
+        parts = [(parts[0] + " — " if parts else f"{confidence_col}: ") + hint]
+    correct_problems = rs.problems_of(correct_col, before, lo=0.0, hi=1.0,
+                                      words=CORRECTNESS_WORDS)
+    if correct_problems:
+        parts.append(describe_problems(correct_col, correct_problems))
+    head = (f"fewer than two usable rows of {rs.n_read:,}" if rs.mask.sum() < 2
+            else "the confidence is not on the scale read")
+    return f"{rs.source}: {head} (excluded: {rs.excluded or 'none'})" + \
+        (": " + "; ".join(parts) if parts else "")
 
 
 def score_confidence_records(rs: RecordSet, confidence_col: str, correct_col: str, *,
-                             any_confidence: bool = False, n_bins: int = 15,
-                             rce_bins: int = 20, n_resamples: int = 1000, seed: int = 0,
+                             any_confidence: bool = False, confidence_scale: float = 1.0,
+                             n_bins: int = 15, rce_bins: int = 20, n_resamples: int = 1000,
+                             seed: int = 0,
                              progress: Callable[[int, int], None] | None = None) -> dict:
     """:func:`evaluate_confidence` on the usable rows of a record set — the one path of
     ``confeval score`` and of every live run's confidence section — with its row counts.
 
-    Rows without a usable confidence (missing, not a number, outside [0, 1] unless
-    ``any_confidence``) or correctness are excluded and counted in ``rs``; fewer than two
-    usable rows is a :class:`ValueError` naming the source."""
+    Rows are read by :func:`read_confidence_records` (the confidence divided by
+    ``confidence_scale``; unusable rows excluded and counted in ``rs``; fewer than two usable
+    rows, or a confidence on another scale, is a :class:`ValueError` naming the source)."""
     conf, correct = read_confidence_records(rs, confidence_col, correct_col,
-                                            any_confidence=any_confidence)
+                                            any_confidence=any_confidence,
+                                            confidence_scale=confidence_scale)
     res = evaluate_confidence(conf, correct, n_bins=n_bins, rce_bins=rce_bins,
                               n_resamples=n_resamples, seed=seed,
                               probability_scale=not any_confidence, progress=progress)

@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import csv
 import fnmatch
-import gzip
 import json
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,9 @@ import pandas as pd
 
 from ._validation import RUN_RECORDS, RecordsError, record_file
 
-__all__ = ["ROW_COLUMN", "RUN_RECORDS", "TABLE_SUFFIXES", "Problem", "RecordSet", "RecordsError",
-           "as_list", "read_table", "record_file", "resolve_columns", "write_table"]
+__all__ = ["CORRECTNESS_WORDS", "ROW_COLUMN", "RUN_RECORDS", "TABLE_SUFFIXES", "Problem",
+           "RecordSet", "RecordsError", "as_list", "describe_problems", "id_text", "read_table",
+           "record_file", "resolve_columns", "write_table"]
 
 ROW_COLUMN = "_row"
 """Column added to every table: the 1-based line number in the file (JSONL, and CSV where the
@@ -86,7 +86,11 @@ def _format_of(path: Path) -> str:
 
 
 def _open_bytes(path: Path):
-    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+    """The file's bytes; a ``.gz`` file's decompressed in chunks under the caps of
+    :mod:`confeval._untrusted` (one error naming the file and the cap past them)."""
+    from ._untrusted import open_binary
+
+    return open_binary(path)
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -180,8 +184,9 @@ def read_table(path: str | Path) -> tuple[pd.DataFrame, list[Problem]]:
             _check_header(path, sep)
             # only empty cells are missing here; "NA", "null", ... stay text until a column
             # is read as numbers (RecordSet.numeric treats NA_TEXT as missing there)
-            frame = pd.read_csv(path, sep=sep, low_memory=False, keep_default_na=False,
-                                na_values=[""], encoding="utf-8-sig", **_EXACT_FLOATS)
+            with _open_bytes(path) as fh:
+                frame = pd.read_csv(fh, sep=sep, low_memory=False, keep_default_na=False,
+                                    na_values=[""], encoding="utf-8-sig", **_EXACT_FLOATS)
             frame[ROW_COLUMN] = np.arange(2, len(frame) + 2, dtype=np.int64)
         else:
             frame = pd.read_parquet(path)
@@ -330,34 +335,46 @@ class RecordSet:
     # ------------------------------------------------------------------ checks
     def numeric(self, spec: str | Iterable[str], *, lo: float | None = None,
                 hi: float | None = None, what: str = "value",
-                allow_inf: bool = False, allow_missing: bool = False) -> np.ndarray:
+                allow_inf: bool = False, allow_missing: bool = False,
+                words: Mapping[str, float] | None = None) -> np.ndarray:
         """Return the columns as a float matrix (n_rows, n_cols), excluding unusable rows.
 
         Reasons: ``missing_<what>`` (empty/None/NaN), ``non_numeric_<what>`` (text that is not a
         number), ``non_finite_<what>`` (inf), ``<what>_out_of_range`` (outside [lo, hi]).
         Values of excluded rows in the returned matrix are NaN. With ``allow_missing``, empty
-        cells are kept as NaN instead (e.g. options a question does not have).
+        cells are kept as NaN instead (e.g. options a question does not have). ``words`` maps
+        texts (compared stripped and lower-case) to the numbers they stand for
+        (:data:`CORRECTNESS_WORDS`).
         """
         cols = self.columns(spec, what=what)
-        raw = self.frame[cols]
-        values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
-                                  for c in cols]) if cols else np.empty((len(raw), 0))
-        is_missing = (raw.isna() | raw.isin(NA_TEXT)).to_numpy()
+        values, is_missing = _as_numbers(self.frame[cols], words)
         if not allow_missing:
             self.exclude(is_missing.any(axis=1), f"missing_{what}")
         self.exclude((np.isnan(values) & ~is_missing).any(axis=1), f"non_numeric_{what}")
         if not allow_inf:
             self.exclude(np.isinf(values).any(axis=1), f"non_finite_{what}")
-        with np.errstate(invalid="ignore"):
-            out_of_range = np.zeros(len(values), dtype=bool)
-            if lo is not None:
-                out_of_range |= (values < lo).any(axis=1)
-            if hi is not None:
-                out_of_range |= (values > hi).any(axis=1)
-        self.exclude(out_of_range, f"{what}_out_of_range")
+        self.exclude(_outside(values, lo, hi).any(axis=1), f"{what}_out_of_range")
         values[~self.mask] = np.nan
         return values
 
+    def problems_of(self, column: str, rows: np.ndarray, *, lo: float | None = None,
+                    hi: float | None = None, words: Mapping[str, float] | None = None
+                    ) -> list[tuple[str, int, list]]:
+        """What is wrong with one column's values in ``rows`` (a mask), each problem on its
+        own (a row may show in two columns' problems, where :meth:`numeric` counts it once):
+        ``(problem, count, up to two example values)`` for ``missing``, ``not numeric``,
+        ``not finite`` and ``out of [lo, hi]``, in that order, those that occur."""
+        raw = self.frame[[column]][rows]
+        values, is_missing = _as_numbers(raw, words)
+        values, is_missing, shown = values[:, 0], is_missing[:, 0], raw[column].to_numpy()
+        bad_text = np.isnan(values) & ~is_missing
+        finite = np.isfinite(values)
+        checks = [("missing", is_missing), ("not numeric", bad_text),
+                  ("not finite", np.isinf(values)),
+                  (f"out of [{_bound(lo)}, {_bound(hi)}]",
+                   finite & _outside(values[:, None], lo, hi)[:, 0])]
+        return [(name, int(mask.sum()), _examples(shown[mask]))
+                for name, mask in checks if mask.any()]
     def labels(self, column: str, allowed: Iterable | None = None, *,
                what: str = "label") -> np.ndarray:
         """Return a label column as strings, excluding missing and unknown labels.
@@ -407,6 +424,98 @@ def _labels_as_text(values: pd.Series) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         integral = np.isfinite(numeric) & (np.mod(numeric, 1) == 0)
     text[integral] = numeric[integral].astype(np.int64).astype(str)
+    return text.astype(str)
+
+
+CORRECTNESS_WORDS: dict[str, float] = {
+    **dict.fromkeys(("yes", "y", "true", "correct", "right"), 1.0),
+    **dict.fromkeys(("no", "n", "false", "incorrect", "wrong"), 0.0)}
+"""Texts a correctness column may hold for 1 and 0 (compared stripped and lower-case)."""
+
+
+def _as_numbers(raw: pd.DataFrame, words: Mapping[str, float] | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(the columns as floats, NaN where a cell is no number; which cells are missing)."""
+    if words:
+        raw = raw.apply(lambda column: _words_as_numbers(column, words))
+    values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
+                              for c in raw.columns]) if raw.shape[1] else \
+        np.empty((len(raw), 0))
+    return values, (raw.isna() | raw.isin(NA_TEXT)).to_numpy()
+
+
+def _words_as_numbers(column: pd.Series, words: Mapping[str, float]) -> pd.Series:
+    """A column with each text ``words`` names replaced by its number."""
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+        return column
+    return column.astype(object).map(
+        lambda v: words.get(v.strip().lower(), v) if isinstance(v, str) else v)
+
+
+def _outside(values: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
+    """Which values lie outside [lo, hi] (NaN never does)."""
+    with np.errstate(invalid="ignore"):
+        out = np.zeros(values.shape, dtype=bool)
+        if lo is not None:
+            out |= values < lo
+        if hi is not None:
+            out |= values > hi
+    return out
+
+
+def _bound(value: float | None) -> str:
+    return "-inf" if value is None else f"{value:g}"
+
+
+def _examples(values: np.ndarray, k: int = 2) -> list:
+    """The first ``k`` distinct values (as read) of an array."""
+    seen: list = []
+    for value in values:
+        if len(seen) == k:
+            break
+        if not any(value is s or value == s for s in seen):
+            seen.append(value)
+    return seen
+
+
+def describe_problems(name: str, problems: list[tuple[str, int, list]]) -> str:
+    """One column's problems in words: ``confidence: 300 out of [0, 1] (e.g. 87, 42.5)``."""
+    parts = []
+    for problem, count, examples in problems:
+        shown = ", ".join(repr(v) if isinstance(v, str) else f"{v:g}"
+                          if isinstance(v, (float, np.floating)) else str(v) for v in examples)
+        parts.append(f"{count:,} {problem}" + (f" (e.g. {shown})" if examples and
+                                               problem != "missing" else ""))
+    return f"{name}: {', '.join(parts)}"
+
+
+def id_text(values: pd.Series | np.ndarray | Sequence) -> np.ndarray:
+    """Item ids as the text models are aligned by: a float that is a whole number is written
+    as that integer (pandas reads an integer id column with a gap as floats, and JSON writers
+    may write ``1.0``: the id ``1.0`` is the item ``1``); any other value as ``str()`` gives
+    it (a text id stays as written: ``"007"`` is not ``7``).
+
+    Examples
+    --------
+    >>> id_text(pd.Series([1.0, 2.0, float("nan")])).tolist()
+    ['1', '2', 'nan']
+    >>> id_text(pd.Series(["007", 3, 4.5], dtype=object)).tolist()
+    ['007', '3', '4.5']
+    """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "USiub":
+        return values.astype(str)   # text or integers: nothing to rewrite
+    series = values if isinstance(values, pd.Series) else pd.Series(
+        values if isinstance(values, np.ndarray) else list(values))
+    text = series.astype(str).to_numpy(dtype=object)
+    if series.dtype.kind == "f":
+        numbers = series.to_numpy(np.float64)
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(numbers) & (np.mod(numbers, 1) == 0)
+        text[whole] = [str(int(v)) for v in numbers[whole]]   # int(): exact for any double
+    elif series.dtype == object:
+        for i, v in enumerate(series.to_numpy()):
+            if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
+                text[i] = str(int(v))
     return text.astype(str)
 
 

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from confeval.cli import main
@@ -96,3 +97,89 @@ def test_missing_column_names_file_and_columns(capsys, conf_file):
     assert f"{path}: confidence 'conf' not found; columns are: item_id, confidence" in err
 
 
+
+
+# ---- a user's own CSV (issue #37 item 6): every problem said at once, with its way out ----
+
+def _issue_csv(tmp_path, correct_words=("yes", "no")):
+    """The issue's file: 300 answers, a confidence on a 0-100 scale (87, 42.5, ...) and
+    correctness written as words."""
+    rng = np.random.default_rng(37)
+    confidence = np.round(rng.uniform(1.5, 100, 300), 1)
+    confidence[:2] = [87, 42.5]
+    right = rng.random(300) < confidence / 100
+    path = tmp_path / "f.csv"
+    pd.DataFrame({"confidence": confidence,
+                  "correct": np.where(right, *correct_words)}).to_csv(path, index=False)
+    return path, confidence, right.astype(float)
+
+
+def test_a_percentage_confidence_is_refused_with_the_flag_then_scored(capsys, tmp_path):
+    path, confidence, right = _issue_csv(tmp_path)
+    code, _, err = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct")
+    assert code == 2 and err.count("\n") == 1
+    assert err == (f"error: {path}: fewer than two usable rows of 300 (excluded: "
+                   "{'confidence_out_of_range': 300}): confidence: 300 out of [0, 1] (e.g. "
+                   "87, 42.5) — looks like percentages: --confidence-scale 100 reads it as "
+                   "value / 100 (--any-confidence ranks by it as it is)\n")
+    # one run with the flag the message names
+    code, out, err = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                         "--confidence-scale", "100", "--bootstrap", "0", "--json")
+    assert code == 0, err
+    res = json.loads(out)["results"][str(path)]
+    assert res["n_used"] == 300 and res["excluded"] == {}
+    assert res["accuracy"] == pytest.approx(right.mean(), abs=1e-12)
+    assert res["ece"] == pytest.approx(expected_calibration_error(confidence / 100, right),
+                                       abs=1e-12)
+    assert res["auroc"] == pytest.approx(auroc(confidence / 100, right), abs=1e-12)
+
+
+def test_every_problem_of_every_column_in_one_message(capsys, tmp_path):
+    path, _, _ = _issue_csv(tmp_path, correct_words=("maybe", "unsure"))
+    code, _, err = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct")
+    assert code == 2 and err.count("\n") == 1
+    assert "confidence: 300 out of [0, 1] (e.g. 87, 42.5) — looks like percentages: " \
+           "--confidence-scale 100" in err
+    assert err.rstrip().endswith("; correct: 300 not numeric (e.g. 'maybe', 'unsure')")
+
+
+def test_a_few_percentages_among_probabilities_are_counted_not_refused(capsys, tmp_path):
+    df = simulate("confidence", 200, seed=5)
+    df.loc[:4, "confidence"] = [87, 42.5, 3, 50, 1.2]      # five typos, not a 0-100 column
+    path = tmp_path / "typos.csv"
+    df.to_csv(path, index=False)
+    code, out, _ = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                       "--bootstrap", "0", "--json")
+    res = json.loads(out)["results"][str(path)]
+    assert code == 0 and res["n_used"] == 195
+    assert res["excluded"] == {"confidence_out_of_range": 5}
+
+
+def test_a_scale_given_to_probabilities_is_refused(capsys, tmp_path):
+    df = simulate("confidence", 100, seed=6)
+    path = tmp_path / "probs.csv"
+    df.to_csv(path, index=False)
+    code, _, err = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                       "--confidence-scale", "100")
+    assert code == 2 and err.count("\n") == 1
+    assert "confidence: --confidence-scale 100 was given, but every confidence is in [0, 1] " \
+           "already: leave it out" in err
+    for bad in ("0", "-1", "nan"):
+        code, _, err = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                           "--confidence-scale", bad)
+        assert code == 2 and "--confidence-scale must be a positive number" in err
+
+
+def test_correctness_words_are_read_as_one_and_zero(capsys, tmp_path):
+    words = ["yes", "No", " Y ", "n", "TRUE", "false", "Correct", "INCORRECT", "right",
+             "Wrong", "1", "0"]
+    truth = [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0]
+    conf = np.linspace(0.05, 0.95, len(words))
+    path = tmp_path / "words.csv"
+    pd.DataFrame({"p": conf, "y": words}).to_csv(path, index=False)
+    code, out, err = run(capsys, "score", str(path), "-c", "p", "-y", "y", "--bootstrap", "0",
+                         "--json")
+    assert code == 0, err
+    res = json.loads(out)["results"][str(path)]
+    assert res["n_used"] == 12 and res["accuracy"] == pytest.approx(0.5)
+    assert res["auroc"] == pytest.approx(auroc(conf, truth), abs=1e-12)

@@ -524,3 +524,30 @@ def test_apply_checks_that_the_promise_still_applies(tmp_path, capsys):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+
+def test_a_percentage_confidence_and_yes_no_correctness(tmp_path, capsys):
+    """The issue's file (#37 item 6): correctness as yes/no is read (it was refused as
+    non_numeric_correct), and --confidence-scale 100 certifies the same decisions on the
+    [0, 1] scale, the policy applying the same scale to new records."""
+    path, frame = _file(tmp_path, n=1500)
+    percent = tmp_path / "percent.csv"
+    pd.DataFrame({"p": frame["p"] * 100, "y": np.where(frame["y"] == 1, "yes", "no")}).to_csv(
+        percent, index=False)
+    argv = ["--target", "0.15", "--json"]
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", *argv]) == 0
+    plain = json.loads(capsys.readouterr().out)["guarantee"]
+    assert main(["guarantee", str(percent), "-c", "p", "-y", "y", *argv]) == 0
+    raw = json.loads(capsys.readouterr().out)["guarantee"]   # any real confidence: its scale
+    run = tmp_path / "run"
+    assert main(["guarantee", str(percent), "-c", "p", "-y", "y", "--confidence-scale", "100",
+                 *argv, "--out", str(run)]) == 0
+    scaled = json.loads(capsys.readouterr().out)["guarantee"]
+    assert plain["threshold"] is not None
+    assert raw["threshold"] == pytest.approx(100 * plain["threshold"], rel=1e-12)
+    assert scaled["threshold"] == pytest.approx(plain["threshold"], rel=1e-12)
+    assert scaled["bound"] == raw["bound"] == plain["bound"]
+    assert main(["guarantee", "apply", str(run / "policy.json"), str(percent), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["apply"]["answer"] == \
+        plain["calibration"]["answered"]

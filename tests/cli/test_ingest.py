@@ -69,8 +69,8 @@ def test_compare_reads_lm_eval_samples_with_no_column_flag(tmp_path, capsys):
     other = tmp_path / "samples_confeval_arith_mc_2026-01-01T00-00-00.jsonl"
     rows = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
     rng = np.random.default_rng(0)
-    for row in rows:   # a second "model": the same documents, other log-likelihoods
-        row["filtered_resps"] = [[str(float(r[0]) + rng.normal(0, 3)), r[1]]
+    for row in rows:   # a second "model": the same documents, other log-likelihoods (<= 0)
+        row["filtered_resps"] = [[str(-abs(float(r[0]) + rng.normal(0, 3))), r[1]]
                                  for r in row["filtered_resps"]]
     other.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["compare", str(SAMPLES), str(other), "--name", f"smollm={SAMPLES}",
@@ -183,3 +183,57 @@ def test_empty_binary_and_wholly_excluded_files_are_one_line(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+# ---- hostile files (issue #36 item 5): import and score say the same ----
+
+def _import_counts(capsys, path, out):
+    assert main(["import", str(path), "--out", str(out), "--json"]) == 0, \
+        capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)["import"]
+
+
+def test_duplicates_are_excluded_alike_by_import_score_and_compare(tmp_path, capsys):
+    twice = tmp_path / SAMPLES.name
+    twice.write_text("".join(f"{line}\n{line}\n" for line in SAMPLES.read_text().splitlines()))
+    counts = _import_counts(capsys, twice, tmp_path / "records.jsonl")
+    assert (counts["n_read"], counts["n_used"]) == (80, 40)
+    assert counts["excluded"] == {"duplicate_sample": 40}
+    res = _result(capsys, ["score", str(twice), "--bootstrap", "0", "--json"])
+    assert (res["n_read"], res["n_used"]) == (80, 40)
+    assert res["excluded"] == {"duplicate_sample": 40}
+    assert res["accuracy"] == pytest.approx(REPORTED["acc,none"], abs=1e-12)
+    assert main(["compare", str(SAMPLES), str(twice), "--name", f"once={SAMPLES}", "--name",
+                 f"twice={twice}", "--bootstrap", "10", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["compare"]
+    assert doc["n_items_shared"] == 40 and doc["excluded"]["twice"] == {"duplicate_sample": 40}
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "5.0"])
+def test_an_impossible_log_likelihood_is_one_reason_in_import_and_score(tmp_path, capsys,
+                                                                        value):
+    objects = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
+    objects[0]["filtered_resps"][2][0] = value
+    path = tmp_path / SAMPLES.name
+    path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    counts = _import_counts(capsys, path, tmp_path / "records.jsonl")
+    assert counts["n_used"] == 39 and counts["excluded"] == {"impossible_logprob": 1}
+    assert main(["score", str(path), "--bootstrap", "0", "--json"]) == 0
+    out, err = capsys.readouterr()
+    (res,) = json.loads(out)["results"].values()
+    assert res["n_used"] == 39 and res["excluded"] == {"impossible_logprob": 1}
+    assert err == ""                      # no numpy warning on the way
+
+
+def test_a_truncated_gzipped_samples_file_is_one_error_not_an_abort(tmp_path, capsys):
+    import gzip
+
+    data = gzip.compress(SAMPLES.read_bytes())
+    path = tmp_path / (SAMPLES.name + ".gz")
+    path.write_bytes(data[: len(data) // 2])
+    for argv in (["score", str(path)], ["import", str(path), "--out",
+                                        str(tmp_path / "r.jsonl")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: {path}: the compressed data cannot be read: it ends early " \
+                      "(truncated)\n"

@@ -90,6 +90,7 @@ def test_score_and_agreement_folders_hold_every_option_and_rerun(tmp_path, capsy
         "--bootstrap", "50", "--seed", "3"])
     (entry,) = config["inputs"]
     assert entry["options"] == {"confidence_col": "confidence", "correct_col": "correct",
+                                "confidence_scale": 1.0,
                                 "any_confidence": True, "n_bins": 15, "rce_bins": 20,
                                 "bootstrap": 50, "seed": 3, "from_format": "auto",
                                 "data_file": None, "normalise": "none"}

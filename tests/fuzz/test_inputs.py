@@ -119,13 +119,15 @@ def test_non_finite_huge_and_boolean_text_values_are_counted(tmp_path, capsys):
     frame.loc[0, "confidence"] = "nan"
     frame.loc[1, "confidence"] = "inf"
     frame.loc[2, "confidence"] = 1e308
-    frame.loc[3, "correct"] = "true"
+    frame.loc[3, "correct"] = "true"    # a correctness word: 1 (issue #37)
     frame.loc[4, "confidence"] = "-inf"
+    frame.loc[5, "correct"] = "maybe"   # no correctness word
     code, out, _ = run(_argv("score", conf_file(tmp_path, frame)), capsys)
     res = results(out)
     assert code == 0
     assert res["excluded"] == {"missing_confidence": 1, "non_finite_confidence": 2,
                                "confidence_out_of_range": 1, "non_numeric_correct": 1}
+    assert res["n_used"] == 35
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

@@ -105,3 +105,47 @@ def test_a_gold_letter_missing_from_the_top_logprobs_is_counted_not_dropped():
         np.testing.assert_array_equal(rs.frame["gold_in_top_logprobs"],
                                       [0 if g else 1 for g in gold_missing])
     assert 0 < sum(gold_missing) < 40    # the real log has both kinds (12 lack the gold)
+
+
+# ---- hostile logs (issue #36 item 5) ----
+
+def test_a_sample_logged_twice_in_one_epoch_counts_once(tmp_path):
+    log = read_eval_log(str(LOG))
+    log.samples.append(log.samples[0].model_copy(deep=True))
+    twice = tmp_path / "twice.json"          # a JSON log holds its samples as a list
+    write_eval_log(log, str(twice))
+    rs = read_records(twice, "score")
+    assert rs.n_read == 41 and int(rs.mask.sum()) == 40
+    assert rs.excluded == {"duplicate_sample": 1}
+
+
+@pytest.mark.parametrize("value", [5.0, float("inf"), float("nan")])
+def test_an_impossible_log_probability_excludes_the_sample(tmp_path, value):
+    log = read_eval_log(str(LOG))
+    log.samples[5].output.choices[0].logprobs.content[0].top_logprobs[0].logprob = value
+    path = tmp_path / "impossible.eval"
+    write_eval_log(log, str(path))
+    for suite in ("score", "sets"):
+        rs = read_records(path, suite)
+        assert rs.excluded == {"impossible_logprob": 1} and int(rs.mask.sum()) == 39
+
+
+def test_an_eval_archive_bomb_is_refused_before_inspect_reads_it(tmp_path, monkeypatch):
+    import zipfile
+
+    import inspect_ai.log
+
+    monkeypatch.setenv("CONFEVAL_MAX_DECOMPRESSED_MB", "2")
+
+    def never(*args, **kwargs):
+        raise AssertionError("Inspect was asked to read a bomb whole")
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", never)
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(LOG) as real, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr("header.json", real.read("header.json"))
+        out.writestr("samples/1_epoch_1.json", b" " * (64 << 20))
+    assert bomb.stat().st_size < 200_000 and detect(bomb) == "inspect"
+    with pytest.raises(ValueError, match=f"{bomb}: member 'samples/1_epoch_1.json' "
+                                         "decompresses to more than 2.0 MB"):
+        read_records(bomb, "score")

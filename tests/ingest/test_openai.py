@@ -4,9 +4,11 @@ data it answers by custom_id (batch output) and by position (a plain list), the 
 ratings' log-probabilities equal to a transcription of the server's own numbers; damaged lines
 counted under their reasons, a file that cannot be read one error naming it."""
 
+import gzip
 import json
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +197,67 @@ def test_completions_responses_and_their_top_logprobs(tmp_path, mc_data):
     np.testing.assert_allclose(rs.frame.loc[0, ["logit_A", "logit_B", "logit_C"]].to_numpy(
         float), [-0.2, -1.9, FLOOR])
     assert list(rs.frame["item_id"]) == ["q1", "q2"] and rs.frame.loc[0, "n_missing"] == 1
+
+
+# ---- hostile files (issue #36 item 5) ----
+
+def test_retried_responses_appended_count_once(tmp_path):
+    """A batch whose 80 responses were all retried and appended (160 lines): each custom_id
+    is one sample, the first usable response kept; an error retried keeps the retry."""
+    lines = _jsonl(MC_BATCH)
+    path = write_lines(tmp_path / "retried.jsonl", lines + lines)
+    rs = read_records(path, "score", data=str(MC_DATA))
+    once = read_records(MC_BATCH, "score", data=str(MC_DATA))
+    usable = int(once.mask.sum())
+    assert rs.n_read == 2 * len(lines) and int(rs.mask.sum()) == usable
+    assert rs.excluded == {**{k: 2 * v for k, v in once.excluded.items()},
+                           "duplicate_sample": usable}
+    np.testing.assert_array_equal(rs.frame["confidence"][rs.mask], once.frame["confidence"][
+        once.mask])
+    failed = {**lines[0], "response": None, "error": {"code": "server_error"}}
+    retried = read_records(write_lines(tmp_path / "error_then_retry.jsonl",
+                                       [lines[1], failed, lines[0], lines[0]]), "score",
+                           data=str(MC_DATA))
+    assert retried.excluded == {"openai_error": 1, "duplicate_sample": 1}
+    by_id = once.frame.set_index("custom_id")["confidence"]
+    assert retried.frame["confidence"][retried.mask].tolist() == \
+        [by_id[lines[1]["custom_id"]], by_id[lines[0]["custom_id"]]]
+
+
+@pytest.mark.parametrize("value", [5.0, float("inf"), float("nan"), "1e400"])
+def test_an_impossible_top_logprob_excludes_the_response(tmp_path, mc_data, value):
+    """+5.0 among the top alternatives was renormalised and used; now the response is
+    excluded under impossible_logprob, for every layout, and no numpy warning is raised."""
+    good = chat_response("B", [("B", -0.1), (" A", -2.5), ("C", -3.0)])
+    bad = json.loads(json.dumps(good))
+    bad["choices"][0]["logprobs"]["content"][0]["top_logprobs"][1]["logprob"] = 0.0
+    literal = value if isinstance(value, str) else json.dumps(value)   # Infinity, NaN
+    text = json.dumps(bad).replace('"logprob": 0.0', f'"logprob": {literal}')
+    path = write_lines(tmp_path / "out.jsonl", [good, text])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for suite in ("score", "sets"):
+            rs = read_records(path, suite, data=str(mc_data))
+            assert rs.excluded == {"impossible_logprob": 1} and int(rs.mask.sum()) == 1
+
+
+def test_a_bom_crlf_and_gzip_are_read_as_the_plain_file(tmp_path):
+    raw = MC_BATCH.read_bytes().replace(b"\n", b"\r\n")
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + raw)
+    gz = tmp_path / "bom.jsonl.gz"
+    gz.write_bytes(gzip.compress(bom.read_bytes()))
+    plain = read_records(MC_BATCH, "score", data=str(MC_DATA))
+    for path in (bom, gz):
+        assert detect(path) == "openai"
+        rs = read_records(path, "score", data=str(MC_DATA))
+        assert rs.excluded == plain.excluded and int(rs.mask.sum()) == int(plain.mask.sum())
+        np.testing.assert_array_equal(rs.frame["confidence"], plain.frame["confidence"])
+
+
+def test_a_first_response_of_megabytes_is_recognised(tmp_path):
+    lines = _jsonl(MC_BATCH)
+    lines[0]["response"]["body"]["system_fingerprint"] = "x" * 3_000_000
+    path = write_lines(tmp_path / "long.jsonl", lines)
+    assert detect(path) == "openai"
+    assert read_records(path, "score", data=str(MC_DATA)).n_read == len(lines)

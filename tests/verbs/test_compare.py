@@ -70,3 +70,39 @@ def test_the_options_reported_are_compares_own_bootstrap_and_seed(tmp_path):
     out = compare_records(sets, CompareOptions(id_col="id", bootstrap=7, seed=3), SCORE)
     assert out["options"]["bootstrap"] == 7 and out["options"]["seed"] == 3
     assert out["options"]["confidence_col"] == "p"
+
+
+def test_integral_float_ids_are_the_integer_ids(tmp_path):
+    """One model's CSV has an id column with a gap, which pandas reads as floats (1.0, 2.0,
+    ...); the other's ids are integers: the same items, aligned (``1`` and ``1.0`` never
+    matched before). Text ids stay as written: ``007`` is no ``7``."""
+    import pandas as pd
+
+    from confeval.records import RecordSet
+
+    models = _models(n=60)
+    (c0, y0), (c1, y1) = models["model0"], models["model1"]
+    ids = np.arange(1, 61)
+    gap = pd.DataFrame({"id": ids.astype(object), "p": c0, "y": y0})
+    gap.loc[10, "id"] = None                          # the gap: the column reads as floats
+    gap.to_csv(tmp_path / "gap.csv", index=False)
+    pd.DataFrame({"id": ids, "p": c1, "y": y1}).to_json(tmp_path / "ints.jsonl",
+                                                        orient="records", lines=True)
+    sets = {"gap": RecordSet.read(tmp_path / "gap.csv"),
+            "ints": RecordSet.read(tmp_path / "ints.jsonl")}
+    assert sets["gap"].frame["id"].dtype == float
+    out = compare_records(sets, CompareOptions(id_col="id", bootstrap=20), SCORE)
+    assert out["n_items_shared"] == 59 and out["not_shared"] == {"gap": 1, "ints": 0}
+    assert out["excluded"]["gap"] == {"missing_id": 1}
+    keep = np.arange(60) != 10
+    expected = evaluate_confidence(c1[keep], y1[keep], n_resamples=0)["auroc"]
+    assert out["metrics"]["auroc"]["models"]["ints"]["value"] == pytest.approx(expected,
+                                                                              abs=1e-12)
+    text = pd.DataFrame({"id": [f"{i:03d}" for i in ids], "p": c1, "y": y1})
+    text.to_json(tmp_path / "text.jsonl", orient="records", lines=True)
+    with pytest.raises(ValueError, match=r"no item id is shared by every model: .*gap.csv "
+                                         r"\(59 ids, e.g. '1', '2', '3'\).*text.jsonl \(60 ids, "
+                                         r"e.g. '001', '002', '003'\)"):
+        compare_records({"gap": RecordSet.read(tmp_path / "gap.csv"),
+                         "text": RecordSet.read(tmp_path / "text.jsonl")},
+                        CompareOptions(id_col="id"), SCORE)

@@ -1,56 +1,72 @@
 """The formats confeval reads, each recognised from a file's content: a registry of
-:class:`Format` (``looks_like(path)``, ``samples(path, layout, data, levels)``), so that
-recognising a file is a loop over the formats, as inspect_ai's recorders are chosen."""
+:class:`Format` (``looks_like(path)``, ``samples(path, layout, data, levels)``, ``key(sample)``),
+so that recognising a file is a loop over the formats, as inspect_ai's recorders are
+chosen."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._registry import Registry
 
 if TYPE_CHECKING:
     from .layout import Layout
 
-__all__ = ["FORMATS", "READERS", "Format", "detect", "samples_of"]
+__all__ = ["FORMATS", "READERS", "Format", "SampleKey", "detect", "samples_of"]
 
-_PEEK_BYTES = 1 << 20
+_PEEK_CHARS = 1 << 20
 _PEEK_LINES = 5
-"""Detection reads this many first lines (1 MB at most): one damaged line is no other
-format."""
+_LINE_PEEK = 1 << 16
+"""Detection reads the first five lines, 1 MB in all at most, and of each line its first
+64 KB: one damaged line is no other format, and a first line of several megabytes (a long
+document in an lm-eval sample) is recognised by the keys its start holds."""
 
 Samples = tuple[list, list[str], "str | None", dict]
 """(the samples, each one's reason when unusable, the model, notes)."""
 
+SampleKey = Callable[[Any], "Hashable | None"]
+"""What identifies one sample of a format (None: nothing does), so that a repeated one is
+known."""
+
 
 @dataclass(frozen=True)
 class Format:
-    """One tool's file format: whether a file is one, and its samples (each the object a
-    layout's row function takes, or None with its reason)."""
+    """One tool's file format: whether a file is one, its samples (each the object a
+    layout's row function takes, or None with its reason), and what identifies a sample
+    (``key``: a sample logged twice — a line repeated, a response retried — is one)."""
 
     name: str
     looks_like: Callable[[Path], bool]
     samples: Callable[[Path, Layout, str | None, tuple[int, ...]], Samples]
+    key: SampleKey = lambda sample: None
 
 
-def _first_lines(path: Path) -> list[str]:
-    """Up to five lines of a (possibly gzipped) text file, 1 MB in all at most."""
-    import gzip
+def _first_lines(path: Path) -> list[tuple[str, bool]]:
+    """Up to five lines of a (possibly gzipped) text file, 1 MB in all at most, each as
+    (its first 64 KB, whether that is the whole line); a byte-order mark is no part of the
+    first."""
+    from .._untrusted import UntrustedFileError, open_text
 
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    lines, budget = [], _PEEK_BYTES
+    lines, budget = [], _PEEK_CHARS
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+        with open_text(path) as f:
             while len(lines) < _PEEK_LINES and budget > 0:
-                line = f.readline(budget)
+                asked = min(_LINE_PEEK, budget)
+                line = f.readline(asked)
                 if not line:
                     break
-                lines.append(line)
                 budget -= len(line)
-    except (OSError, EOFError):
-        return []
+                ended = line.endswith("\n") or len(line) < asked   # shorter: the file ended
+                lines.append((line, ended))
+                while not ended and budget > 0:   # the rest of a long line, read past
+                    rest = f.readline(min(_LINE_PEEK, budget))
+                    budget -= len(rest)
+                    ended = not rest or rest.endswith("\n")
+    except (OSError, EOFError, UntrustedFileError):
+        return lines   # what could be read: a damaged file is said so by its reader
     return lines
 
 
@@ -70,20 +86,22 @@ def _is_lm_eval(path: Path) -> bool:
     from .lm_eval import looks_like_samples
 
     # a damaged first line is counted, not taken for another format
-    return _jsonl_like(path) and any(looks_like_samples(line) for line in _first_lines(path))
+    return _jsonl_like(path) and any(looks_like_samples(line, whole)
+                                     for line, whole in _first_lines(path))
 
 
 def _is_openai(path: Path) -> bool:
+    from .._untrusted import open_text
     from .openai import looks_like_responses
 
     if not _jsonl_like(path):
         return False
     lines = _first_lines(path)
-    first = lines[0] if lines else ""
+    first, whole = lines[0] if lines else ("", True)
     if first.lstrip().startswith("[") and not path.name.lower().endswith(".gz"):
-        with path.open("r", encoding="utf-8", errors="replace") as f:
-            first = f.read(_PEEK_BYTES)   # a JSON list of responses spans many lines
-    return looks_like_responses(first)
+        with open_text(path) as f:
+            first = f.read(_PEEK_CHARS)   # a JSON list of responses spans many lines
+    return looks_like_responses(first, whole)
 
 
 def _inspect_samples(path: Path, layout: Layout, data: str | None,
@@ -102,7 +120,11 @@ def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
         raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
                          f"options to read {layout.what} from (a multiple_choice task's "
                          "have); `confeval score` reads their per-sample metrics")
-    return samples.samples, samples.reasons, samples.model, {}
+    notes = {"lm_eval_targets": {
+        "both_a_choice_text_and_an_index": samples.ambiguous_targets,
+        "read_as": "the choice whose text the target is (the line's acc, acc_norm and "
+                   "acc_bytes fit either reading)"}} if samples.ambiguous_targets else {}
+    return samples.samples, samples.reasons, samples.model, notes
 
 
 def _openai_samples(path: Path, layout: Layout, data: str | None,
@@ -129,10 +151,22 @@ def _openai_samples(path: Path, layout: Layout, data: str | None,
         "data_rows": len(rows.items), "data_rows_without_response": rows.unanswered}}
 
 
+def _lm_eval_key(sample) -> Hashable | None:
+    return sample.key   # its doc_id under one filter and set of metrics
+
+
+def _inspect_key(sample) -> Hashable | None:
+    return (sample.doc_id, sample.epoch)
+
+
+def _openai_key(answered) -> Hashable | None:
+    return answered.response.custom_id   # a response matched by position has none
+
+
 READERS: Registry[Format] = Registry("format", {
-    "inspect": Format("inspect", _is_inspect, _inspect_samples),
-    "lm-eval": Format("lm-eval", _is_lm_eval, _lm_eval_samples),
-    "openai": Format("openai", _is_openai, _openai_samples),
+    "inspect": Format("inspect", _is_inspect, _inspect_samples, _inspect_key),
+    "lm-eval": Format("lm-eval", _is_lm_eval, _lm_eval_samples, _lm_eval_key),
+    "openai": Format("openai", _is_openai, _openai_samples, _openai_key),
 })
 """Every format confeval reads, in the order a file is tried against them."""
 
@@ -141,7 +175,8 @@ FORMATS = ("auto", *READERS, "none")
 
 
 def detect(path: str | Path) -> str | None:
-    """The format of ``path`` from its content (at most 1 MB of its first lines), or None."""
+    """The format of ``path`` from its content (at most 1 MB of its first lines, 64 KB of
+    each), or None."""
     path = Path(path)
     return next((name for name, fmt in READERS.items() if fmt.looks_like(path)), None)
 

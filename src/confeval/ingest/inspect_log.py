@@ -12,7 +12,15 @@ first generated token that is one (or whose top alternatives list one), read by 
 the OpenAI backend uses (:func:`confeval.parse.option_tokens.extract_from_tokens`): a small
 model's reply and its log-prob tokens need not line up, so the letter is found among the tokens
 themselves. A sample with no option letter there, without log-probabilities, or whose scorer gave
-no value, is an excluded row under its reason (``inspect_*``).
+no value, is an excluded row under its reason (``inspect_*``); one with a log-probability that
+is none (above 0, NaN, +-inf) under ``impossible_logprob``. A sample id logged twice in one
+epoch is one sample (:func:`confeval.ingest.read_records` keeps the first).
+
+An ``.eval`` archive is untrusted: before Inspect reads it, every member is decompressed in
+chunks and counted, without being kept (:func:`confeval._untrusted.check_archive`), and one
+that expands past the caps (512 MB a member, 200 times the archive's size in all; both set by
+environment variables) is one error naming the file, the member and the cap, never a read of
+the whole (a 168 KB archive once expanded to 940 MB in memory).
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .._numeric import as_logprob
+from .._untrusted import check_archive
 
 __all__ = ["InspectSample", "looks_like_log", "read_log"]
 
@@ -65,7 +76,9 @@ def _import_reader():
     return read_eval_log, value_to_float()
 
 
-def _tokens(output) -> list | None:
+def _tokens(output) -> list | str | None:
+    """The output's generated tokens with their top alternatives (None: no log-probabilities;
+    ``impossible_logprob`` where one is no log-probability)."""
     from ..backends.base import TokenLogprob
 
     choices = getattr(output, "choices", None) or []
@@ -73,10 +86,16 @@ def _tokens(output) -> list | None:
     content = getattr(logprobs, "content", None) if logprobs is not None else None
     if not content:
         return None
-    return [TokenLogprob(str(t.token), float(t.logprob),
-                         tuple((str(a.token), float(a.logprob))
-                               for a in (t.top_logprobs or ())))
-            for t in content if t.logprob is not None and math.isfinite(t.logprob)]
+    tokens = []
+    for t in content:
+        if t.logprob is None:
+            continue
+        logprob = as_logprob(float(t.logprob))
+        top = [(str(a.token), as_logprob(float(a.logprob))) for a in (t.top_logprobs or ())]
+        if logprob is None or any(lp is None for _, lp in top):
+            return "impossible_logprob"
+        tokens.append(TokenLogprob(str(t.token), logprob, tuple(top)))
+    return tokens
 
 
 def _sample(sample, to_float, scorer: str | None) -> tuple[InspectSample | None, str]:
@@ -103,6 +122,8 @@ def _sample(sample, to_float, scorer: str | None) -> tuple[InspectSample | None,
     tokens = _tokens(sample.output)
     if tokens is None:
         return None, "inspect_no_logprobs"
+    if isinstance(tokens, str):
+        return None, tokens
     read = extract_from_tokens(tokens, letters)
     if read["raw"] is None:
         return None, "inspect_no_letter_in_top_logprobs"
@@ -115,6 +136,8 @@ def read_log(path: str | Path, scorer: str | None = None) -> tuple[list, list[st
     """(samples or None per sample, the reason of each unusable one, the model) of a log."""
     read_eval_log, to_float = _import_reader()
     path = Path(path)
+    if path.name.lower().endswith(".eval"):
+        check_archive(path)   # every member within the caps before Inspect reads it whole
     try:
         log = read_eval_log(str(path))
     except Exception as exc:   # a truncated zip, a foreign JSON: Inspect says which

@@ -20,19 +20,35 @@ named by the results file, else told by ``filtered_resps`` — text replies, or 
 field lists — ``exact_match``, ``acc``, a task's own such as a stated confidence), the reply
 (``generate_until``) or the target's log-likelihood and ``is_greedy`` (``loglikelihood``).
 
+The gold choice, as ``process_results`` reads ``doc_to_target``: an int is an index, a text
+is the choice whose text it is. lm-eval 0.4 logs ``str(target)``, so the index 2 and the
+choice text "2" are both logged "2": a text target that is a choice's text is that choice, one
+that is not (``"3"`` among word choices) is the index it spells, and where it is both (choices
+"1".."5", target "2") the line's own per-sample ``acc`` / ``acc_norm`` / ``acc_bytes`` decide
+(the reading under which lm-eval's prediction scored what it logged); where they cannot, the
+choice text is read and the file's notes count it (``lm_eval_targets``).
+
 Lines are checked one by one: a line that is no JSON object, lacks ``filtered_resps`` or its
 arguments, has a log-likelihood that is no number, or a target outside the choices, becomes an
-excluded row with its reason (``lm_eval_*``), never a crash or a silent drop.
+excluded row with its reason (``lm_eval_*``), and a log-likelihood that is no log-probability
+(above 0, NaN, +-inf) one under ``impossible_logprob``, never a crash or a silent drop. The
+file is read as UTF-8 (a byte-order mark ignored, CRLF line ends read as LF), a ``.gz`` one
+decompressed under the caps of :mod:`confeval._untrusted`, a line longer than
+:data:`MAX_LINE_CHARS` skipped unread.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .._numeric import as_logprobs
+from .._untrusted import bounded_lines, open_text, top_level_fields
 
 __all__ = ["NORMALISATIONS", "LmEvalFile", "LmEvalSample", "LmEvalScored", "looks_like_samples",
            "read_samples"]
@@ -50,7 +66,9 @@ MAX_LINE_CHARS = 20_000_000
 @dataclass
 class LmEvalSample:
     """One document of a multiple-choice task: its log-likelihoods and choices (the delimiter
-    removed), the gold index (-1: none usable) and lm-eval's own per-sample metrics."""
+    removed), the gold index (-1: none usable), lm-eval's own per-sample metrics and the
+    sample's identity (``key``: its ``doc_id``, ``filter`` and metric names; None without a
+    ``doc_id``), by which a repeated line is known."""
 
     doc_id: str
     task: str
@@ -58,6 +76,7 @@ class LmEvalSample:
     choices: list[str]
     gold: int
     metrics: dict[str, float] = field(default_factory=dict)
+    key: tuple | None = None
 
     def scores(self, normalise: str = "none") -> np.ndarray:
         """The log-likelihoods as lm-eval compares them under ``normalise``."""
@@ -82,6 +101,7 @@ class LmEvalScored:
     target: str | None = None
     loglikelihood: float | None = None
     is_greedy: bool | None = None
+    key: tuple | None = None
 
 
 @dataclass
@@ -95,10 +115,20 @@ class LmEvalFile:
     task: str
     model: str | None
     output_type: str = "multiple_choice"
+    ambiguous_targets: int = 0
+    """Samples whose target is both a choice's text and an index the line's metrics could not
+    tell apart (read as the choice text)."""
 
 
-def looks_like_samples(first_line: str) -> bool:
-    """An lm-eval samples line: a JSON object with ``doc_id`` and ``filtered_resps``."""
+def looks_like_samples(first_line: str, complete: bool = True) -> bool:
+    """An lm-eval samples line: a JSON object with ``doc_id`` and ``filtered_resps``.
+    ``complete=False``: ``first_line`` is the start of a longer line, recognised by its
+    top-level keys as far as it goes (``doc_id`` with ``filtered_resps``, or ``doc_id`` then
+    ``doc``, the order lm-eval writes them in: a long document or context can push
+    ``filtered_resps`` far down the line)."""
+    if not complete:
+        keys = list(top_level_fields(first_line))
+        return "doc_id" in keys and ("filtered_resps" in keys or keys[:2] == ["doc_id", "doc"])
     try:
         obj = json.loads(first_line)
     except (json.JSONDecodeError, RecursionError):
@@ -135,12 +165,18 @@ def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]
     return None, " ", None
 
 
-def _floats(pairs) -> np.ndarray | None:
+def _floats(pairs) -> np.ndarray | str:
+    """The log-likelihoods of ``[log-likelihood, is_greedy]`` pairs, or the reason they are
+    unusable: ``lm_eval_bad_loglikelihood`` (no number) or ``impossible_logprob`` (NaN, +-inf,
+    above 0: no log-probability)."""
     try:
         values = np.array([float(p[0]) for p in pairs], dtype=np.float64)
-    except (TypeError, ValueError, IndexError, KeyError):
-        return None
-    return values if values.size and not np.isnan(values).any() else None
+    except (TypeError, ValueError, IndexError, KeyError, OverflowError):
+        return "lm_eval_bad_loglikelihood"
+    if not values.size:
+        return "lm_eval_bad_loglikelihood"
+    checked = as_logprobs(values)
+    return "impossible_logprob" if checked is None else checked
 
 
 def _choices(arguments, n: int, delimiter: str) -> list[str] | None:
@@ -156,39 +192,79 @@ def _choices(arguments, n: int, delimiter: str) -> list[str] | None:
     return out
 
 
-def _gold(target, choices: list[str]) -> int:
+_MAX_INDEX_DIGITS = 9
+"""A longer run of digits is no choice index (and ``int()`` of thousands of digits is slow)."""
+
+
+def _gold(target, choices: list[str], agrees: Callable[[int], bool]) -> tuple[int, bool]:
+    """(the gold index, -1 for none; whether the target was ambiguous and left undecided):
+    an int (or a whole JSON number) is an index; a text is the choice whose text it is, else
+    the index it spells; a text that is both is decided by ``agrees(index)`` (the line's own
+    metrics), the choice text where they cannot tell (module docstring)."""
     if isinstance(target, bool):
-        return -1
-    if isinstance(target, (int, float)) and float(target).is_integer():
-        index = int(target)
-    elif isinstance(target, str) and target.strip().lstrip("-").isdigit():
-        index = int(target.strip())
-    elif isinstance(target, str):
-        return choices.index(target) if target in choices else -1
-    else:
-        return -1
-    return index if 0 <= index < len(choices) else -1
+        return -1, False
+    if isinstance(target, (int, float)):
+        whole = isinstance(target, int) or (math.isfinite(target) and target.is_integer())
+        return (int(target) if whole and 0 <= target < len(choices) else -1), False
+    if not isinstance(target, str):
+        return -1, False
+    as_text = choices.index(target) if target in choices else -1
+    digits = target.strip()
+    as_index = int(digits) if digits.isascii() and digits.isdigit() \
+        and len(digits) <= _MAX_INDEX_DIGITS and int(digits) < len(choices) else -1
+    if as_text < 0 or as_index < 0 or as_text == as_index:
+        return max(as_text, as_index), False
+    agreeing = [index for index in (as_text, as_index) if agrees(index)]
+    if len(agreeing) == 1:
+        return agreeing[0], False
+    return as_text, True
+
+
+_METRIC_NORMALISATION = {"acc": "none", "acc_norm": "chars", "acc_bytes": "bytes"}
+"""lm-eval's per-sample metrics of a multiple-choice task, each with the normalisation whose
+arg-max it scores."""
+
+
+def _agrees_with_metrics(sample: LmEvalSample) -> Callable[[int], bool]:
+    """Whether a gold index agrees with every per-sample metric the line logs: the arg-max
+    under the metric's normalisation is that index exactly when the metric is 1."""
+    def agrees(index: int) -> bool:
+        return all(float(int(np.argmax(sample.scores(norm))) == index) == sample.metrics[name]
+                   for name, norm in _METRIC_NORMALISATION.items() if name in sample.metrics)
+    return agrees
+
+
+def _key(obj: dict) -> tuple | None:
+    """A line's identity: its ``doc_id`` with the ``filter`` and metric names it was scored
+    under (lm-eval logs a document once per filter); None without a ``doc_id``."""
+    if obj.get("doc_id") is None:
+        return None
+    names = obj.get("metrics")
+    names = tuple(map(str, names)) if isinstance(names, list) else ()
+    return (str(obj["doc_id"]), str(obj.get("filter")), names)
 
 
 def _sample(obj: dict, task: str, delimiter: str) -> tuple[LmEvalSample | None, str]:
-    """(the sample, "") or (None, the reason it cannot be used)."""
+    """(the sample, "") or (None, the reason it cannot be used); a sample whose target was
+    ambiguous and left undecided has the reason ``"ambiguous"`` beside it (it is usable)."""
     if "filtered_resps" not in obj:
         return None, "lm_eval_no_filtered_resps"
     lls = _floats(obj["filtered_resps"])
-    if lls is None:
-        return None, "lm_eval_bad_loglikelihood"
+    if isinstance(lls, str):
+        return None, lls
     arguments = obj.get("arguments")
     if "acc_mutual_info" in obj and lls.size % 2 == 0:
         lls = lls[: lls.size // 2]   # mutual information: the conditional half comes first
     choices = _choices(arguments, lls.size, delimiter)
     if choices is None:
         return None, "lm_eval_no_choices"
-    gold = _gold(obj.get("target"), choices)
-    if gold < 0:
+    metrics = {k: value for k in ("acc", "acc_norm", "acc_bytes", "exact_match")
+               if (value := _finite(obj.get(k))) is not None}
+    sample = LmEvalSample(str(obj.get("doc_id")), task, lls, choices, -1, metrics, _key(obj))
+    sample.gold, ambiguous = _gold(obj.get("target"), choices, _agrees_with_metrics(sample))
+    if sample.gold < 0:
         return None, "lm_eval_target_not_a_choice"
-    metrics = {k: float(obj[k]) for k in ("acc", "acc_norm", "acc_bytes", "exact_match")
-               if isinstance(obj.get(k), (int, float)) and math.isfinite(obj[k])}
-    return LmEvalSample(str(obj.get("doc_id")), task, lls, choices, gold, metrics), ""
+    return sample, "ambiguous" if ambiguous else ""
 
 
 def _told_output_type(resps) -> str:
@@ -204,11 +280,22 @@ def _told_output_type(resps) -> str:
 
 def _finite_or_nan(value) -> float | None:
     """A metric's value as a float (NaN when non-finite), None when it is no number."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else math.nan
-    return None
+    if not isinstance(value, (int, float)):
+        return None
+    number = _finite(value)
+    return math.nan if number is None else number
+
+
+def _finite(value) -> float | None:
+    """A JSON number (a bool too: 1 or 0) as a finite float, else None (an integer too large
+    for a float among them)."""
+    if not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _scored_sample(obj: dict, task: str, output_type: str) -> tuple[LmEvalScored | None, str]:
@@ -221,16 +308,17 @@ def _scored_sample(obj: dict, task: str, output_type: str) -> tuple[LmEvalScored
     metrics = {str(k): v for k in names if (v := _finite_or_nan(obj.get(k))) is not None}
     target = obj.get("target")
     sample = LmEvalScored(str(obj.get("doc_id")), task, output_type, metrics,
-                          target=None if target is None else str(target))
+                          target=None if target is None else str(target), key=_key(obj))
     first = resps[0] if isinstance(resps, list) and resps else None
     if output_type == "generate_until":
         if not isinstance(first, str):
             return None, "lm_eval_no_reply"
         sample.reply = first
     elif output_type == "loglikelihood":
-        lls = _floats(resps[:1]) if isinstance(first, (list, tuple)) else None
-        if lls is None:
-            return None, "lm_eval_bad_loglikelihood"
+        lls = _floats(resps[:1]) if isinstance(first, (list, tuple)) else \
+            "lm_eval_bad_loglikelihood"
+        if isinstance(lls, str):
+            return None, lls
         sample.loglikelihood = float(lls[0])
         greedy = first[1] if len(first) > 1 else None
         sample.is_greedy = (greedy in (True, "True", "true", 1)) if greedy is not None else None
@@ -238,16 +326,18 @@ def _scored_sample(obj: dict, task: str, output_type: str) -> tuple[LmEvalScored
 
 
 def read_samples(path: str | Path) -> LmEvalFile:
-    """Every line of a samples file, each a sample or an excluded line with its reason."""
+    """Every line of a samples file, each a sample or an excluded line with its reason; a
+    compressed file past the decompression caps, or truncated, is one
+    :class:`~confeval._untrusted.UntrustedFileError` naming it."""
     path = Path(path)
     task = _task_of(path)
     model, delimiter, output_type = _results_beside(path, task)
-    samples: list[LmEvalSample | None] = []
+    samples: list[LmEvalSample | LmEvalScored | None] = []
     reasons: list[str] = []
-    opener = _open(path)
-    with opener as f:
-        for line in f:
-            if len(line) > MAX_LINE_CHARS:
+    ambiguous = 0
+    with open_text(path) as f:
+        for line in bounded_lines(f, MAX_LINE_CHARS):
+            if line is None:
                 samples.append(None)
                 reasons.append("lm_eval_line_too_long")
                 continue
@@ -266,14 +356,9 @@ def read_samples(path: str | Path) -> LmEvalFile:
             kind = output_type or "multiple_choice"
             sample, reason = (_sample(obj, task, delimiter) if kind == "multiple_choice"
                               else _scored_sample(obj, task, kind))
+            if reason == "ambiguous":
+                ambiguous, reason = ambiguous + 1, ""
             samples.append(sample)
             reasons.append(reason)
-    return LmEvalFile(samples, reasons, task, model, output_type or "multiple_choice")
-
-
-def _open(path: Path):
-    if path.name.lower().endswith(".gz"):
-        import gzip
-
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return path.open("r", encoding="utf-8", errors="replace")
+    return LmEvalFile(samples, reasons, task, model, output_type or "multiple_choice",
+                      ambiguous)

@@ -13,8 +13,9 @@ Multiple-choice layouts (``score``, ``sets``: ``questions=True``) read each row 
 (:func:`confeval.tasks.multiple_choice.mc_item`: its letters and gold letter; a row that cannot
 be asked gives ``data_<reason>``); judge layouts (``intervals``) keep the row's plain columns
 (the human score among them). A response whose row is not found is ``openai_no_data_row``;
-a row answered twice keeps both answers (the scorer sees a duplicate id); the rows no response
-answered are counted (``data_rows_without_response``), not scored.
+a row answered twice by one ``custom_id`` (a retried request appended) keeps its first usable
+answer, the others excluded as ``duplicate_sample`` by :func:`confeval.ingest.read_records`;
+the rows no response answered are counted (``data_rows_without_response``), not scored.
 """
 
 from __future__ import annotations

@@ -23,16 +23,23 @@ it arrives from a server, not a file a user kept (a batch line is no type of it)
 
 Every line is checked on its own: a line that is no JSON object, an error or a non-2xx status,
 a response without choices or without log-probabilities becomes an excluded row under its
-reason (``openai_*``), never a crash or a silent drop.
+reason (``openai_*``), and one with a log-probability that is none (above 0, NaN, +-inf: a
+top alternative at +5.0 would otherwise be renormalised and used) one under
+``impossible_logprob``, never a crash or a silent drop. A batch line repeating a ``custom_id``
+(a retried request appended) is the same sample: :func:`confeval.ingest.read_records` keeps
+the first usable one. The file is read as UTF-8 (a byte-order mark ignored, CRLF line ends
+read as LF), a ``.gz`` one decompressed under the caps of :mod:`confeval._untrusted`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .._numeric import as_logprob
+from .._untrusted import bounded_lines, open_text, top_level_fields
 
 __all__ = ["MAX_LINE_CHARS", "Response", "looks_like_responses", "read_responses"]
 
@@ -55,14 +62,19 @@ class Response:
     tokens: list | None
 
 
-def looks_like_responses(head: str) -> bool:
+def looks_like_responses(head: str, complete: bool = True) -> bool:
     """A batch output line (``custom_id`` and a ``response`` object), a response object, or
     the start of a JSON list of them (``head``: a file's first line, or its first megabyte
-    when that is a list)."""
+    when that is a list). ``complete=False``: ``head`` is the start of a longer line,
+    recognised by the top-level keys it holds."""
     stripped = head.lstrip()
     if stripped.startswith("["):
         return any(f'"{name}"' in stripped[:1 << 20] for name in _OBJECTS) or \
             '"custom_id"' in stripped[:1 << 20]
+    if not complete:
+        fields = top_level_fields(head)
+        return ("custom_id" in fields and "response" in fields and fields["response"] is None) \
+            or (fields.get("object") in _OBJECTS and "choices" in fields)
     try:
         obj = json.loads(head)
     except (json.JSONDecodeError, RecursionError):
@@ -72,16 +84,27 @@ def looks_like_responses(head: str) -> bool:
         or (obj.get("object") in _OBJECTS and "choices" in obj))
 
 
+class _Impossible(ValueError):
+    """A log-probability that is none (above 0, NaN, +-inf): the response is excluded."""
+
+
 def _number(value: Any) -> float | None:
+    """A JSON number read as a log-probability (None: no number, left out as before); a
+    number that cannot be one raises :class:`_Impossible`."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    try:
+        logprob = as_logprob(float(value))
+    except OverflowError:   # an integer beyond a float
+        logprob = None
+    if logprob is None:
+        raise _Impossible(value)
+    return logprob
 
 
 def _alternatives(top: Any) -> tuple[tuple[str, float], ...]:
     """Chat's ``[{token, logprob}, ...]`` or completions' ``{token: logprob}``; entries that
-    are not a text and a finite number are left out."""
+    are not a text and a number are left out."""
     pairs = top.items() if isinstance(top, dict) else (
         ((t.get("token"), t.get("logprob")) for t in top if isinstance(t, dict))
         if isinstance(top, list) else ())
@@ -141,8 +164,11 @@ def _response(obj: dict, position: int) -> tuple[Response | None, str]:
     logprobs = choice.get("logprobs")
     tokens = None
     if isinstance(logprobs, dict):
-        tokens = _chat_tokens(logprobs) if "content" in logprobs else \
-            _completion_tokens(logprobs)
+        try:
+            tokens = _chat_tokens(logprobs) if "content" in logprobs else \
+                _completion_tokens(logprobs)
+        except _Impossible:
+            return None, "impossible_logprob"
     if not tokens:
         return None, "openai_no_logprobs"
     model = obj.get("model")
@@ -152,11 +178,11 @@ def _response(obj: dict, position: int) -> tuple[Response | None, str]:
 
 def _objects(path: Path):
     """(position, parsed object or None, reason) per response of the file."""
-    with path.open("r", encoding="utf-8", errors="replace") as f:
+    with open_text(path) as f:
         head = f.read(1 << 16).lstrip()
     if head.startswith("["):
         try:
-            with path.open("r", encoding="utf-8", errors="replace") as f:
+            with open_text(path) as f:
                 items = json.load(f)
         except (json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"{path}: not a readable JSON list of responses ({exc})") from None
@@ -165,13 +191,13 @@ def _objects(path: Path):
         yield from ((i, obj if isinstance(obj, dict) else None, "openai_not_a_json_object")
                     for i, obj in enumerate(items, start=1))
         return
-    with path.open("r", encoding="utf-8", errors="replace") as f:
+    with open_text(path) as f:
         position = 0
-        for line in f:
-            if not line.strip():
+        for line in bounded_lines(f, MAX_LINE_CHARS):
+            if line is not None and not line.strip():
                 continue
             position += 1
-            if len(line) > MAX_LINE_CHARS:
+            if line is None:
                 yield position, None, "openai_line_too_long"
                 continue
             try:

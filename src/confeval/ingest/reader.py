@@ -1,6 +1,10 @@
 """Another tool's file -> a suite's records: :func:`read_records` with the suite's
 :class:`~confeval.ingest.layout.Layout`, every unusable sample an excluded row under its
-reason."""
+reason, and every sample logged again (the same lm-eval ``doc_id`` under the same filter and
+metrics, Inspect ``(id, epoch)``, OpenAI ``custom_id``: a line repeated, a retried response
+appended) after its first usable copy an excluded row under ``duplicate_sample`` — the one
+place every layout, ``confeval import`` and every scoring command read other tools' files
+through."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .formats import FORMATS, detect, samples_of
+from .formats import FORMATS, READERS, SampleKey, detect, samples_of
 from .layout import Layout
 
 if TYPE_CHECKING:
@@ -57,7 +61,8 @@ def read_records(path: str | Path, layout: Layout | None, from_format: str = "au
                        f"{layout.what if layout is not None else what}", found)
     samples, sample_reasons, model, notes = samples_of(path, found, layout, data, levels)
     rows, reasons = _rows(samples, sample_reasons, layout.rows[found], normalise,
-                          key="item_id" if found == "openai" else layout.key, model=model)
+                          key="item_id" if found == "openai" else layout.key, model=model,
+                          identity=READERS[found].key)
     if not rows:
         raise ValueError(f"{path}: an {found} file without a sample")
     rs = RecordSet.from_records(rows, str(path))
@@ -75,16 +80,25 @@ def read_records(path: str | Path, layout: Layout | None, from_format: str = "au
 
 
 def _rows(samples: list, sample_reasons: list[str], rows_of, normalise: str, *, key: str,
-          model: str | None) -> tuple[list[dict], list[str]]:
+          model: str | None, identity: SampleKey) -> tuple[list[dict], list[str]]:
     """Every sample's rows (an unusable one: a placeholder row naming its line) and each
-    row's reason ("" for a usable one)."""
+    row's reason ("" for a usable one). A sample whose ``identity`` a usable sample before it
+    had is ``duplicate_sample``: the first usable copy is kept, so a failed request retried
+    keeps the retry."""
     rows, reasons = [], []
+    kept: set = set()
     for line, (sample, reason) in enumerate(zip(samples, sample_reasons), start=1):
-        made = rows_of(sample, normalise) if sample is not None else reason
+        same = identity(sample) if sample is not None else None
+        if same is not None and same in kept:
+            made: list[dict] | str = "duplicate_sample"
+        else:
+            made = rows_of(sample, normalise) if sample is not None else reason
         if isinstance(made, str):
             rows.append({key: f"sample-{line}"})
             reasons.append(made)
             continue
+        if same is not None:
+            kept.add(same)
         if model:
             for row in made:
                 row["model"] = model

@@ -117,14 +117,16 @@ def align_items(ids: Mapping[str, np.ndarray], sources: Mapping[str, str]
     for name, model_ids in ids.items():
         seen, counts = np.unique(model_ids, return_counts=True)
         if (counts > 1).any():
-            raise ValueError(f"{sources[name]}: id {seen[counts > 1][0]!r} appears "
+            raise ValueError(f"{sources[name]}: id {str(seen[counts > 1][0])!r} appears "
                              f"{int(counts.max())} times; ids must be unique")
         index[name] = {str(i): k for k, i in enumerate(model_ids)}
     every = set.intersection(*(set(m) for m in index.values()))
     union = set.union(*(set(m) for m in index.values()))
     if not every:
         raise ValueError("no item id is shared by every model: "
-                         + ", ".join(f"{sources[n]} ({len(m)} ids)" for n, m in index.items()))
+                         + ", ".join(f"{sources[n]} ({len(m)} ids, e.g. "
+                                     f"{', '.join(repr(str(i)) for i in list(m)[:3])})"
+                                     for n, m in index.items()))
     first = next(iter(ids))
     shared = [str(i) for i in ids[first] if str(i) in every]
     positions = {name: np.fromiter((m[i] for i in shared), dtype=np.intp, count=len(shared))
@@ -140,6 +142,8 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     folders bring their own); the scoring options must agree across models. ``live``: the
     records are live runs', whose ``item_id`` names each item unless ``--id-col`` says
     otherwise."""
+    from ..records import id_text
+
     if len(sets) < 2:
         raise ValueError("confeval compare needs at least two inputs (one model each)")
     if options.suite is None:   # record sets say no suite: a confidence and a correctness
@@ -172,8 +176,9 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
         if wrong:   # a reader's contract: arrays over the usable rows it leaves
             raise RuntimeError(f"{options.suite} reader: {wrong} do not match the usable rows")
         arrays[name] = read
-        ids[name] = np.asarray(item_id, dtype=str) if item_id is not None else \
-            rs.frame[id_col].astype(str).to_numpy()[keep]
+        # 1.0 is the item 1: an integer id column with a gap reads as floats (id_text)
+        ids[name] = id_text(item_id) if item_id is not None else \
+            id_text(rs.frame[id_col])[keep]
     shared, positions, not_shared = align_items(ids, {n: rs.source for n, rs in sets.items()})
     aligned = {name: {k: (v[positions[name]] if isinstance(v, np.ndarray) and v.ndim else v)
                       for k, v in a.items()}

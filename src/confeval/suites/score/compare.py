@@ -22,7 +22,8 @@ def read(rs: RecordSet, options: ConfidenceOptions) -> dict[str, np.ndarray]:
     from ...evaluate import read_confidence_records
 
     conf, correct = read_confidence_records(rs, *columns(rs, options),
-                                            any_confidence=options.any_confidence)
+                                            any_confidence=options.any_confidence,
+                                            confidence_scale=options.confidence_scale)
     return {"confidence": conf, "correct": correct}
 
 

@@ -22,7 +22,8 @@ __all__ = ["DECISION"]
 def calibrate(rs: RecordSet, options: ConfidenceOptions, choice: Options) -> Decided:
     from ...evaluate import read_confidence_records
 
-    conf, correct = read_confidence_records(rs, *columns(rs, options), any_confidence=True)
+    conf, correct = read_confidence_records(rs, *columns(rs, options), any_confidence=True,
+                                            confidence_scale=options.confidence_scale)
     return Decided(rs, conf, correct)
 
 
@@ -31,7 +32,9 @@ def _column(options: ConfidenceOptions) -> str:
 
 
 def confidence(rs: RecordSet, options: ConfidenceOptions, choice: Options) -> np.ndarray:
-    return rs.numeric([_column(options)], what="confidence")[:, 0]
+    """Each row's confidence on the scale it was certified on (the column divided by
+    ``--confidence-scale``, as :func:`calibrate` read it)."""
+    return rs.numeric([_column(options)], what="confidence")[:, 0] / options.confidence_scale
 
 
 def words(options: ConfidenceOptions, choice: Options) -> dict[str, str]:

@@ -59,5 +59,6 @@ def score_confidence(rs: RecordSet, options: ConfidenceOptions, *,
     confidence_col, correct_col = columns(rs, options)
     return score_confidence_records(
         rs, confidence_col, correct_col, any_confidence=options.any_confidence,
-        n_bins=options.n_bins, rce_bins=options.rce_bins, n_resamples=options.bootstrap,
-        seed=options.seed, progress=progress)
+        confidence_scale=options.confidence_scale, n_bins=options.n_bins,
+        rce_bins=options.rce_bins, n_resamples=options.bootstrap, seed=options.seed,
+        progress=progress)
