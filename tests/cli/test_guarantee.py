@@ -94,7 +94,7 @@ def test_crc_and_sgr_equal_the_library(tmp_path, capsys, method, target):
 def test_seeds_repeat_the_split(tmp_path, capsys):
     from sklearn.model_selection import train_test_split
 
-    path, _ = _file(tmp_path, n=2000, seed=5)
+    path, frame = _file(tmp_path, n=2000, seed=5)
     assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.2",
                  "--seeds", "1-12", "--json"]) == 0
     sp = json.loads(capsys.readouterr().out)["guarantee"]["splits"]

@@ -13,6 +13,7 @@ import typer
 from ..runs import RunFolder, check_output_folder
 from ..verbs.compare import CompareOptions, comparable
 from ..verbs.guarantee import GuaranteeOptions, certifiable
+from . import apply
 from ._common import (
     Files,
     ForceOpt,
@@ -139,88 +140,6 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
                       f"{sp['mean_coverage']:.1%}")
 
 
-PolicyArg = Annotated[Path, typer.Argument(metavar="POLICY", help="A policy.json written by "
-                                                                  "`confeval guarantee --out`.")]
-BatchesArg = Annotated[list[Path], typer.Argument(
-    metavar="RECORDS...", help="New records with the confidence the policy names (no "
-                               "correctness needed; where some carry it, the promise itself is "
-                               "checked): one file is a batch; several files, or a folder of "
-                               "them (name order), are a stream, watched online.")]
-DecisionsOut = Annotated[Path | None, typer.Option(
-    "--out", help="Write the records with a decision column (answer, abstain, excluded) "
-                  "(.jsonl, .csv, .parquet, optionally .gz; a batch column with several "
-                  "files).")]
-StrictOpt = Annotated[bool, typer.Option(
-    "--strict", help="Exit 4 when the promise is void (the new records are not exchangeable "
-                     "with the calibration data, or labels show the error above the target) "
-                     "or cannot be checked (a policy without a calibration summary).")]
-ReportOpt = Annotated[Path | None, typer.Option(
-    "--report", help="Write a run folder here: run.json, metrics.json and report.html (the "
-                     "confidence distributions, the test, the martingale path, the error's "
-                     "bounds); `confeval rerun` repeats it.")]
-
-PROMISE_VOID = 4
-"""``guarantee apply --strict``'s exit code when the promise is void or unchecked."""
-
-
-def guarantee_apply(given: Given, policy_file: PolicyArg, records: BatchesArg,
-                    out_file: DecisionsOut = None, report_dir: ReportOpt = None,
-                    strict: StrictOpt = False, force: ForceOpt = False,
-                    as_json: JsonOpt = False) -> None:
-    """Apply a policy: mark each record answer (its confidence at least the threshold),
-    abstain, or excluded (its confidence unreadable, with the reason) — and check that the
-    promise still applies: the new confidences tested against the calibration data the policy
-    summarises (one file: a two-sample test; a stream: an online test martingale, its alarm
-    named by file and row), and, where records carry labels, the realised error watched
-    against the target."""
-    from ..records import write_table
-    from ..suites.options import build
-    from ..verbs.apply import (
-        ValidityOptions,
-        apply_batches,
-        apply_run_config,
-        apply_section,
-        batch_files,
-    )
-
-    if out_file is not None and out_file.exists() and not force:
-        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
-    check_output_folder(report_dir, "guarantee apply", force=force)
-    options = build(ValidityOptions, given.values, what="confeval guarantee apply")
-    applied = apply_batches(policy_file, records, options)
-    counts, validity = applied.counts, applied.validity
-    if counts["threshold"] is None:   # said, not left to a column of abstentions
-        err.print(f"warning: {policy_file} certifies no threshold: every record abstains "
-                  "(see its guarantee sentence)", markup=False)
-    for name in applied.skipped:
-        err.print(f"skipped {name}: not a records file", markup=False)
-    if out_file is not None:
-        write_table(applied.frame, out_file)
-    if report_dir is not None:
-        write_run(report_dir, apply_run_config(policy_file, batch_files(records)[0], options),
-                  apply_section(policy_file, applied), force=force)
-    if as_json:
-        named = str(records[0]) if len(records) == 1 else [str(r) for r in records]
-        print_json({"apply": {"policy": str(policy_file), "records": named, **counts,
-                              **({"batches": applied.batches} if len(applied.batches) > 1
-                                 else {}), "validity": validity},
-                    "validity": validity})
-    else:
-        excluded = reasons_text(counts["excluded"])
-        where = records[0] if len(applied.batches) == 1 else f"{len(applied.batches)} files"
-        out.print(f"{where}: answer {counts['answer']:,}, abstain {counts['abstain']:,} "
-                  f"(excluded: {excluded})" + (f"; written to {out_file}" if out_file else ""),
-                  markup=False)
-        out.print(validity["sentence"], markup=False)
-        if validity.get("risk"):
-            out.print(validity["risk"]["sentence"], markup=False)
-        if validity.get("note"):
-            out.print(f"  note: {validity['note']}", markup=False)
-    risk = validity.get("risk") or {}
-    if strict and (validity["holds"] is not True or risk.get("holds") is False):
-        raise typer.Exit(PROMISE_VOID)
-
-
 def import_file(
     source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file, "
                                                               "an Inspect log, or "
@@ -305,9 +224,6 @@ def register(app: typer.Typer) -> None:
                       for name, suite in certifiable().items()})
     app.command("guarantee")(with_options(GuaranteeOptions, "score", beside=certified)(
         guarantee))
-    from ..verbs.apply import ValidityOptions
-
-    app.command(GUARANTEE_APPLY, hidden=True)(with_options(ValidityOptions, "score")(
-        guarantee_apply))
+    apply.register(app, GUARANTEE_APPLY)
     app.command("import")(import_file)
     app.command()(rerun)
