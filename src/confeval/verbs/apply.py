@@ -431,7 +431,8 @@ def _risk(doc: Mapping[str, Any], batches: list[_Batch], alpha: float) -> dict |
 def _risk_sentence(risk: Mapping[str, Any], what: str) -> str:
     n, target = risk["n_answered"], risk["target"]
     if not risk["informative"]:
-        return f"promise not tested on labels: {risk['note']}"
+        return (f"promise not tested on labels: none of the {risk['n_labelled']:,} labelled "
+                "items was answered")
     realised = f"{risk['selective_error']:.4f} over {n:,}" if risk["selective_error"] \
         is not None else "–"
     if risk["alarm"] is not None:
