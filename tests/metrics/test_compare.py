@@ -138,8 +138,164 @@ def test_paired_bootstrap_p_is_the_normal_test_with_the_bootstrap_standard_error
     se = np.std(reps, ddof=1)
     assert paired_bootstrap_p(0.03, reps) == pytest.approx(2 * norm.sf(0.03 / se), rel=1e-12)
     assert paired_bootstrap_p(0.0, np.zeros(50)) == 1.0     # the same model twice
-    assert paired_bootstrap_p(0.2, np.full(50, 0.2)) == 0.0  # a difference in every resample
     assert np.isnan(paired_bootstrap_p(0.1, np.array([np.nan, np.nan])))
+
+
+def _untested(result):
+    p, why = result
+    return (bool(np.isnan(p)), why)
+
+
+def test_a_bootstrap_with_no_information_gives_no_p_value_and_says_why():
+    """Never p = 0 from no evidence: a difference the same in every resample (to rounding)
+    has no variance; fewer than 20 distinct resamples (n <= 3 items) or defined replicates
+    are too few; an undefined difference is undefined. A difference of 0 everywhere is 1."""
+    from confeval.metrics.compare import MIN_DISTINCT_RESAMPLES, paired_bootstrap_test
+
+    assert MIN_DISTINCT_RESAMPLES == 20
+    reps = np.random.default_rng(1).normal(0.03, 0.01, size=200)
+    assert paired_bootstrap_test(0.03, reps)[1] is None
+    assert _untested(paired_bootstrap_test(0.2, np.full(50, 0.2))) == (True, "no_variance")
+    rounding = np.where(np.arange(50) % 2, 0.1 + 0.2, 0.3)   # 0.30000000000000004 and 0.3
+    assert np.std(rounding) > 0
+    assert _untested(paired_bootstrap_test(0.3, rounding)) == (True, "no_variance")
+    assert paired_bootstrap_test(0.0, np.zeros(50)) == (1.0, None)
+    assert _untested(paired_bootstrap_test(0.03, reps, distinct=10)) == (True,
+                                                                         "too_few_resamples")
+    assert paired_bootstrap_test(0.03, reps, distinct=20)[1] is None
+    few = np.concatenate([reps[:19], np.full(181, np.nan)])
+    assert _untested(paired_bootstrap_test(0.03, few)) == (True, "too_few_defined")
+    assert _untested(paired_bootstrap_test(float("nan"), reps)) == (True, "undefined")
+    assert _untested(paired_bootstrap_test(0.1, np.full(30, np.nan))) == (True, "undefined")
+
+
+def test_possible_resamples_count_the_multisets_of_n_items():
+    for n in range(1, 7):
+        multisets = set(itertools.combinations_with_replacement(range(n), n))
+        assert C.possible_resamples(n) == len(multisets)
+    assert C.possible_resamples(4) == 35 and C.possible_resamples(40) > 10**16
+
+
+def _right_wrong_twin(n):
+    """Three models on n items: one right on every item, one wrong on every item, both at
+    confidence 0.9, and a copy of the first."""
+    right = (np.full(n, 0.9), np.ones(n))
+    return {"right": right, "wrong": (np.full(n, 0.9), np.zeros(n)), "twin": right}
+
+
+@pytest.mark.parametrize("n, possible", [(2, 3), (3, 10)])
+def test_two_or_three_items_separate_no_models(n, possible):
+    """The issue's case: on two items the paired bootstrap gave p = 0 and two groups. Now the
+    bootstrap pairs have no p-value (2 items: 3 distinct resamples; 3 items: 10), a counted
+    warning says which and why, nothing is separated; exact McNemar stays exact."""
+    out = compare_confidence(_right_wrong_twin(n), n_resamples=300, seed=0)
+    for metric in ("auarc", "ece", "brier"):
+        table = out["metrics"][metric]
+        for pair in table["pairs"]:
+            assert pair["test"] == "paired_bootstrap"
+            assert np.isnan(pair["p"]) and np.isnan(pair["p_holm"]), (metric, pair)
+            assert pair["untested"] == "too_few_resamples"
+        assert {row["group"] for row in table["models"].values()} == {"a"}
+        (warning,) = table["warnings"]
+        assert warning.startswith("3 of 3 pairs have no p-value: the bootstrap has fewer than "
+                                  f"20 distinct resamples ({n} items allow {possible}): ")
+        assert warning.endswith("; they separate no models")
+    accuracy = {frozenset((p["a"], p["b"])): p for p in out["metrics"]["accuracy"]["pairs"]}
+    # every item discordant one way: the exact binomial p = 2 / 2^n, never 0
+    assert accuracy[frozenset(("right", "wrong"))]["p"] == 2 / 2**n
+    assert accuracy[frozenset(("right", "twin"))]["p"] == 1.0   # no discordant item
+    assert all("untested" not in p for p in accuracy.values())
+    assert not any(p["p"] == 0 for t in out["metrics"].values() for p in t["pairs"])
+
+
+def test_four_items_without_variance_give_no_p_value_the_same_model_p_one():
+    """Four items have 35 distinct resamples (tested), but right against wrong differs by the
+    same amount in every resample: no variance, no p-value, not separated (it was p = 0). The
+    model against its copy differs by 0 everywhere: p = 1, as McNemar gives it."""
+    out = compare_confidence(_right_wrong_twin(4), n_resamples=300, seed=0)
+    for metric in ("auarc", "ece", "brier"):
+        pairs = {frozenset((p["a"], p["b"])): p for p in out["metrics"][metric]["pairs"]}
+        for other in ("right", "twin"):
+            pair = pairs[frozenset((other, "wrong"))]
+            assert np.isnan(pair["p"]) and pair["untested"] == "no_variance", metric
+        assert pairs[frozenset(("right", "twin"))]["p"] == 1.0
+        assert {row["group"] for row in out["metrics"][metric]["models"].values()} == {"a"}
+        (warning,) = out["metrics"][metric]["warnings"]
+        assert warning.startswith("2 of 3 pairs have no p-value: the difference is the same "
+                                  "in every resample")
+    assert {p["p"] for p in out["metrics"]["accuracy"]["pairs"]} == {1.0, 0.125}
+
+
+def test_delong_without_variance_gives_no_p_value():
+    """AUROC 1 against 0 on two items of each class: DeLong's variance of the difference is
+    0 (it gave p = 0). The same ranking twice: p = 1."""
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    best, worst = np.array([0.9, 0.1, 0.8, 0.2]), np.array([0.1, 0.9, 0.2, 0.8])
+    diff, p = C.delong_test(best, worst, y)
+    assert diff == 1.0 and np.isnan(p)
+    assert C.delong_test(best, best, y) == (0.0, 1.0)
+    from confeval.metrics import auroc
+
+    metric = C.PairedMetric(auroc, {"best": [best, y], "worst": [worst, y]}, True,
+                            test="delong")
+    (pair,) = C.compare_models({"auroc": metric}, n_resamples=100)["auroc"]["pairs"]
+    assert pair["test"] == "delong" and pair["untested"] == "no_variance"
+    assert np.isnan(pair["p"]) and np.isnan(pair["p_holm"])
+
+
+def test_exact_mcnemar_on_no_discordant_item_is_one_as_statsmodels_gives_it():
+    """With no discordant item the conditional null is the point 0, which the data equal:
+    p = 1 exactly (statsmodels' value; scipy's binomtest refuses n = 0)."""
+    from scipy.stats import binomtest
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a = np.array([1, 0, 1, 1])
+    assert C.mcnemar_exact(a, a) == 1.0 == mcnemar([[3, 0], [0, 1]], exact=True).pvalue
+    with pytest.raises(ValueError):
+        binomtest(0, 0)
+
+
+def test_holm_adjusts_only_the_pairs_that_have_a_p_value():
+    """Three models, b and c differing by the same 0.1 in every resample: that pair has no
+    p-value, and Holm multiplies the other two by 2 and 1, not 3 and 2."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.50, 0.05, 400)
+    b = rng.normal(0.40, 0.05, 400)
+    reps = np.column_stack([a, b, b - 0.1])
+    table = C.compare_metric(reps, [0.5, 0.4, 0.3], ["a", "b", "c"], higher_is_better=True)
+    pairs = {(p["a"], p["b"]): p for p in table["pairs"]}
+    assert pairs[("b", "c")]["untested"] == "no_variance"
+    assert np.isnan(pairs[("b", "c")]["p_holm"])
+    tested = [pairs[("a", "b")], pairs[("a", "c")]]
+    expected = multipletests([p["p"] for p in tested], method="holm")[1]
+    np.testing.assert_allclose([p["p_holm"] for p in tested], expected, rtol=1e-12)
+    assert table["warnings"] == ["1 of 3 pairs have no p-value: the difference is the same "
+                                 "in every resample (no variance; the normal test would give "
+                                 "p = 0 from no evidence): b – c; they separate no models"]
+
+
+def test_pair_intervals_and_p_values_equal_the_one_pair_functions():
+    """The pairs computed a row of models at a time equal percentile_interval and
+    paired_bootstrap_test of each pair alone, bit for bit (undefined replicates too)."""
+    from confeval.metrics.bootstrap import percentile_interval
+
+    rng = np.random.default_rng(4)
+    reps = rng.normal(0.5, 0.1, (300, 6))
+    reps[rng.random(300) < 0.05, 0] = np.nan   # the pairs of m0: one by one
+    reps[:, 5] = reps[:, 4] + 0.05             # a constant difference
+    values = [float(np.nanmean(reps[:, j])) for j in range(6)]
+    names = [f"m{j}" for j in range(6)]
+    table = C.compare_metric(reps, values, names, higher_is_better=True, n_units=50)
+    assert {p.get("untested") for p in table["pairs"]} == {None, "no_variance"}
+    for pair in table["pairs"]:
+        i, j = names.index(pair["a"]), names.index(pair["b"])
+        diff = reps[:, i] - reps[:, j]
+        assert (pair["low"], pair["high"]) == percentile_interval(diff)[:2]
+        p, why = C.paired_bootstrap_test(values[i] - values[j], diff, distinct=300)
+        assert pair.get("untested") == why
+        assert pair["p"] == p or (np.isnan(p) and np.isnan(pair["p"]))
 
 
 def test_exact_tests_fall_back_to_the_bootstrap_where_their_condition_fails():

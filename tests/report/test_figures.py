@@ -130,3 +130,29 @@ def test_a_figure_that_fails_half_way_leaves_no_figure_open():
     with pytest.raises(KeyError, match="value"):
         figures.forest_figure(unreadable, "accuracy")   # fails after its figure was opened
     assert plt.get_fignums() == before
+
+
+def _table_named(first: str) -> dict:
+    """ECE_BELOW_ITS_INTERVAL with model A renamed ``first`` and a long group string."""
+    models = dict(ECE_BELOW_ITS_INTERVAL["models"])
+    models[first] = {**models.pop("A"), "group": "abcdefghijklmnopqrstuvwxyz"}
+    pairs = [{**p, "a": first} for p in ECE_BELOW_ITS_INTERVAL["pairs"]]
+    return {**ECE_BELOW_ITS_INTERVAL, "models": models, "pairs": pairs}
+
+
+def test_figure_labels_and_sizes_do_not_grow_with_a_names_length(drawn):
+    """A 5,000-character name (once 523 s and a 48.7 MB report) is shortened to 40
+    characters on every axis, its 26 group letters to 12: the figures are the size they are
+    for a name of 40 characters, and what they draw about as wide."""
+    for first in ("m" * 4_992 + "-7b-chat", "m" * 32 + "-7b-chat"):
+        figures.forest_figure(_table_named(first), "ece")
+        figures.pvalue_heatmap(_table_named(first), "ece")
+    long_forest, long_heatmap, short_forest, short_heatmap = drawn
+    shown = "m" * 26 + "…" + "m" * 5 + "-7b-chat"
+    labels = [t.get_text() for t in long_forest.axes[0].get_yticklabels()]
+    assert labels == [f"{shown}  (abcdefgh…xyz)", "B  (a)"]
+    assert [t.get_text() for t in long_heatmap.axes[0].get_xticklabels()] == ["B", shown]
+    for long, short in ((long_forest, short_forest), (long_heatmap, short_heatmap)):
+        assert tuple(long.get_size_inches()) == tuple(short.get_size_inches())
+        drawn_width = long.get_tightbbox(long.canvas.get_renderer()).width   # inches
+        assert drawn_width < 1.5 * short.get_tightbbox(short.canvas.get_renderer()).width

@@ -58,7 +58,7 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
     given as to its score command. --out writes run.json, metrics.json, report.html (forest
     plots, p-value heatmaps) and compare.csv."""
     from ..report import paper
-    from ..report.terminal import compare_tables
+    from ..report.terminal import compare_notes, compare_tables
     from ..suites.options import build
     from ..verbs.compare import compare_files, compare_run_config, compare_section, model_names
 
@@ -81,6 +81,8 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
     elif table_format == "table":
         for table in compare_tables(document):
             out.print(table)
+        for note in compare_notes(document):
+            out.print(note)
     else:
         writer = {"markdown": paper.to_markdown, "latex": paper.to_latex, "csv": paper.to_csv}
         out.print(writer[table_format](document), end="", markup=False)

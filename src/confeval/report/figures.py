@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._text import display_name, display_names
+
 
 class _Pyplot:
     """matplotlib.pyplot, imported (with the headless Agg backend, which must precede it) at
@@ -304,11 +306,16 @@ def line_figure(series: Mapping[str, tuple], *, xlabel: str, ylabel: str, title:
     return png_data_uri(fig)
 
 
+_GROUP_WIDTH = 12
+"""Characters of a model's group letters shown beside its name in a forest plot."""
+
+
 @_plain_text
 def forest_figure(table: Mapping, metric: str) -> str:
     """One metric's forest plot: each model's value with its 95% interval, best on top, the
-    group letters beside the names."""
+    group letters beside the names (names and letters shortened to a bounded length)."""
     ranked = sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])[::-1]
+    names = display_names(table["models"])
     fig, ax = plt.subplots(figsize=(5.6, 0.26 * len(ranked) + 1.1))
     y = np.arange(len(ranked))
     values = np.array([row["value"] for _, row in ranked], dtype=float)
@@ -317,7 +324,9 @@ def forest_figure(table: Mapping, metric: str) -> str:
     _intervals(ax, y, low, high, color="#4C78A8")
     shown = np.isfinite(values)
     ax.plot(values[shown], y[shown], "o", color="#4C78A8", ms=4)
-    ax.set_yticks(y, [f"{name}  ({row['group']})" for name, row in ranked], fontsize=7)
+    # labels of bounded length whatever the names (the report's tables have them whole)
+    ax.set_yticks(y, [f"{names[name]}  ({display_name(row['group'] or '–', _GROUP_WIDTH)})"
+                      for name, row in ranked], fontsize=7)
     arrow = "higher is better" if table["higher_is_better"] else "lower is better"
     ax.set(xlabel=f"{metric} ({arrow})", title=metric)
     ax.grid(axis="x", alpha=0.3)
@@ -328,24 +337,29 @@ def forest_figure(table: Mapping, metric: str) -> str:
 @_plain_text
 def pvalue_heatmap(table: Mapping, metric: str) -> str:
     """Holm-adjusted p-values of every pair of models, models in rank order; cells below 0.05
-    dark, the diagonal blank."""
+    dark, the diagonal blank, a pair without a p-value marked "–" (up to 12 models)."""
     names = [n for n, _ in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])]
+    shown = display_names(names)
+    labels = [shown[n] for n in names]
     index = {n: i for i, n in enumerate(names)}
     mat = np.full((len(names), len(names)), np.nan)
     for pair in table["pairs"]:
         i, j = index[pair["a"]], index[pair["b"]]
         mat[i, j] = mat[j, i] = pair["p_holm"]
-    size = 0.26 * len(names) + 1.8
+    # room for the tick labels, which are at most NAME_WIDTH characters (about 0.06 in each)
+    size = 0.26 * len(names) + 1.8 + 0.06 * max(0, max(map(len, labels), default=0) - 12)
     fig, ax = plt.subplots(figsize=(size + 1.0, size))
     image = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
-    ax.set_yticks(range(len(names)), names, fontsize=6)
+    ax.set_xticks(range(len(names)), labels, rotation=90, fontsize=6)
+    ax.set_yticks(range(len(names)), labels, fontsize=6)
     if len(names) <= 12:
         for (i, j), v in np.ndenumerate(mat):
             if np.isfinite(v):
                 ax.text(j, i, f"{v:.2f}" if v >= 0.01 else "<.01", ha="center",
                         va="center", fontsize=6,
                         color="white" if v < 0.5 else "black")
+            elif i != j:   # a pair with no p-value (too few items, no variance)
+                ax.text(j, i, "–", ha="center", va="center", fontsize=6)
     ax.set_title(f"{metric}: Holm-adjusted p-values", fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()

@@ -12,10 +12,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .._text import display_name, display_names
 from .registries import TERMINAL_TABLES
 
-__all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_tables", "file_names", "file_table",
-           "number", "register_table", "results_table", "simple_table"]
+__all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_notes", "compare_tables", "file_names",
+           "file_table", "number", "register_table", "results_table", "simple_table"]
 
 register_table = TERMINAL_TABLES.register
 
@@ -134,10 +135,11 @@ def agreement_table(results: dict) -> Table:
 
 def compare_tables(document: dict) -> list[Table]:
     """``confeval compare``'s terminal output: one ranked table per metric — rank (and its
-    95% interval), model, value [interval], group letters — and a caption with the shared
-    items and what each model lacked; then the tables of a second comparison, when the suite
-    has one (the measures over all models). ``--suite auto``: each suite's tables, titled by
-    the suite, then the trust cards."""
+    95% interval), model, value [interval], group letters — then the tables of a second
+    comparison, when the suite has one (the measures over all models). ``--suite auto``: each
+    suite's tables, titled by the suite, then the trust cards. Names longer than
+    :data:`~confeval._text.NAME_WIDTH` are shortened (``--json`` has them whole); what is said
+    once under the tables is :func:`compare_notes`."""
     doc = document["compare"]
     if "suites" in doc:
         tables = [t for suite, sub in doc["suites"].items()
@@ -146,17 +148,32 @@ def compare_tables(document: dict) -> list[Table]:
     return _suite_tables(doc, "")
 
 
+def compare_notes(document: dict) -> list[str]:
+    """What ``confeval compare`` says once, under its tables: each model that lacks items
+    another model has ("judge2 lacks 5 items the others have": those ids are left out of the
+    comparison for every model), then each warning (pairs without a p-value, letters that are
+    a cover), counted."""
+    doc = document["compare"]
+    subs = doc["suites"].items() if "suites" in doc else [("", doc)]
+    notes = []
+    for suite, sub in subs:
+        prefix = f"{suite}: " if suite else ""
+        notes += [f"{prefix}{display_name(name)} lacks {count:,} item"
+                  f"{'' if count == 1 else 's'} the others have (compared on the "
+                  f"{sub['n_items_shared']:,} every model has)"
+                  for name, count in (sub.get("not_shared") or {}).items() if count]
+    notes += [f"warning: {w}" for w in doc.get("warnings") or []]
+    return notes
+
+
 def _suite_tables(doc: dict, prefix: str) -> list[Table]:
-    lacking = ", ".join(f"{name} {count:,}" for name, count in doc["not_shared"].items()
-                        if count)
-    caption = ("not shared: " + lacking) if lacking else None
     tables = [_ranked_table(f"{prefix}{metric} ({_direction(table)}), "
-                            f"{doc['n_items_shared']:,} shared items", table, "model", caption)
+                            f"{doc['n_items_shared']:,} shared items", table, "model")
               for metric, table in doc["metrics"].items()]
     for key, block in doc.items():
         if isinstance(block, dict) and "ranked" in block and "metrics" in block:
             tables += [_ranked_table(f"{prefix}{key.replace('_', ' ')}: {metric} "
-                                     f"({_direction(table)})", table, "entry", None)
+                                     f"({_direction(table)})", table, "entry")
                        for metric, table in block["metrics"].items()]
     return tables
 
@@ -169,9 +186,11 @@ def card_table(cards: dict) -> Table:
     t.add_column("model", justify="left")
     for aspect in aspects:
         t.add_column(aspect, justify="right")
+    shown = display_names(cards)
     for model, card in cards.items():
-        t.add_row(model, *(f"{number(card[a]['value'])} #{card[a]['rank']}/{card[a]['of']} "
-                           f"{card[a]['group']}" if a in card else "–" for a in aspects))
+        t.add_row(shown[model], *(f"{number(card[a]['value'])} #{card[a]['rank']}/"
+                                  f"{card[a]['of']} {card[a]['group'] or '–'}" if a in card
+                                  else "–" for a in aspects))
     return t
 
 
@@ -179,15 +198,18 @@ def _direction(table: dict) -> str:
     return "higher is better" if table["higher_is_better"] else "lower is better"
 
 
-def _ranked_table(title: str, table: dict, what: str, caption: str | None) -> Table:
-    t = simple_table(title, caption=caption)
+def _ranked_table(title: str, table: dict, what: str) -> Table:
+    t = simple_table(title)
     for header in ("rank", what, "value [95%]", "group"):
-        t.add_column(header, justify="left" if header == what else "right")
+        # a shortened name on a narrow terminal wraps whole rather than losing more of it
+        t.add_column(header, justify="left" if header == what else "right",
+                     overflow="fold" if header == what else "ellipsis")
+    shown = display_names(table["models"])
     for name, row in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"]):
         span = (f" [{row['rank_low']:g}-{row['rank_high']:g}]"
                 if row["rank_low"] == row["rank_low"] else "")
         value = number(row["value"])
         if row["low"] == row["low"]:
             value += f" [{number(row['low'])}, {number(row['high'])}]"
-        t.add_row(f"{row['rank']}{span}", name, value, row["group"])
+        t.add_row(f"{row['rank']}{span}", shown[name], value, row["group"] or "–")
     return t

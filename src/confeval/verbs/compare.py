@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CARD_ASPECTS", "CompareOptions", "align_items", "compare_auto", "compare_files",
            "compare_records", "compare_run_config", "compare_section", "comparable", "folder_suite",
-           "model_names", "run_identity", "split_by_model", "suite_options", "trust_cards"]
+           "model_names", "run_identity", "split_by_model", "split_name", "suite_options",
+           "trust_cards"]
 
 _SCORE = ("score",)
 
@@ -138,8 +139,11 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
                     suite_opts: Mapping[str, Any] | Any, *, live: bool = False) -> dict:
     """The comparison of record sets (one per model, ``sets[name]``) in the issue's JSON
     contract: ``{"suite", "models", "n_items_shared", "not_shared", "excluded", "options",
-    "metrics"}``. ``suite_opts`` is the suite's options, or a mapping name -> options (run
-    folders bring their own); the scoring options must agree across models. ``live``: the
+    "warnings", "metrics"}`` — ``warnings``: counted, the pairs of a metric that have no
+    p-value and why, and metrics whose letters are a cover
+    (:func:`~confeval.metrics.compare.compare_metric`). ``suite_opts`` is the suite's
+    options, or a mapping name -> options (run folders bring their own); the scoring options
+    must agree across models. ``live``: the
     records are live runs', whose ``item_id`` names each item unless ``--id-col`` says
     otherwise."""
     from ..records import id_text
@@ -191,25 +195,33 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     shared_fields = {f.name for f in dataclasses.fields(used)} & {"bootstrap", "seed"}
     used = dataclasses.replace(used, **{k: getattr(options, k) for k in shared_fields})
     out["options"] = {**to_json(used), **to_json(options)}
-    out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options)
+    out["warnings"] = []
+    out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options,
+                                            out["warnings"], "")
     if comp.across is not None:
         key, metrics = comp.across(aligned, used)
         if metrics:
-            ranked, tables = _tables(metrics, options)
+            ranked, tables = _tables(metrics, options, out["warnings"],
+                                     key.replace("_", " ") + ": ")
             out[key] = {"ranked": ranked, "metrics": tables}
     return out
 
 
-def _tables(metrics: dict, options: CompareOptions) -> tuple[list[str], dict]:
-    """(the entries in the rank order of the first metric, each metric's table)."""
+def _tables(metrics: dict, options: CompareOptions, warnings: list[str], prefix: str
+            ) -> tuple[list[str], dict]:
+    """(the entries in the rank order of the first metric, each metric's table); each
+    table's warnings go to ``warnings``, as ``<prefix><metric>: <warning>``."""
     from ..metrics.compare import compare_models
 
     if not metrics:
         raise ValueError("no metric to compare (see the suite's options)")
     tables = compare_models(metrics, n_resamples=options.bootstrap, seed=options.seed,
                             alpha=options.significance)
+    for metric, table in tables.items():
+        warnings += [f"{prefix}{metric}: {w}" for w in table.get("warnings", ())]
     first = next(iter(tables.values()))
-    return first["ranked"], {metric: {k: v for k, v in table.items() if k != "ranked"}
+    return first["ranked"], {metric: {k: v for k, v in table.items()
+                                      if k not in ("ranked", "warnings")}
                              for metric, table in tables.items()}
 
 
@@ -375,6 +387,7 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
             "n_items_shared": {s: d["n_items_shared"] for s, d in suites.items()},
             "not_shared": {s: d["not_shared"] for s, d in suites.items()},
             "skipped": {s: list(m) for s, m in groups.items() if s not in compared},
+            "warnings": [f"{s}: {w}" for s, d in suites.items() for w in d["warnings"]],
             "metrics": {f"{s}.{metric}": table for s, d in suites.items()
                         for metric, table in d["metrics"].items()},
             "suites": suites, "cards": trust_cards(suites)}
@@ -488,28 +501,56 @@ def _run_model(path: Path) -> str | None:
 
 def model_names(paths: list[Path], overrides: list[str] | None = None
                 ) -> list[tuple[str, Path]]:
-    """Each input's model name, in the order given: ``NAME=PATH`` overrides, else a live run
+    """Each input's model name, in the order given: ``NAME=INPUT`` overrides, else a live run
     folder's model, else the file name without its format extension (a scoring folder: the
     folder's name). Two inputs of one name and one suite are an error (runs of one model in
-    several suites are what ``--suite auto`` groups)."""
+    several suites are what ``--suite auto`` groups).
+
+    A name may hold ``=`` (``--name 'a=b=x.csv'`` names x.csv ``a=b``): an override splits at
+    the last ``=`` whose right side is one of the inputs given (:func:`split_name`). An input
+    given twice takes its ``--name``s in order, the first occurrence the first name."""
     from ..records import stem_of
 
-    given = {}
+    given: dict[str, list[str]] = {}   # an input given twice can be named twice
     for item in overrides or []:
-        name, sep, target = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--name {item!r}: expected NAME=INPUT")
-        given[str(Path(target))] = name
+        name, target = split_name(item, paths)
+        given.setdefault(target, []).append(name)
+    for target, names_of in given.items():
+        count = sum(str(p) == target for p in paths)
+        if len(names_of) > count:
+            raise ValueError(f"--name names {target} {len(names_of)} times "
+                             f"({', '.join(map(repr, names_of))}); it is given {count} "
+                             f"time{'s' if count > 1 else ''}")
     seen: dict[tuple[str | None, str], Path] = {}
     names: list[tuple[str, Path]] = []
     for path in paths:
-        name = given.pop(str(path), None) or _run_model(path) or stem_of(path)
+        queue = given.get(str(path)) or []
+        name = (queue.pop(0) if queue else None) or _run_model(path) or stem_of(path)
         key = (folder_suite(path), name)
         if key in seen:
             raise ValueError(f"two inputs are named {name!r} ({seen[key]} and {path}); "
                              "rename one with --name NAME=INPUT")
         seen[key] = path
         names.append((name, path))
-    if given:
-        raise ValueError(f"--name names an input that was not given: {', '.join(given)}")
     return names
+
+
+def split_name(item: str, paths: Sequence[str | Path]) -> tuple[str, str]:
+    """(name, input) of one ``--name NAME=INPUT``: split at the last ``=`` whose right side
+    is one of ``paths`` (as given, or the same path written otherwise: ``./x.csv``), so names
+    and paths may both hold ``=``. No such ``=``, or an empty name, is one :class:`ValueError`
+    naming the option and the inputs."""
+    inputs = {str(Path(p)) for p in paths}
+    cuts = [i for i, ch in enumerate(item) if ch == "="]
+    for cut in reversed(cuts):
+        name, target = item[:cut], str(Path(item[cut + 1:])) if item[cut + 1:] else ""
+        if target in inputs:
+            if not name:
+                raise ValueError(f"--name {item!r}: the name before '=' is empty")
+            return name, target
+    if not cuts:
+        raise ValueError(f"--name {item!r}: expected NAME=INPUT")
+    shown = ", ".join(sorted(inputs)[:5]) + (f" and {len(inputs) - 5} more"
+                                             if len(inputs) > 5 else "")
+    raise ValueError(f"--name {item!r}: no '=' in it is followed by an input given (the "
+                     f"inputs: {shown}); write NAME=INPUT with INPUT as given")

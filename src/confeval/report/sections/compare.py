@@ -1,12 +1,15 @@
 """The report section of ``confeval compare``: the paper table (models by metrics, group
 letters), then per metric the ranked table with intervals and rank intervals, a forest plot and
-a heatmap of the Holm-adjusted pairwise p-values."""
+a heatmap of the Holm-adjusted pairwise p-values, and the comparison's warnings. Model names
+longer than :data:`~confeval._text.NAME_WIDTH` are shortened, whole in each row's tooltip
+(``title``), so a page grows with a name's length only by those tooltips."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ..._text import display_name, display_names
 from ..figures import forest_figure, pvalue_heatmap
 from ..html import chart, esc, fmt, register_section, scroll
 
@@ -27,26 +30,35 @@ def render_compare(section: Mapping[str, Any]) -> str:
             parts.append(f"<h3>{esc(suite)} suite</h3>{_render_one(sub)}")
         if doc.get("skipped"):
             parts.append("<p class='muted'>Not compared (runs of one model only): "
-                         + esc("; ".join(f"{s}: {', '.join(m)}" for s, m in
-                                         doc["skipped"].items())) + "</p>")
+                         + esc("; ".join(f"{s}: {', '.join(map(display_name, m))}"
+                                         for s, m in doc["skipped"].items())) + "</p>")
         return "".join(parts)
     return _render_one(doc)
+
+
+def _name_cell(name: str, shown: str) -> str:
+    """A model's name as a row header: shortened, whole in its tooltip when shortened."""
+    title = f" title='{esc(name)}'" if shown != name else ""
+    return f"<th scope='row'{title}>{esc(shown)}</th>"
 
 
 def _cards(cards: Mapping[str, Mapping]) -> str:
     """One card per model: each aspect's value, interval, rank among the models compared on
     it, and where it comes from."""
     out = []
+    shown = display_names(cards)
     for model, card in cards.items():
         rows = "".join(
             f"<tr><th scope='row'>{esc(aspect)}</th><td>{fmt(e['value'])}"
             f"<div class='ci'>[{fmt(e['low'])}, {fmt(e['high'])}]</div></td>"
             f"<td>#{e['rank']} of {e['of']} <span class='muted'>[{fmt(e['rank_low'], 1)}–"
-            f"{fmt(e['rank_high'], 1)}]</span></td><td>{esc(e['group'])}</td>"
+            f"{fmt(e['rank_high'], 1)}]</span></td><td>{esc(e['group'] or '–')}</td>"
             f"<td class='muted'>{esc(e['suite'])}: {esc(e['metric'])} "
             f"({'↑' if e['higher_is_better'] else '↓'})</td></tr>"
             for aspect, e in card.items())
-        out.append(f"<div class='card'><h4>{esc(model)}</h4><table><thead><tr><th>aspect</th>"
+        title = f" title='{esc(model)}'" if shown[model] != model else ""
+        out.append(f"<div class='card'><h4{title}>{esc(shown[model])}</h4><table><thead><tr>"
+                   "<th>aspect</th>"
                    "<th>value [95%]</th><th>rank [95%]</th><th>group</th><th>from</th></tr>"
                    f"</thead><tbody>{rows}</tbody></table></div>")
     return "".join(out) or "<p>No card.</p>"
@@ -56,12 +68,15 @@ def _render_one(doc: Mapping[str, Any]) -> str:
     metrics = doc.get("metrics") or {}
     if not metrics:
         return "<p>No results.</p>"
-    lacking = ", ".join(f"{esc(n)} {c:,}" for n, c in doc.get("not_shared", {}).items() if c)
+    lacking = "; ".join(f"{esc(display_name(n))} lacks {c:,} item{'' if c == 1 else 's'} "
+                        "the others have" for n, c in doc.get("not_shared", {}).items() if c)
     parts = [f"<p>{len(doc['models'])} models of the {esc(doc.get('suite', ''))} suite on "
              f"{doc.get('n_items_shared', 0):,} shared items"
-             + (f"; items some other model has and this one lacks: {lacking}" if lacking
-                else "") + ". Models sharing a letter are separated by no Holm-adjusted "
-             "test at the chosen level.</p>", _paper_table(doc)]
+             + (f" ({lacking})" if lacking else "") + ". Models sharing a letter are "
+             "separated by no Holm-adjusted test at the chosen level.</p>", _paper_table(doc)]
+    if doc.get("warnings"):
+        parts.append("<ul class='excluded'>" + "".join(
+            f"<li>warning: {esc(w)}</li>" for w in doc["warnings"]) + "</ul>")
     for metric, table in metrics.items():
         tests = sorted({_TESTS.get(p["test"], p["test"]) for p in table["pairs"]})
         parts.append(f"<h3>{esc(metric)} ({_direction(table)})</h3>")
@@ -89,21 +104,23 @@ def _paper_table(doc: Mapping[str, Any]) -> str:
     head = "".join(f"<th>{esc(m)} {'↑' if t['higher_is_better'] else '↓'}</th>"
                    for m, t in metrics.items())
     rows = []
+    shown = display_names(doc["models"])
     for name in doc["models"]:
         cells = "".join(f"<td>{fmt(t['models'][name]['value'])} "
-                        f"<sup>{esc(t['models'][name]['group'])}</sup></td>"
+                        f"<sup>{esc(t['models'][name]['group'] or '–')}</sup></td>"
                         for t in metrics.values())
-        rows.append(f"<tr><th scope='row'>{esc(name)}</th>{cells}</tr>")
+        rows.append(f"<tr>{_name_cell(name, shown[name])}{cells}</tr>")
     return scroll(f"<table class='compare'><thead><tr><th>model</th>{head}</tr></thead>"
                   f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _ranked_table(table: Mapping[str, Any]) -> str:
     rows = []
+    shown = display_names(table["models"])
     for name, row in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"]):
         rows.append(f"<tr><td>{row['rank']} <span class='muted'>[{fmt(row['rank_low'], 1)}–"
-                    f"{fmt(row['rank_high'], 1)}]</span></td><th scope='row'>{esc(name)}</th>"
+                    f"{fmt(row['rank_high'], 1)}]</span></td>{_name_cell(name, shown[name])}"
                     f"<td>{fmt(row['value'])}<div class='ci'>[{fmt(row['low'])}, "
-                    f"{fmt(row['high'])}]</div></td><td>{esc(row['group'])}</td></tr>")
+                    f"{fmt(row['high'])}]</div></td><td>{esc(row['group'] or '–')}</td></tr>")
     return ("<table><thead><tr><th>rank [95%]</th><th>model</th><th>value [95%]</th>"
             f"<th>group</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")

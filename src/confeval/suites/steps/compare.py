@@ -63,7 +63,7 @@ def compare_steps_metrics(aligned: dict[str, dict], options: StepsOptions) -> di
             metrics[metric] = PairedMetric(
                 None, {m: [] for m in aligned}, higher,
                 values={m: values[m][metric] for m in aligned},
-                replicates={m: reps[m][metric] for m in aligned})
+                replicates={m: reps[m][metric] for m in aligned}, units=len(shared))
     return metrics
 
 
