@@ -7,14 +7,16 @@ from confeval._registry import Registry, UnknownName
 from confeval.conformal import INTERVAL_METHODS, SET_SCORES
 from confeval.measures import MEASURES
 from confeval.perturb.image import IMAGE_TRANSFORMS
-from confeval.report import SECTION_RENDERERS, TERMINAL_TABLES
+from confeval.report import SECTION_RENDERERS, TERMINAL_TABLES, VERDICTS
 from confeval.simulate import simulate
 from confeval.suites import SUITES
 from confeval.tasks.builtin import BUILTIN_TASKS
 from confeval.taxonomy import TAXONOMIES
 
+SHIPPED = ("score", "agreement", "sets", "intervals", "steps", "measures", "diagnose")
+
 ALL = [INTERVAL_METHODS, SET_SCORES, MEASURES, IMAGE_TRANSFORMS, SECTION_RENDERERS,
-       TERMINAL_TABLES, SUITES, BUILTIN_TASKS, TAXONOMIES]
+       TERMINAL_TABLES, VERDICTS, SUITES, BUILTIN_TASKS, TAXONOMIES]
 
 
 @pytest.mark.parametrize("registry", ALL, ids=lambda r: r.what)
@@ -35,6 +37,8 @@ def test_every_suite_has_its_parts_and_every_printed_kind_a_table():
         assert suite.scoring_command().Options is suite.Options
         assert callable(SECTION_RENDERERS[suite.section_kind])
         assert callable(TERMINAL_TABLES[suite.section_kind])
+        # every suite shipped opens its section with a verdict (one outside may add its own)
+        assert name not in SHIPPED or callable(VERDICTS[suite.section_kind])
         # what a suite says it has, it has (the properties import nothing)
         assert suite.runs_live == (suite.live() is not None)
         if suite.runs_live:

@@ -12,7 +12,9 @@ def test_score_table_json_and_errors(tmp_path, capsys):
     simulate("mcq", 300, seed=4).to_json(path, orient="records", lines=True)
     assert main(["sets", "score", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "mcq.jsonl" in out and "lac" in out
+    # the file named by its stem in the title and its verdict, one row per score
+    assert out.startswith("Conformal prediction sets: mcq\nmcq: lac, aps, raps and margin cover")
+    assert "lac" in out.split("─")[-1]
     assert main(["sets", "score", str(path), "--json", "--seeds", "1-2", "--out",
                  str(tmp_path / "run")]) == 0
     res = json.loads(capsys.readouterr().out)["results"][str(path)]

@@ -156,3 +156,26 @@ def test_figure_labels_and_sizes_do_not_grow_with_a_names_length(drawn):
         assert tuple(long.get_size_inches()) == tuple(short.get_size_inches())
         drawn_width = long.get_tightbbox(long.canvas.get_renderer()).width   # inches
         assert drawn_width < 1.5 * short.get_tightbbox(short.canvas.get_renderer()).width
+
+
+def test_reliability_bars_carry_their_counts_and_the_legend_names_the_overlap(drawn):
+    """A bar of accuracy 1.0 from 3 answers says 3; the colour where the gap bar lies over
+    the accuracy bar (confidence below accuracy) is in the legend; fifteen counts of four
+    digits side by side do not overlap."""
+    figures.reliability_figure({"judge": {"edges": [0, 0.5, 1], "accuracy": [0.2, 1.0],
+                                          "mean_confidence": [0.3, 0.9],
+                                          "counts": [1234, 3]}})
+    edges = np.linspace(0, 1, 16)
+    figures.reliability_figure({"busy": {"edges": edges, "accuracy": edges[1:],
+                                         "mean_confidence": edges[1:] - 0.03,
+                                         "counts": [1000 + k for k in range(15)]}})
+    small, busy = drawn
+    assert [t.get_text() for t in small.axes[0].texts] == ["1,234", "3"]
+    labels = [t.get_text() for t in small.legends[0].get_texts()]
+    assert labels == ["accuracy", "confidence above accuracy",
+                      "confidence below accuracy (overlap)", "numbers: answers in the bin"]
+    renderer = busy.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in busy.axes[0].texts]
+    assert len(boxes) == 15
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    assert _overlaps(small) == [] and _overlaps(busy) == []

@@ -142,3 +142,85 @@ def test_a_section_that_cannot_be_read_is_a_problem_too():
     assert [(p.section, p.chart) for p in problems] == [("odd", None)]
     assert str(problems[0]).startswith("report incomplete: section 'odd': section not "
                                        "rendered (")
+
+
+OVERCONFIDENT = {"n": 2000, "accuracy": 0.67, "mean_confidence": 0.86, "ece": 0.20,
+                 "auroc": 0.74, "ci": {"accuracy": {"low": 0.65, "high": 0.69},
+                                       "ece": {"low": 0.18, "high": 0.22},
+                                       "auroc": {"low": 0.71, "high": 0.76}}}
+VERDICT = ("overconfident: states 0.86, right 0.67 [0.65, 0.69] (ECE 0.20 [0.18, 0.22]); "
+           "ranks its right answers above its wrong ones (AUROC 0.74 [0.71, 0.76])")
+
+
+def test_the_page_and_every_section_open_with_the_verdicts():
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C", "description": "what it is",
+         "results": {"runs/judge.csv": OVERCONFIDENT}}]})
+    item = f"<li><strong>runs/judge</strong>: {VERDICT}</li>"
+    contents = page.index("<ol class='contents'>")
+    heading = page.index("<h2 id='s0'>")
+    # in the contents under the section's link, then first thing after the section heading,
+    # before its description and its tables
+    assert contents < page.index(item) < heading
+    after = page[heading:]
+    assert after.index(item) < after.index("what it is") < after.index("<table>")
+
+
+def test_the_binned_ece_note_is_only_on_a_page_that_shows_an_ece():
+    note = "Binned ECE is biased upward"
+    with_ece = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C", "results": {"j": OVERCONFIDENT}}]})
+    guarantee = {"guarantee": "Answer when the confidence is at least 0.9: selective error "
+                              "at most 0.1 with probability 0.9.",
+                 "method": "ltt", "target": 0.1, "n_calibration": 100}
+    without = render_report({"title": "t", "sections": [
+        {"kind": "guarantee", "title": "G", "results": {"j": guarantee}}]})
+    assert note in with_ece and note not in without
+    assert "Intervals are 95% bootstrap percentile intervals." in without
+
+
+def test_charts_keep_a_readable_width_and_tables_scroll_in_their_own_box():
+    from confeval.report.html import png_width, readable_width
+
+    reliability = {"edges": [0, 0.5, 1], "accuracy": [0.3, 0.8],
+                   "mean_confidence": [0.4, 0.7], "counts": [10, 30]}
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C",
+         "results": {f"j{k}": {**OVERCONFIDENT, "reliability": reliability}
+                     for k in range(4)}}]})
+    uri = page.split("alt='reliability diagrams'")[0].rsplit("<img src='", 1)[1][:-2]
+    drawn = png_width(uri)
+    assert drawn > 1000                                  # four panels side by side
+    assert f"alt='reliability diagrams' style='min-width:{round(drawn * 0.6)}px'" in page
+    assert (readable_width(1400), readable_width(616), readable_width(200)) == (840, 370, 200)
+    assert "table{display:block;max-width:100%;overflow-x:auto" in page
+    assert "figure{overflow-x:auto;max-width:100%}" in page
+
+
+def _sets_result(size: float, accuracy: float) -> dict:
+    return {"n_test": 9, "accuracy": accuracy, "alpha": 0.1,
+            "scores": {s: {"coverage": 1.0, "set_size": size, "uacc": 0.1}
+                       for s in ("lac", "aps")}}
+
+
+def test_accuracy_vs_set_size_points_on_one_spot_are_said_not_drawn():
+    same = render_report({"title": "t", "sections": [{"kind": "sets", "title": "S", "results": {
+        f"model ({g})": _sets_result(5.0, 0.222) for g in ("marginal", "by type")}}]})
+    assert ("All 4 points (2 scores of 2 inputs: lac, aps) lie on one spot, mean set size "
+            "5.000 and accuracy 0.222: every score gives sets of the same mean size here"
+            in same)
+    assert "alt='accuracy vs set size'" not in same
+    two = render_report({"title": "t", "sections": [{"kind": "sets", "title": "S", "results": {
+        "a": _sets_result(5.0, 0.2), "b": _sets_result(2.0, 0.8)}}]})
+    assert "alt='accuracy vs set size'" in two
+    assert "Drawn on one spot: a lac, a aps at set size 5.000, accuracy 0.200; b lac, b aps" \
+        in two
+
+
+def test_interval_methods_with_the_same_numbers_are_one_row():
+    from confeval.report.sections.intervals import merged_rows
+
+    rows = [["naive", "1.0", "4.0"], ["cqr", "1.0", "4.0"], ["ordinal_aps", "1.0", "3.87"],
+            ["lvd", "1.0", "4.0"]]
+    assert merged_rows(rows) == [["naive, cqr, lvd", "1.0", "4.0"],
+                                 ["ordinal_aps", "1.0", "3.87"]]

@@ -1,4 +1,5 @@
-"""Every terminal table at 80 columns: no header or value cut ("Spearm…"), real results."""
+"""Every terminal table at 80 columns: no header or value cut ("Spearm…"), no word broken
+("overconfiden/t"), every input named by its short label, real results."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import pytest
 from rich.console import Console
 
 from confeval.report import TERMINAL_TABLES
+from confeval.report.labels import short_labels
+from confeval.report.terminal import results_table
 from confeval.simulate import simulate
+
+LONG_NAMES = [f"llama-3.1-8b-instruct_{b}-judge_mmlu-pro_2024-05-13T12-00-00.csv"
+              for b in ("calibrated", "overconfident", "uninformative")]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +35,7 @@ def results(tmp_path_factory):
         simulate(kind, n, seed=1, **kw).to_csv(path, index=False)
         return path
 
-    conf = [saved("confidence", 300, f"judge-{k}-with-a-long-name.csv") for k in range(2)]
+    conf = [saved("confidence", 300, name) for name in LONG_NAMES]
     scores = [saved("scores", 300, f"{k}/features_s2.csv".replace("/", "-")) for k in range(2)]
     mcq = saved("mcq", 300, "mcq-benchmark-model.csv")
     steps = saved("steps", 40, "steps.csv")
@@ -52,20 +58,69 @@ def results(tmp_path_factory):
     }
 
 
+def _printed(table, width: int = 80) -> str:
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()
+
+
+def assert_whole_at(width: int, table, names) -> str:
+    """The table printed ``width`` columns wide: no line wider, nothing cut, every line of
+    every header on one printed line (a header wraps only where a label was wrapped at a
+    separator), and every word of every input's label whole on a line."""
+    text = _printed(table, width)
+    lines = text.splitlines()
+    assert "…" not in text, text
+    assert max(map(len, lines)) <= width, text
+    for column in table.columns:
+        for part in str(column.header).splitlines():
+            assert any(part.strip() in line for line in lines), (column.header, text)
+    for label in short_labels(list(names)).labels:
+        for word in label.replace("_", " ").replace("-", " ").split():
+            assert any(word in line for line in lines), (word, text)
+    return text
+
+
 @pytest.mark.parametrize("kind", ["confidence", "agreement", "sets", "intervals", "steps",
                                   "measures"])
 def test_every_table_fits_80_columns_without_cutting(kind, results, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    console = Console(width=80, record=True, file=io.StringIO())
-    table = TERMINAL_TABLES[kind](results[kind])
-    console.print(table)
-    text = console.export_text()
-    assert "…" not in text, text
-    assert max(map(len, text.splitlines())) <= 80
-    # every header whole on one line (no column dropped or cut), every file name whole
+    assert_whole_at(80, TERMINAL_TABLES[kind](results[kind]), results[kind])
+
+
+def test_three_long_file_names_are_rows_of_short_labels_with_their_key(results, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    text = assert_whole_at(80, TERMINAL_TABLES["confidence"](results["confidence"]),
+                           results["confidence"])
     lines = text.splitlines()
-    for column in table.columns:
-        assert any(str(column.header) in line for line in lines), (column.header, text)
-    for source in results[kind]:
-        name = source.rsplit("/", 1)[-1]
-        assert any(name in line for line in lines), (name, text)
+    rule = next(i for i, line in enumerate(lines) if line.strip().startswith("─"))
+    assert lines[rule - 1].split()[:3] == ["file", "n", "acc"]
+    rows = [line.split()[0] for line in lines[rule + 1:rule + 4]]
+    assert rows == ["calibrated", "overconfident", "uninformative"]
+    assert "each name stands for llama-3.1-8b-instruct_*-judge_mmlu-pro_2024-05-13T12-00-00" \
+        in " ".join(text.split())
+
+
+def test_labels_too_wide_for_either_layout_wrap_at_separators(results, monkeypatch):
+    """Seven inputs with nothing in common: neither one row nor one column each fits 80
+    columns with its label on one line; the labels wrap after '_' and '-', never inside a
+    word, and the table still fits."""
+    monkeypatch.setenv("COLUMNS", "80")
+    one = next(iter(results["confidence"].values()))
+    many = {f"run{k}_{word}-model_2026-11-2{k}.jsonl": one
+            for k, word in enumerate(("alpha", "bravo", "charlie", "delta", "echo",
+                                      "foxtrot", "golf"))}
+    table = results_table(many, [("n", "n"), ("accuracy", "acc"), ("ece", "ECE"),
+                                 ("auroc", "AUROC"), ("brier", "Brier"), ("mce", "MCE"),
+                                 ("auarc", "AUARC"), ("prr", "PRR"), ("rce", "RCE")], "t")
+    text = assert_whole_at(80, table, many)
+    for word in ("foxtrot-", "model_", "charlie-"):
+        assert word in text, text
+
+
+def test_a_table_that_fits_keeps_its_inputs_as_rows_and_at_200_columns_shows_intervals(
+        results, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    one = dict(list(results["confidence"].items())[:1])
+    table = TERMINAL_TABLES["confidence"](one)
+    assert [str(c.header) for c in table.columns][:3] == ["file", "n", "acc"]

@@ -23,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from ..report.terminal import TERMINAL_TABLES
@@ -111,12 +110,40 @@ def print_json(document: Any) -> None:
     sys.stdout.write(dumps(document) + "\n")
 
 
-def emit(results: dict[str, dict], as_json: bool, table: Callable[[dict], Table]) -> None:
-    """``{"results": ...}`` as JSON, or the table and each file's exclusion counts."""
+def verdict_lines(kind: str, results: Mapping[str, Any]) -> list[str]:
+    """"label: verdict" of every result that has one (:mod:`confeval.report.verdicts`), each
+    input named by the short label its table row or column has."""
+    from ..report.terminal import file_labels
+    from ..report.verdicts import section_verdicts
+
+    verdicts = section_verdicts({"kind": kind, "results": results})
+    labels = dict(zip(results, file_labels(results).labels))
+    return [f"{labels[name]}: {sentence}" for name, sentence in verdicts.items()]
+
+
+def print_table(kind: str, results: Mapping[str, Any], *, title: str | None = None,
+                name_header: str | None = None) -> None:
+    """A section on the terminal: its title, the verdict of every input (one or two sentences
+    with the numbers behind it, wrapped at words), then its table (``TERMINAL_TABLES[kind]``),
+    whose first column, when it is the inputs' "file", is headed ``name_header``."""
+    table = TERMINAL_TABLES[kind](results)
+    heading = title or (str(table.title) if table.title else kind)
+    table.title = None
+    if name_header and table.columns and table.columns[0].header == "file":
+        table.columns[0].header = name_header   # not "n test", a rank or "metric"
+    out.print(Text(heading, style="bold"), soft_wrap=False)
+    for line in verdict_lines(kind, results):
+        out.print(Text(line), soft_wrap=False)
+    out.print(table)
+
+
+def emit(results: dict[str, dict], as_json: bool, kind: str) -> None:
+    """``{"results": ...}`` as JSON, or the verdicts, the table and each file's exclusion
+    counts."""
     if as_json:
         print_json({"results": results})
         return
-    out.print(table(results))
+    print_table(kind, results)
     for source, res in results.items():
         if res.get("excluded"):
             detail = ", ".join(f"{k}={v}" for k, v in res["excluded"].items())
@@ -140,7 +167,7 @@ def score_and_print(command: ScoringCommand, inputs: Sequence[Sequence[Path]], g
             progress=lambda name, done, total: step.note(f"{name}: bootstrap {done}/{total}"),
             step=lambda name: step(f"scored {name}"))
     write_run(out_dir, scored.config, scored.section, force=force)
-    emit(scored.results, as_json, TERMINAL_TABLES[command.kind])
+    emit(scored.results, as_json, command.kind)
     return scored.results
 
 
@@ -173,21 +200,17 @@ def write_run(out_dir: Path | None, config: dict, section: dict | None = None, *
     err.print(f"run folder written: {out_dir}")
 
 
-def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] | None = None
-                   ) -> None:
-    """Each section with results as its terminal table (``TERMINAL_TABLES`` by kind), titled by the
-    section (plus ``label(section)`` when given; a first column naming the inputs, "file", then
-    says what they are: the section's ``name_header``, else "judge")."""
+def print_sections(sections: Sequence[Mapping], label: Callable[[Mapping], str] | None = None,
+                   *, names: str = "file") -> None:
+    """Each section with results as :func:`print_table` prints it: titled by the section (plus
+    ``label(section)`` when given), its inputs' column headed by the section's
+    ``name_header``, else ``names`` ("model" for a live run's sections)."""
     for section in sections:
         if not section["results"]:
             continue
-        table = TERMINAL_TABLES[section["kind"]](section["results"])
-        table.title = section["title"]
-        if label is not None:
-            table.title += label(section)
-            if table.columns and table.columns[0].header == "file":  # not "n test", a rank
-                table.columns[0].header = section.get("name_header", "judge")
-        out.print(table)
+        title = section["title"] + (label(section) if label is not None else "")
+        print_table(section["kind"], section["results"], title=title,
+                    name_header=section.get("name_header", names))
 
 
 Files = Annotated[list[Path], typer.Argument(
@@ -231,7 +254,7 @@ def run_and_print(suite_name: str, given: Given, *, out_dir: Path,
                       cache=flags.response_cache(), image_root=flags.image_root,
                       command=command, progress_factory=progress, on_items=say_left_out)
     elapsed = time.perf_counter() - started  # the model's load included
-    print_sections(result.metrics["sections"])
+    print_sections(result.metrics["sections"], names="model")
     for section in result.metrics["sections"]:  # what the tables leave out, said once
         for res in section["results"].values():
             if isinstance(res, dict) and res.get("excluded"):

@@ -88,7 +88,7 @@ def demo(
     report_incomplete(problems)
     print_sections(metrics["sections"], label=lambda s: "  [SIMULATED]" if s.get("simulated")
                    else "  [LIVE MODEL]")
-    out.print(metrics["note"], markup=False)  # "[local]" is no markup
+    out.print(metrics["note"], markup=False, soft_wrap=False)  # wrapped at words; no markup
     out.print(f"report: {out_dir / RunFolder.REPORT}   ({time.perf_counter() - started:.1f} s)")
 
 

@@ -1,6 +1,7 @@
 """HTML reports: :func:`render_report` turns a run's metrics into a self-contained page;
 :func:`publish` finishes a run folder (metrics.json, then report.html) and returns what the
-report could not show (:class:`~confeval.report.html.ReportProblem`); the terminal tables.
+report could not show (:class:`~confeval.report.html.ReportProblem`); the terminal tables;
+the verdicts both open with (:data:`VERDICTS`, :mod:`confeval.report.verdicts`).
 
 The HTML side (matplotlib) is imported when first used: a command that prints a table or its
 help does not pay for it.
@@ -15,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from ..runs import RunFolder
 from .registries import SECTION_RENDERERS, TERMINAL_TABLES
 from .terminal import register_table
+from .verdicts import VERDICTS, register_verdict
 
 if TYPE_CHECKING:
     from .html import ReportProblem
 
-__all__ = ["SECTION_RENDERERS", "TERMINAL_TABLES", "ReportProblem", "metric_table", "publish",
-           "register_section", "register_table", "render_report", "render_report_checked",
-           "sections"]
+__all__ = ["SECTION_RENDERERS", "TERMINAL_TABLES", "VERDICTS", "ReportProblem", "metric_table",
+           "publish", "register_section", "register_table", "register_verdict", "render_report",
+           "render_report_checked", "sections"]
 
 _FROM_HTML = ("ReportProblem", "metric_table", "register_section", "render_report",
               "render_report_checked")

@@ -74,9 +74,28 @@ def _grid(n: int, max_cols: int = 4):
     return fig, axes.ravel()
 
 
+ACCURACY_COLOUR = "#4C78A8"
+GAP_COLOUR = "#E45756"
+GAP_ALPHA = 0.35
+
+
+def _blend(front: str, back: str, alpha: float) -> tuple[float, float, float]:
+    """The colour ``front`` drawn with ``alpha`` over ``back``: what a reader sees where a
+    translucent gap bar lies over an accuracy bar."""
+    import matplotlib.colors as colours
+
+    f, b = colours.to_rgb(front), colours.to_rgb(back)
+    return tuple(alpha * x + (1 - alpha) * y for x, y in zip(f, b))
+
+
 @_plain_text
 def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
-    """One reliability diagram per entry: accuracy per bin against the diagonal."""
+    """One reliability diagram per entry: accuracy per bin against the diagonal, the gap to
+    the bin's mean confidence, and above each bar the number of answers in its bin (a bar of
+    1.0 may be three answers). The legend, under the panels, names each colour, the overlap of
+    the gap and the accuracy bar (confidence below accuracy) included."""
+    from matplotlib.patches import Patch
+
     fig, axes = _grid(len(diagrams))
     for ax, (name, d) in zip(axes, diagrams.items()):
         edges = np.asarray(d["edges"], dtype=float)
@@ -86,15 +105,33 @@ def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
         widths = np.diff(edges)
         filled = counts > 0
         ax.bar(edges[:-1][filled], acc[filled], width=widths[filled], align="edge",
-               color="#4C78A8", edgecolor="white", label="accuracy")
+               color=ACCURACY_COLOUR, edgecolor="white")
         ax.bar(edges[:-1][filled], conf[filled] - acc[filled], bottom=acc[filled],
-               width=widths[filled], align="edge", color="#E45756", alpha=0.35, label="gap")
+               width=widths[filled], align="edge", color=GAP_COLOUR, alpha=GAP_ALPHA)
+        _bin_counts(ax, edges, widths, acc, conf, counts)
         ax.plot([0, 1], [0, 1], "k--", lw=1)
-        ax.set(xlim=(0, 1), ylim=(0, 1), title=name, xlabel="confidence", ylabel="accuracy")
+        # room above the bars for their counts; the scale itself stops at 1
+        ax.set(xlim=(0, 1), ylim=(0, 1.16), yticks=np.linspace(0, 1, 6), title=name,
+               xlabel="confidence", ylabel="accuracy")
         ax.title.set_fontsize(9)
-    axes[0].legend(loc="upper left", fontsize=7)
-    fig.tight_layout()
+    handles = [Patch(color=ACCURACY_COLOUR, label="accuracy"),
+               Patch(color=_blend(GAP_COLOUR, "white", GAP_ALPHA),
+                     label="confidence above accuracy"),
+               Patch(color=_blend(GAP_COLOUR, ACCURACY_COLOUR, GAP_ALPHA),
+                     label="confidence below accuracy (overlap)"),
+               Patch(color="none", label="numbers: answers in the bin")]
+    fig.tight_layout(rect=(0, 0.07 if len(axes) <= 4 else 0.04, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=4 if len(diagrams) > 1 else 2,
+               fontsize=7, frameon=False)
     return png_data_uri(fig)
+
+
+def _bin_counts(ax, edges, widths, acc, conf, counts) -> None:
+    """Each filled bin's count, upright above the taller of its two bars."""
+    for left, width, a, c, n in zip(edges[:-1], widths, acc, conf, counts):
+        if n > 0:
+            ax.text(left + width / 2, max(a, c) + 0.015, f"{int(n):,}", rotation=90,
+                    ha="center", va="bottom", fontsize=6, color="0.25")
 
 
 @_plain_text

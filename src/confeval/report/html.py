@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from typing import Any
 
 from .figures import confusion_figure, reliability_figure, risk_coverage_figure
 from .registries import SECTION_RENDERERS
+from .verdicts import section_verdicts
 
 __all__ = ["SECTION_RENDERERS", "ReportProblem", "chart", "check_metrics", "metric_table",
            "register_section", "render_report", "render_report_checked"]
@@ -138,8 +140,41 @@ def _run_notes(metrics: Mapping[str, Any]) -> str:
     return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
 
 
+READABLE_SHARE = 0.6
+"""A chart is never shown narrower than this share of its drawn width (its text would be
+too small to read): on a phone it scrolls sideways in its box instead of shrinking."""
+
+MIN_CHART_PX = 300
+"""...and never narrower than this many CSS pixels (or its drawn width, when smaller)."""
+
+
+def png_width(uri: str) -> int | None:
+    """The pixel width of a ``data:image/png;base64,`` URI's image (its IHDR chunk), None
+    for anything else."""
+    import base64
+
+    prefix = "data:image/png;base64,"
+    if not uri.startswith(prefix):
+        return None
+    try:
+        head = base64.b64decode(uri[len(prefix):len(prefix) + 32])
+    except ValueError:
+        return None
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return int.from_bytes(head[16:20], "big")
+
+
+def readable_width(drawn: int) -> int:
+    """The narrowest a chart drawn ``drawn`` pixels wide is shown (see
+    :data:`READABLE_SHARE`)."""
+    return min(drawn, max(MIN_CHART_PX, round(drawn * READABLE_SHARE)))
+
+
 def _img(uri: str, alt: str) -> str:
-    return f"<figure><img src='{uri}' alt='{esc(alt)}'></figure>"
+    drawn = png_width(uri)
+    style = f" style='min-width:{readable_width(drawn)}px'" if drawn else ""
+    return f"<figure><img src='{uri}' alt='{esc(alt)}'{style}></figure>"
 
 
 @dataclass(frozen=True)
@@ -200,7 +235,8 @@ def render_confidence(section: Mapping[str, Any]) -> str:
     cols = [("n", "n"), ("accuracy", "accuracy"), ("mean_confidence", "mean conf."),
             ("ece", "ECE"), ("mce", "MCE"), ("brier", "Brier"), ("auroc", "AUROC"),
             ("auarc", "AUARC"), ("aurc", "AURC"), ("prr", "PRR"), ("rce", "RCE")]
-    parts = [metric_table(results, cols, section.get("name_header", "judge"))]
+    parts = ["<h3>Calibration and ranking (95% intervals beneath the values)</h3>",
+             metric_table(results, cols, section.get("name_header", "judge"))]
     parts.append(_figure_of(results, "reliability", "Reliability diagrams", reliability_figure))
     parts.append(_figure_of(results, "risk_coverage", "Risk–coverage curves",
                             risk_coverage_figure))
@@ -212,10 +248,12 @@ def render_agreement(section: Mapping[str, Any]) -> str:
     """Judge-vs-human agreement per result, bias by ground-truth level, overconfidence,
     confusion matrices and top-probability reliability."""
     results = section["results"]
+    header = section.get("name_header", "judge")
     cols = [("n", "n"), ("pearson", "Pearson"), ("spearman", "Spearman"),
             ("kendall", "Kendall τ"), ("accuracy", "exact acc."), ("within1", "±1 acc."),
             ("mae", "MAE"), ("bias", "bias"), ("top_prob_ece", "top-prob ECE")]
-    parts = [metric_table(results, cols)]
+    parts = ["<h3>Agreement with the reference scores (95% intervals beneath)</h3>",
+             metric_table(results, cols, header)]
     levels = sorted({lv for r in results.values() for lv in r.get("bias_by_level", {})},
                     key=float)
     if levels:
@@ -226,13 +264,14 @@ def render_agreement(section: Mapping[str, Any]) -> str:
                 for lv in levels) + "</tr>"
             for name, r in results.items())
         parts.append("<h3>Signed bias by ground-truth level</h3>"
-                     f"<table><thead><tr><th>judge</th>{head}</tr></thead>"
-                     f"<tbody>{rows}</tbody></table>")
+                     + scroll(f"<table><thead><tr><th>{esc(header)}</th>{head}</tr></thead>"
+                              f"<tbody>{rows}</tbody></table>"))
     over = {k: r["overconfidence"] for k, r in results.items() if r.get("overconfidence")}
     if over:
         ths = sorted({t for o in over.values() for t in o}, key=float)
-        parts.append(metric_table({k: {t: o.get(t) for t in ths} for k, o in over.items()},
-                                  [(t, f"top prob > {t}") for t in ths]))
+        parts.append("<h3>Share of items whose top score probability exceeds a threshold</h3>"
+                     + metric_table({k: {t: o.get(t) for t in ths} for k, o in over.items()},
+                                    [(t, f"top prob > {t}") for t in ths], header))
     parts.append(_figure_of(results, "confusion", "Confusion matrices", confusion_figure))
     parts.append(_figure_of(results, "reliability", "Top-probability reliability",
                             reliability_figure))
@@ -243,7 +282,7 @@ def _mean_std(value: Any) -> str:
     if isinstance(value, dict) and "mean" in value:
         if value["mean"] is None:
             return "–"
-        return f"{value['mean']:.4f}<div class='ci'>± {value.get('std') or 0:.4f}</div>"
+        return f"{value['mean']:.4f}<div class='ci'>±&nbsp;{value.get('std') or 0:.4f}</div>"
     return fmt(value)
 
 
@@ -253,6 +292,43 @@ def _table(head: list[str], rows: list[list[str]], first: str = "") -> str:
                                                                       for c in r[1:]) + "</tr>"
                    for r in rows)
     return scroll(f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def verdict_list(section: Mapping[str, Any]) -> str:
+    """Every result's verdict (:func:`confeval.report.verdicts.section_verdicts`) as a list,
+    each led by the result's name; empty when the section's kind has no verdict."""
+    items = "".join(f"<li><strong>{esc(short_name(name))}</strong>: {esc(sentence)}</li>"
+                    for name, sentence in section_verdicts(section).items())
+    return f"<ul class='verdict'>{items}</ul>" if items else ""
+
+
+def _contents(sections: list) -> str:
+    """The report's opening: every section's title, linked, with its verdicts beneath. A
+    section whose verdicts cannot be computed (a foreign document) is listed without them;
+    its own place in the page says why."""
+    entries = []
+    for i, section in enumerate(sections):
+        try:
+            verdicts = verdict_list(section)
+        except Exception:   # named where the section is rendered (_render_section)
+            verdicts = ""
+        entries.append(f"<li><a href='#s{i}'>{esc(section.get('title', section['kind']))}"
+                       f"</a>{verdicts}</li>")
+    return f"<ol class='contents'>{''.join(entries)}</ol>"
+
+
+_ECE = re.compile(r"\bECE\b")
+
+
+def _footer(body: str) -> str:
+    """The page's closing note: how intervals are made, and — only on a page that shows an
+    ECE — why binned ECE's interval can lie above its value."""
+    note = "Generated by confeval. Intervals are 95% bootstrap percentile intervals."
+    if _ECE.search(body):
+        note += (" Binned ECE is biased upward on resamples (duplicated rows add noise to every "
+                 "bin), so for a well-calibrated judge its interval can lie above the point "
+                 "estimate.")
+    return f"<p class='muted'>{note}</p>"
 
 
 _CSS = """
@@ -267,6 +343,10 @@ thead th{background:#f3f6fb} tbody th{text-align:left;background:#fafbfd}
 .badge{display:inline-block;background:#b3261e;color:#fff;border-radius:4px;padding:.1rem .5rem;
 font-size:.8rem;font-weight:600;letter-spacing:.03em}
 .scroll{overflow-x:auto;max-width:100%} figure{margin:.6rem 0} img{max-width:100%}
+table{display:block;max-width:100%;overflow-x:auto;width:max-content}
+figure{overflow-x:auto;max-width:100%}
+ul.verdict{margin:.4rem 0 .8rem;padding-left:1.2rem} ul.verdict li{margin:.2rem 0}
+ol.contents ul.verdict{font-size:.9rem;margin:.2rem 0 .5rem}
 ul.excluded{font-size:.82rem;color:#8a4b08}
 details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
 """
@@ -319,18 +399,17 @@ def render_report_checked(metrics: Mapping[str, Any], run_info: Mapping[str, Any
     if metrics.get("note"):
         parts.append(f"<p class='muted'>{esc(metrics['note'])}</p>")
     parts.append(_run_notes(metrics))
-    toc = "".join(f"<li><a href='#s{i}'>{esc(s.get('title', s['kind']))}</a></li>"
-                  for i, s in enumerate(metrics.get("sections", [])))
-    parts.append(f"<ol>{toc}</ol>")
+    parts.append(_contents(metrics.get("sections", [])))
     problems: list[ReportProblem] = []
+    body_start = len(parts)
     for i, section in enumerate(metrics.get("sections", [])):
         renderer = SECTION_RENDERERS.get(section["kind"])
         badge = (" <span class='badge'>SIMULATED</span>" if section.get("simulated")
                  and not metrics.get("simulated") else "")
         parts.append(f"<h2 id='s{i}'>{esc(section.get('title', section['kind']))}{badge}</h2>")
-        if section.get("description"):
-            parts.append(f"<p class='muted'>{esc(section['description'])}</p>")
         if renderer is None:
+            if section.get("description"):
+                parts.append(f"<p class='muted'>{esc(section['description'])}</p>")
             parts.append(f"<p>No renderer for section kind {esc(section['kind'])!s}; "
                          "raw results:</p><pre>"
                          f"{esc(json.dumps(section.get('results'), indent=1)[:20000])}</pre>")
@@ -338,13 +417,11 @@ def render_report_checked(metrics: Mapping[str, Any], run_info: Mapping[str, Any
             body, found = _render_section(renderer, section)
             parts.append(body)
             problems += found
+    footer = _footer("".join(parts[body_start:]))
     if run_info:
         parts.append("<details><summary>Run configuration and versions</summary><pre>"
                      f"{esc(json.dumps(run_info, indent=2))}</pre></details>")
-    parts.append("<p class='muted'>Generated by confeval. Intervals are 95% bootstrap "
-                 "percentile intervals. Binned ECE is biased upward on resamples (duplicated "
-                 "rows add noise to every bin), so for a well-calibrated judge its interval can "
-                 "lie above the point estimate.</p></body></html>")
+    parts.append(footer + "</body></html>")
     return "".join(parts), problems
 
 
@@ -355,12 +432,15 @@ def _render_section(renderer: Callable[[Mapping[str, Any]], str], section: Mappi
     title = str(section.get("title", section["kind"]))
     failures: list[tuple[str, str]] = []
     token = _CHART_FAILURES.set(failures)
-    try:
-        body = renderer(section) + _section_notes(section.get("results") or {})
+    described = (f"<p class='muted'>{esc(section['description'])}</p>"
+                 if section.get("description") else "")
+    try:   # the verdicts open the section, then what it is, then its tables and charts
+        body = (verdict_list(section) + described + renderer(section)
+                + _section_notes(section.get("results") or {}))
     except Exception as exc:
         reason = _reason(exc)
-        return (f"<p class='excluded'>This section could not be rendered ({esc(reason)}).</p>",
-                [ReportProblem(title, None, reason)])
+        return (f"{described}<p class='excluded'>This section could not be rendered "
+                f"({esc(reason)}).</p>", [ReportProblem(title, None, reason)])
     finally:
         _CHART_FAILURES.reset(token)
     return body, [ReportProblem(title, alt, reason) for alt, reason in failures]

@@ -4,25 +4,49 @@ by ``confeval run``/``demo`` for every section they print."""
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from .._text import display_name, display_names
+from .labels import Labels, longest_part, short_labels, wrap_label
 from .registries import TERMINAL_TABLES
 
-__all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_notes", "compare_tables", "file_names",
-           "file_table", "number", "register_table", "results_table", "simple_table"]
+__all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_notes", "compare_tables", "file_labels",
+           "file_names", "file_table", "fit_lead_column", "fits", "number", "register_table",
+           "results_table", "simple_table"]
 
 register_table = TERMINAL_TABLES.register
 
 WIDE_ENOUGH_FOR_INTERVALS = 200
 """Terminal columns from which metric tables show 95% intervals beside values (--json and the
 report always have them)."""
+
+NARROWEST_LABEL = 8
+"""A label column is never wrapped narrower than this: below it, the other layout reads
+better than names on many lines."""
+
+
+def terminal_width() -> int:
+    """The width rich uses: the terminal's, else $COLUMNS, else 80."""
+    return Console().width
+
+
+def natural_width(table: Table) -> int:
+    """The columns a table takes when nothing in it wraps."""
+    console = Console(width=100_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+def fits(table: Table, width: int | None = None) -> bool:
+    """Whether ``table`` fits ``width`` columns (default the terminal's) with nothing
+    wrapped."""
+    return natural_width(table) <= (width or terminal_width())
 
 
 def cell(res: dict, key: str, with_ci: bool) -> str:
@@ -39,42 +63,68 @@ def cell(res: dict, key: str, with_ci: bool) -> str:
     return text
 
 
-def simple_table(title: str, caption: str | None = None) -> Table:
-    """An empty table in the package's terminal style."""
+def simple_table(title: str, caption: str | None = None, *, tight: bool = False) -> Table:
+    """An empty table in the package's terminal style; ``tight``: two spaces between columns,
+    not three (ten metrics and a name then fit 80 columns)."""
     return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                 caption=caption)
+                 caption=caption, padding=(0, 1, 0, 0) if tight else (0, 1))
+
+
+def _caption(*lines: str | None) -> str | None:
+    shown = [line for line in lines if line]
+    return "\n".join(shown) if shown else None
+
+
+def file_labels(results: dict) -> Labels:
+    """Each result's short label (:func:`confeval.report.labels.short_labels`): file stems,
+    what every name shares at its start and end dropped."""
+    return short_labels([str(name) for name in results])
+
+
+def file_names(results: dict) -> list[str]:
+    """Each result's short label (see :func:`file_labels`)."""
+    return file_labels(results).labels
 
 
 def file_table(title: str, headers: Sequence[str], results: dict
                ) -> tuple[Table, list[list[str]]]:
     """An empty long-format table (right-aligned ``headers``) and each result's leading
     cells: with one file, its name goes into the title, where it wraps whole, and rows
-    have no file cell; with several, a ``file`` column leads."""
-    names = file_names(results)
-    if len(names) == 1:
-        table = simple_table(f"{title}: {names[0]}")
+    have no file cell; with several, a ``file`` column of short labels leads (what they
+    stand for in the caption). Call :func:`fit_lead_column` once the rows are in."""
+    labels = file_labels(results)
+    if len(labels.labels) == 1:
+        table = simple_table(f"{title}: {labels.labels[0]}", tight=True)
         leads: list[list[str]] = [[]]
     else:
-        table = simple_table(title)
-        table.add_column("file", overflow="fold", min_width=15)
-        leads = [[name] for name in names]
+        table = simple_table(title, _caption(labels.key()), tight=True)
+        table.add_column("file", no_wrap=True)
+        leads = [[name] for name in labels.labels]
     for header in headers:
         table.add_column(header, justify="right", no_wrap=True)
     return table, leads
 
 
+def fit_lead_column(table: Table, width: int | None = None) -> Table:
+    """``table`` itself, its first column's labels wrapped at their separators (never inside a
+    word) by as much as the table is wider than ``width`` (default the terminal's), down to
+    :data:`NARROWEST_LABEL` columns."""
+    width = width or terminal_width()
+    over = natural_width(table) - width
+    if over <= 0 or not table.columns:
+        return table
+    lead = table.columns[0]
+    # rich keeps a column's cells in Column._cells (the public Column.cells only reads them)
+    longest = _longest_line(lead._cells)
+    words = max((longest_part(c) for c in lead._cells if isinstance(c, str)), default=0)
+    room = max(longest - over, NARROWEST_LABEL, len(str(lead.header)), words)
+    lead._cells = [wrap_label(c, room) if isinstance(c, str) else c for c in lead._cells]
+    return table
+
+
 def blank(lead: list[str]) -> list[str]:
     """The leading cells of a result's later rows: empty."""
     return [""] * len(lead)
-
-
-def file_names(results: dict) -> list[str]:
-    """Each result's file name, with its folder when two files share a name (two runs'
-    ``records.jsonl``, two judges' ``features_s2.csv``)."""
-    names = [Path(source).name for source in results]
-    if len(set(names)) == len(names):
-        return names
-    return [str(Path(Path(source).parent.name) / Path(source).name) for source in results]
 
 
 def number(value) -> str:
@@ -88,30 +138,78 @@ def number(value) -> str:
 
 
 def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str) -> Table:
-    """One row per file, one column per (key, header); on a terminal too narrow for that
-    (80 columns against ten metrics), one row per metric and one column per file, so no
-    header is cut ("Spearm…") and no name split."""
-    width = Console().width
+    """One row per input (its short label), one column per (key, header), when that fits the
+    terminal; else one row per metric and one column per input, when that fits; else rows
+    per input again, their labels wrapped at separators. No header is cut ("Spearm…") and no
+    word broken ("overconfiden/t")."""
+    width = terminal_width()
     with_ci = width >= WIDE_ENOUGH_FOR_INTERVALS
-    resampled = any(res.get("ci") for res in results.values())   # not with --bootstrap 0
-    caption = None if with_ci or not resampled else \
-        "95% bootstrap intervals: see --json or the report"
-    names = file_names(results)
-    needed = max(map(len, names), default=4) + sum(max(len(h), 6) + 3 for _, h in columns)
-    if needed > width and len(results) < len(columns):
-        table = simple_table(title, caption)
-        table.add_column("metric")
-        for name in names:
-            table.add_column(name, justify="right", overflow="fold")
-        for key, header in columns:
-            table.add_row(header, *[cell(res, key, with_ci) for res in results.values()])
+    resampled = any(isinstance(res, dict) and res.get("ci") for res in results.values())
+    labels = file_labels(results)
+    caption = _caption(None if with_ci or not resampled else
+                       "95% intervals: see --json or the report", labels.key())
+    by_row = _inputs_as_rows(results, labels.labels, columns, title, caption, with_ci)
+    if fits(by_row, width):
+        return by_row
+    by_column = _inputs_as_columns(results, labels.labels, columns, title, caption, with_ci)
+    if fits(by_column, width):
+        return by_column
+    # neither fits with its labels on one line: wrap them, in the layout that then fits in
+    # fewer lines (rows per input when neither does: its metric columns never shrink)
+    wrapped_rows = fit_lead_column(by_row, width)
+    candidates = [t for t in (wrapped_rows, fit_headers(by_column, width)) if fits(t, width)]
+    return min(candidates, key=lambda t: _lines(t, width)) if candidates else wrapped_rows
+
+
+def _lines(table: Table, width: int) -> int:
+    """How many lines ``table`` takes on a terminal ``width`` columns wide."""
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(table)
+    return len(console.export_text().splitlines())
+
+
+def _longest_line(cells) -> int:
+    return max((len(line) for c in cells if isinstance(c, str) for line in c.splitlines()),
+               default=0)
+
+
+def fit_headers(table: Table, width: int | None = None) -> Table:
+    """``table`` itself, the headers of its columns after the first wrapped at their
+    separators (never inside a word) by as much as the table is wider than ``width``, each no
+    narrower than its cells or :data:`NARROWEST_LABEL`."""
+    width = width or terminal_width()
+    over = natural_width(table) - width
+    named = table.columns[1:]
+    if over <= 0 or not named:
         return table
-    table = simple_table(title, caption)
-    table.add_column("file", overflow="fold", min_width=15)
+    cut = math.ceil(over / len(named))
+    for column in named:
+        header = str(column.header)
+        room = max(len(header) - cut, _longest_line(column._cells), NARROWEST_LABEL,
+                   longest_part(header))
+        column.header = wrap_label(header, room)
+    return table
+
+
+def _inputs_as_rows(results: dict, labels: list[str], columns: Sequence[tuple[str, str]],
+                    title: str, caption: str | None, with_ci: bool) -> Table:
+    table = simple_table(title, caption, tight=True)
+    table.add_column("file", no_wrap=True)
     for _, header in columns:
         table.add_column(header, justify="right", no_wrap=True)
-    for name, res in zip(names, results.values()):
-        table.add_row(name, *[cell(res, key, with_ci) for key, _ in columns])
+    for label, res in zip(labels, results.values()):
+        table.add_row(label, *[cell(res, key, with_ci) for key, _ in columns])
+    return table
+
+
+def _inputs_as_columns(results: dict, labels: list[str], columns: Sequence[tuple[str, str]],
+                       title: str, caption: str | None, with_ci: bool) -> Table:
+    table = simple_table(title, caption, tight=True)
+    table.add_column("metric", no_wrap=True)
+    for label in labels:
+        table.add_column(label, justify="right", no_wrap=True)
+    for key, header in columns:
+        table.add_row(header, *[cell(res, key, with_ci) for res in results.values()])
     return table
 
 

@@ -28,15 +28,17 @@ Progress = Callable[[str], None]
 
 
 def _section(kind: str, label: str, title: str, description: str, judges, evaluate,
-             records: list[pd.DataFrame], step) -> dict:
-    """Simulate each judge, evaluate it, keep its records; one demo section."""
+             records: list[pd.DataFrame], step, *, names: str = "judge") -> dict:
+    """Simulate each judge, evaluate it, keep its records; one demo section, whose inputs are
+    called ``names`` (a table's first column: "judge", or "model")."""
     results = {}
     for name, make in judges:
         step(f"{label}: {name}")
         frame = make()
         results[name] = evaluate(frame)
         records.append(frame.assign(section=label, judge=name))
-    return {"kind": kind, "title": title, "description": description, "results": results}
+    return {"kind": kind, "title": title, "description": description, "name_header": names,
+            "results": results}
 
 
 def _confidence_section(n, seed, n_resamples, records, step):
@@ -106,7 +108,7 @@ def _mcq_section(n, seed, n_resamples, records, step):
         [(name, lambda i=i, name=name: simulate("mcq", n, name, seed=seed + 30 + i,
                                                 n_options=4))
          for i, name in enumerate(("calibrated", "overconfident", "underconfident"))],
-        evaluate, records, step)
+        evaluate, records, step, names="model")
 
 
 def live_model_available() -> str | None:
@@ -147,6 +149,7 @@ def _live_sections(out: Path, n_items: int, seed: int, n_resamples: int, step) -
         for k, section in enumerate(result.metrics["sections"]):
             section["simulated"] = False
             section["title"] = f"LIVE ({name}): {section['title']}"
+            section.setdefault("name_header", "model")  # the live run's results are a model's
             if k == 0:
                 section["description"] = (
                     f"A real model ({backend.describe()}, run on this machine) {what}. "

@@ -38,9 +38,10 @@ def render_diagnose(section: Mapping[str, Any]) -> str:
                      f"{fmt(base.get('majority', {}).get('accuracy'))} "
                      f"({esc(base.get('majority', {}).get('type'))})",
                      fmt((base.get("human") or {}).get("total"))])
+    parts.append("<h3>Accuracy against the baselines (Wilson 95% interval beneath)</h3>")
     parts.append(_table(["protocol", "n", "accuracy (strict)", "accuracy (parsed)",
                          "parse rate", "macro-F1", "kappa", "random", "majority", "human"],
-                        rows, "file"))
+                        rows, section.get("name_header", "file")))
     for name, r in results.items():
         parts.append(_per_file(short_name(name), r))
     return "".join(parts)
@@ -55,7 +56,7 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
         parts.append(_table([*head, "Total"], [["accuracy", *[
             value_with_ci(domains[d]["accuracy"], domains[d]["ci"]) for d in head],
             value_with_ci(r.get("accuracy_strict"), r.get("ci"))],
-            ["n", *[fmt(domains[d]["n"]) for d in head], fmt(r.get("n"))]], ""))
+            ["n", *[fmt(domains[d]["n"]) for d in head], fmt(r.get("n"))]], "domain"))
     if r.get("failures"):
         parts.append(f"<p class='muted'>Unparseable replies: "
                      f"{esc(', '.join(f'{k} {v}' for k, v in r['failures'].items()))}</p>")
@@ -68,6 +69,7 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
     if any(value for part in bars.values() for value in part.values()):
         # all zero (a model that never names the right type) is said in the tables; an
         # empty chart would only draw an axis
+        parts.append(f"<h3>{esc(name)}: recall and precision per error type</h3>")
         parts.append(chart(f"per type ({name})", grouped_bars_figure, bars, xlabel="share",
                            title=f"Per error type ({name})"))
     confusion = r.get("confusion") or {}
@@ -76,6 +78,7 @@ def _per_file(name: str, r: Mapping[str, Any]) -> str:
         matrix = [[confusion.get(g, {}).get(p, 0) for p in labels] for g in labels
                   if g in confusion]
         gold = [g for g in labels if g in confusion]
+        parts.append(f"<h3>{esc(name)}: confusion between error types</h3>")
         parts.append(chart(f"confusion ({name})", confusion_figure,
                            {name: {"matrix": matrix, "labels": gold, "columns": labels,
                                    "xlabel": "predicted", "ylabel": "gold"}}))

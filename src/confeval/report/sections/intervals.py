@@ -10,9 +10,23 @@ from rich.table import Table
 
 from ..figures import width_by_group_figure
 from ..html import _mean_std, _table, chart, esc, fmt, register_section, short_name
-from ..terminal import blank, file_table, register_table
+from ..terminal import blank, file_table, fit_lead_column, register_table
 
 __all__ = ["render_intervals"]
+
+
+def merged_rows(rows: list[list[str]]) -> list[list[str]]:
+    """Rows whose cells after the first are all equal, as one row led by their first cells
+    joined ("naive, cqr, lvd"): nine methods of the same 1.0000 ± 0.0000 are one row, and
+    the methods that differ stand out."""
+    merged: dict[tuple[str, ...], list[str]] = {}
+    for row in rows:
+        merged.setdefault(tuple(row[1:]), []).append(row[0])
+    return [[", ".join(names), *cells] for cells, names in merged.items()]
+
+
+def _method_table(head: list[str], rows: list[list[str]], first: str) -> str:
+    return _table(head, merged_rows(rows), first)
 
 
 def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
@@ -21,12 +35,12 @@ def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
     if not diag:
         return ""
     bands = ("decisive", "moderate", "uninformative")
-    out = ["<h3>Informativeness of the adjusted intervals (share of items)</h3>" + _table(
+    out = ["<h3>Informativeness of the adjusted intervals (share of items)</h3>" + _method_table(
         list(bands), [[esc(m)] + [_mean_std(d["informativeness_adj"][b]["share"])
                                   if d["informativeness_adj"].get(b, {}).get("share")
                                   else "–" for b in bands] for m, d in diag.items()],
         "method")]
-    out.append("<h3>Interval midpoint as a point estimate</h3>" + _table(
+    out.append("<h3>Interval midpoint as a point estimate</h3>" + _method_table(
         ["MAE (raw)", "Pearson (raw)", "MAE (adj.)", "Pearson (adj.)"],
         [[esc(m)] + [_mean_std(d["midpoint"][k]) if d["midpoint"].get(k) else "–"
                      for k in ("mae_raw", "pearson_raw", "mae_adj", "pearson_adj")]
@@ -34,7 +48,7 @@ def _diagnostics_tables(methods: Mapping[str, Any], interval: list[str]) -> str:
     with_bins = {m: d["error_bins"] for m, d in diag.items() if d.get("error_bins")}
     if with_bins:
         errors = sorted({e for bins in with_bins.values() for e in bins}, key=int)
-        out.append("<h3>Coverage (raw) by the judge's absolute error</h3>" + _table(
+        out.append("<h3>Coverage (raw) by the judge's absolute error</h3>" + _method_table(
             [f"|error| = {e}" for e in errors],
             [[esc(m)] + [_mean_std(bins[e]["coverage_raw"]) if e in bins else "–"
                          for e in errors] for m, bins in with_bins.items()], "method"))
@@ -56,23 +70,26 @@ def render_intervals(section: Mapping[str, Any]) -> str:
                      f"{len(r.get('seeds', []))} seeds"
                      f"{', Mondrian' if r.get('mondrian') else ''}</h3>")
         if interval:
-            parts.append(_table(["coverage (raw)", "width (raw)", "coverage (adj.)",
-                                 "width (adj.)"],
-                                [[esc(m)] + [_mean_std(methods[m][k]) for k in
-                                             ("coverage_raw", "width_raw", "coverage_adj",
-                                              "width_adj")] for m in interval], "method"))
+            parts.append("<h4>Interval methods: coverage and width (mean ± std over "
+                         "seeds)</h4>" + _method_table(
+                             ["coverage (raw)", "width (raw)", "coverage (adj.)",
+                              "width (adj.)"],
+                             [[esc(m)] + [_mean_std(methods[m][k]) for k in
+                                          ("coverage_raw", "width_raw", "coverage_adj",
+                                           "width_adj")] for m in interval], "method"))
         if sets:
-            parts.append(_table(["coverage", "mean set size"],
-                                [[esc(m), _mean_std(methods[m]["coverage"]),
-                                  _mean_std(methods[m]["set_size"])] for m in sets],
-                                "rating-set method"))
+            parts.append("<h4>Rating-set methods: coverage and size</h4>" + _method_table(
+                ["coverage", "mean set size"],
+                [[esc(m), _mean_std(methods[m]["coverage"]),
+                  _mean_std(methods[m]["set_size"])] for m in sets], "rating-set method"))
         if r.get("point"):
             keys = ["pearson", "spearman", "kendall", "accuracy", "within1", "mae", "bias"]
             parts.append("<h3>Judge point metrics</h3>" + _table(
-                keys, [["judge"] + [fmt(r["point"].get(k)) for k in keys]]))
+                keys, [[label] + [fmt(r["point"].get(k)) for k in keys]],
+                section.get("name_header", "judge")))
         if interval and methods[interval[0]].get("levels"):
             lv = list(methods[interval[0]]["levels"])
-            parts.append("<h3>Coverage (adjusted) by ground-truth level</h3>" + _table(
+            parts.append("<h3>Coverage (adjusted) by ground-truth level</h3>" + _method_table(
                 [f"GT {x}" for x in lv],
                 [[esc(m)] + [_mean_std(methods[m]["levels"][x]["coverage_adj"]) for x in lv]
                  for m in interval], "method"))
@@ -120,4 +137,4 @@ def intervals_table(results: dict) -> Table:
             table.add_row(*(first if i == 0 else blank(first)), name, cov, v(m, "width_raw"),
                           v(m, "coverage_adj") if interval else cov,
                           v(m, "width_adj" if interval else "set_size"))
-    return table
+    return fit_lead_column(table)

@@ -16,7 +16,15 @@ from ..figures import (
     roc_figure,
 )
 from ..html import _table, chart, esc, fmt, register_section, short_name, value_with_ci
-from ..terminal import blank, file_table, number, register_table, simple_table
+from ..terminal import (
+    blank,
+    file_labels,
+    file_table,
+    fit_lead_column,
+    number,
+    register_table,
+    simple_table,
+)
 
 __all__ = ["render_measures", "render_measures_study"]
 
@@ -79,12 +87,17 @@ def _figures(r: Mapping[str, Any], name: str) -> str:
     left = (f"<p class='muted'>Curves of the {len(top)} measures ranked first by AUROC; "
             f"the other {len(order) - len(top)} are in the table and the ranking.</p>"
             if len(order) > len(top) else "")
-    return "".join([left,
+    label = esc(name)
+    return "".join([
+        f"<h3>{label}: ranking of the measures (AUROC, 95% intervals)</h3>", left,
         chart(f"ranking of the measures ({name})", ranking_figure, aurocs, intervals),
+        f"<h3>{label}: ROC curves</h3>",
         chart(f"ROC curves ({name})",
               lambda: roc_figure({m: curves[m]["roc"] for m in top})),
+        f"<h3>{label}: risk–coverage curves</h3>",
         chart(f"risk-coverage curves ({name})",
               lambda: risk_coverage_figure({m: curves[m]["risk_coverage"] for m in top})),
+        f"<h3>{label}: rank-calibration diagrams (one panel per measure)</h3>",
         chart(f"rank-calibration diagrams ({name})",
               lambda: rank_calibration_figure({m: curves[m]["rank_calibration"]
                                                for m in order}))])
@@ -144,15 +157,17 @@ def measures_table(results: dict) -> Table:
                           row["measure"], number(m["auroc"]), number(m["auarc"]),
                           number(m["rce"]), number(m["ece"]),
                           number((row.get("vs_next") or {}).get("p_value")))
-    return table
+    return fit_lead_column(table)
 
 
 @register_table("measures_study")
 def study_table(results: dict) -> Table:
-    table = simple_table("Rankings of the measures (by AUROC)")
-    for header in ("file", "setting", "ranking", "base rate / mean Kendall tau"):
+    labels = file_labels(results)
+    table = simple_table("Rankings of the measures (by AUROC)", labels.key())
+    table.add_column("file", no_wrap=True)
+    for header in ("setting", "ranking", "base rate / mean Kendall tau"):
         table.add_column(header, overflow="fold")
-    for name, r in results.items():
+    for name, r in zip(labels.labels, results.values()):
         parts = r.get("by_threshold") or r.get("by_sigma") or {
             k: r[k] for k in ("mcqa_eval", "threshold_based") if k in r}
         for key, part in parts.items():
@@ -161,4 +176,4 @@ def study_table(results: dict) -> Table:
             table.add_row(name, key, order or "-", "-" if summary is None else f"{summary:.3f}")
         if isinstance(r.get("kendall"), (float, type(None))) and "kendall" in r:
             table.add_row(name, "Kendall tau between them", "-", f"{r['kendall']}")
-    return table
+    return fit_lead_column(table)

@@ -10,7 +10,8 @@ from rich.table import Table
 
 from ..figures import grouped_bars_figure
 from ..html import _table, chart, esc, fmt, register_section, short_name, value_with_ci
-from ..terminal import file_names, number, register_table, simple_table
+from ..labels import wrap_label
+from ..terminal import file_labels, fits, number, register_table, simple_table
 
 __all__ = ["render_steps", "render_steps_consistency"]
 
@@ -28,9 +29,10 @@ def render_steps(section: Mapping[str, Any]) -> str:
                  "P(correct) from correct steps to steps of each error type; CCS combines ECE "
                  "and the gap between the ECEs of correct and incorrect steps. Intervals: 95% "
                  "percentile bootstrap over items.</p>")
+    parts.append("<h3>ConfProBench metrics (95% intervals beneath the values)</h3>")
     parts.append(_table(keys, [[esc(short_name(name))] + [
         value_with_ci(r.get(k), r.get("ci", {}).get(k)) for k in keys]
-        for name, r in results.items()], "file"))
+        for name, r in results.items()], section.get("name_header", "file")))
     for name, r in results.items():
         label = esc(short_name(name))
         if r.get("by_perturbation"):
@@ -80,29 +82,41 @@ def render_steps_consistency(section: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+STEP_KEYS = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
+
+
 @register_table("steps")
 def steps_table(results: dict) -> Table:
-    """Metrics as rows, files as columns (value and 95% item-bootstrap interval)."""
-    table = simple_table("Process-judge confidence (fractions)")
-    table.add_column("metric")
-    for shown in file_names(results):
-        table.add_column(shown, justify="right", overflow="fold")
-    keys = ("crs", "ccr", "accm", "sccr", "css", "ccs", "ece", "delta_ece", "avg", "macro_f1")
-    for key in keys:
+    """Metrics as rows, inputs as columns (value and 95% item-bootstrap interval); where that
+    is wider than the terminal, each interval under its value and the inputs' labels wrapped
+    at their separators."""
+    table = _steps_table(results, stacked=False)
+    return table if fits(table) else _steps_table(results, stacked=True)
+
+
+def _steps_table(results: dict, *, stacked: bool) -> Table:
+    labels = file_labels(results)
+    table = simple_table("Process-judge confidence (fractions)", labels.key())
+    table.add_column("metric", no_wrap=True)
+    between = "\n" if stacked else " "
+    for shown in labels.labels:
+        header = wrap_label(shown, 16) if stacked else shown
+        table.add_column(header, justify="right", no_wrap=True)
+    for key in STEP_KEYS:
         row = []
         for res in results.values():
             value, ci = res.get(key), res.get("ci", {}).get(key)
-            cell = "–" if value is None else f"{value:.4f}"
+            text = "–" if value is None else f"{value:.4f}"
             if value is not None and ci:
-                cell += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
-            row.append(cell)
+                text += f"{between}[{ci['low']:.3f}, {ci['high']:.3f}]"
+            row.append(text)
         table.add_row(key, *row)
     variants = sorted({v for res in results.values() for v in res.get("by_perturbation", {})})
     for v in variants:
         table.add_row(f"crs: {v}", *[
-            f"{res['by_perturbation'][v]['crs']:.4f} ({res['by_perturbation'][v]['pairs']} "
-            "pairs)" if v in res.get("by_perturbation", {}) else "–"
-            for res in results.values()])
+            f"{res['by_perturbation'][v]['crs']:.4f}{between}"
+            f"({res['by_perturbation'][v]['pairs']} pairs)"
+            if v in res.get("by_perturbation", {}) else "–" for res in results.values()])
     table.add_row("steps / pairs / unpaired", *[
         f"{res['n_original_rows']} / {res['pairs']} / {res['unpaired_rows']}"
         for res in results.values()])

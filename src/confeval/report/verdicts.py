@@ -1,0 +1,519 @@
+"""A verdict per model or judge: one or two sentences, computed from a result's numbers and
+their 95% intervals, that open its report section and its terminal table.
+
+:data:`VERDICTS` maps a section kind to ``fn(result) -> sentence`` (None when the result has
+not the numbers to judge); the HTML section and the terminal both call
+:func:`section_verdicts`, so the two always say the same. Every rule claims no more than the
+intervals support: a result without intervals (``--bootstrap 0``) gets its numbers and the words
+"not judged", never an adjective. The rules and their thresholds (the constants below) are
+documented in docs/concepts.md ("Verdicts") and pinned by tests/report/test_verdicts.py.
+
+Pure Python (no numpy, no matplotlib): printing a terminal table loads no heavy library.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._registry import Registry
+
+__all__ = ["CHANCE_AUROC", "MIN_CONFIDENCE_GAP", "SIGNIFICANCE", "UNINFORMATIVE_SHARE",
+           "VERDICTS", "Z95", "register_verdict", "section_verdicts", "wilson"]
+
+Verdict = Callable[[Mapping[str, Any]], "str | None"]
+
+VERDICTS: Registry[Verdict] = Registry("verdict")
+"""Section kind -> ``fn(result) -> sentence or None``."""
+
+register_verdict = VERDICTS.register
+
+MIN_CONFIDENCE_GAP = 0.02
+"""|mean confidence - accuracy| from which a clear gap is called over- or underconfident
+(below it, and clear, "slightly"): a gap the accuracy interval excludes can be a fraction of a
+point on a large sample, true but of no consequence. Compared with a tolerance of 1e-9
+(0.69 - 0.67 is 0.019999999999999907 in floating point)."""
+
+CHANCE_AUROC = 0.5
+"""The AUROC of a confidence that cannot tell right answers from wrong ones."""
+
+SIGNIFICANCE = 0.05
+"""The p-value under which the best confidence measure is called clearly ahead of the next."""
+
+UNINFORMATIVE_SHARE = 0.5
+"""An interval method whose intervals (mean over seeds) are at least this share
+"uninformative" (wider than three quarters of the scale) has its coverage called
+uninformative: it covers because it spans almost every score."""
+
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
+
+
+# ---------------------------------------------------------------- numbers and intervals
+
+def _defined(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _value(value: Any) -> float | None:
+    """A number, or the mean of a ``{mean, std}`` summary over seeds; None when undefined."""
+    if isinstance(value, Mapping):
+        value = value.get("mean")
+    return float(value) if _defined(value) else None
+
+
+def _ci(result: Mapping[str, Any], key: str) -> tuple[float, float] | None:
+    """``result["ci"][key]`` as (low, high), None when it is absent or undefined."""
+    ci = (result.get("ci") or {}).get(key) or {}
+    low, high = ci.get("low"), ci.get("high")
+    return (float(low), float(high)) if _defined(low) and _defined(high) else None
+
+
+def _num(value: float) -> str:
+    """Two decimals; three for a value that two would show as 0.00 (an interval bound of
+    0.001 must not read as one that touches 0)."""
+    return f"{value:.3f}" if 0 < abs(value) < 0.005 else f"{value:.2f}"
+
+
+def _percent(values: Sequence[float]) -> str:
+    low, high = f"{min(values):.0%}", f"{max(values):.0%}"
+    return low if low == high else f"{low[:-1]}-{high}"
+
+
+def _span(ci: tuple[float, float] | None) -> str:
+    return "" if ci is None else f" [{_num(ci[0])}, {_num(ci[1])}]"
+
+
+def _with_ci(name: str, value: float, ci: tuple[float, float] | None) -> str:
+    return f"{name} {_num(value)}{_span(ci)}"
+
+
+def _range(values: Sequence[float]) -> str:
+    """"0.97" when the values agree to two decimals, else "0.97-1.00"."""
+    low, high = _num(min(values)), _num(max(values))
+    return low if low == high else f"{low}-{high}"
+
+
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def wilson(share: float, n: int) -> tuple[float, float]:
+    """The Wilson 95% interval of a proportion ``share`` observed on ``n`` items.
+
+    >>> [round(x, 3) for x in wilson(1.0, 60)]
+    [0.94, 1.0]
+    """
+    z2 = Z95 * Z95
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _against(ci: tuple[float, float], reference: float) -> str:
+    """"above", "below" or "within": where a 95% interval lies against a reference value
+    (an interval touching it includes it)."""
+    if ci[0] > reference:
+        return "above"
+    if ci[1] < reference:
+        return "below"
+    return "within"
+
+
+# ---------------------------------------------------------------- confidence
+
+def calibration_clause(result: Mapping[str, Any]) -> str | None:
+    """Stated confidence against accuracy. Overconfident when the mean confidence exceeds the
+    accuracy by at least :data:`MIN_CONFIDENCE_GAP` and the accuracy's 95% interval lies wholly
+    below it; underconfident the other way; "slightly" when the interval excludes the mean
+    confidence but the gap is smaller; "no clear gap" when the interval holds it. The mean
+    confidence is taken as known: an average of stated numbers varies less than an accuracy of
+    0/1 answers, and the accuracy interval is the one the bootstrap gives."""
+    accuracy, stated = _value(result.get("accuracy")), _value(result.get("mean_confidence"))
+    if accuracy is None or stated is None:
+        return None
+    acc_ci = _ci(result, "accuracy")
+    numbers = f"states {_num(stated)}, right {_num(accuracy)}{_span(acc_ci)}"
+    ece = _value(result.get("ece"))
+    if ece is not None:
+        numbers += f" ({_with_ci('ECE', ece, _ci(result, 'ece'))})"
+    if acc_ci is None:
+        return f"{numbers}; calibration not judged (no interval)"
+    where = _against(acc_ci, stated)
+    if where == "within":
+        return f"no clear gap between confidence and accuracy: {numbers}"
+    word = "overconfident" if where == "below" else "underconfident"
+    if abs(stated - accuracy) < MIN_CONFIDENCE_GAP - 1e-9:
+        word = "slightly " + word
+    return f"{word}: {numbers}"
+
+
+ANSWERS = ("ranks its right answers above its wrong ones",
+           "ranks its wrong answers above its right ones", "cannot tell right from wrong")
+"""What an AUROC above, below or around chance says of a confidence in answers."""
+
+GOLD_OPTION = ("ranks the gold option above the others", "ranks other options above the gold one",
+               "cannot tell the gold option from the others")
+"""The same of a confidence measure over multiple-choice options."""
+
+
+def discrimination_clause(result: Mapping[str, Any], says: tuple[str, str, str] = ANSWERS
+                          ) -> str | None:
+    """Whether the confidence ranks right answers above wrong ones: by where the AUROC's 95%
+    interval lies against :data:`CHANCE_AUROC` (an interval that includes 0.5: "cannot
+    tell"); ``says`` is the reading of above, below and around chance."""
+    auroc = _value(result.get("auroc"))
+    if auroc is None:
+        return ("AUROC undefined (every answer right, or every answer wrong)"
+                if "auroc" in result else None)
+    ci = _ci(result, "auroc")
+    numbers = _with_ci("AUROC", auroc, ci)
+    if ci is None:
+        return f"{numbers}; ranking not judged (no interval)"
+    above, below, around = says
+    reading = {"above": above, "below": below, "within": around}[_against(ci, CHANCE_AUROC)]
+    return f"{reading} ({numbers})"
+
+
+@register_verdict("confidence")
+def confidence_verdict(result: Mapping[str, Any]) -> str | None:
+    """Calibration (:func:`calibration_clause`), then ranking
+    (:func:`discrimination_clause`)."""
+    clauses = [calibration_clause(result), discrimination_clause(result)]
+    return "; ".join(c for c in clauses if c) or None
+
+
+# ---------------------------------------------------------------- agreement
+
+def bias_half_width(result: Mapping[str, Any]) -> float | None:
+    """A conservative 95% half-width of the mean bias (judge minus reference), from numbers
+    the result has: every difference d lies within the scale's range R (the confusion
+    matrix's labels span every score given), so Var(d) <= E[d^2] <= R * E|d| = R * MAE, and
+    the half-width is z * sqrt(R * MAE / n). None without a scale or n."""
+    labels = [float(v) for v in ((result.get("confusion") or {}).get("labels") or [])
+              if _defined(v)]
+    mae, n = _value(result.get("mae")), result.get("n")
+    if len(labels) < 2 or mae is None or not isinstance(n, int) or n < 2:
+        return None
+    return Z95 * math.sqrt((max(labels) - min(labels)) * mae / n)
+
+
+@register_verdict("agreement")
+def agreement_verdict(result: Mapping[str, Any]) -> str | None:
+    """Whether the judge's scores rise with the reference's (Pearson's 95% interval against
+    0), and whether it scores higher or lower on average (the mean bias against its
+    conservative interval, :func:`bias_half_width`)."""
+    clauses = [_correlation_clause(result), _bias_clause(result)]
+    return "; ".join(c for c in clauses if c) or None
+
+
+def _correlation_clause(result: Mapping[str, Any]) -> str | None:
+    pearson = _value(result.get("pearson"))
+    if pearson is None:
+        return ("Pearson undefined: its scores or the reference's do not vary"
+                if "pearson" in result else None)
+    ci = _ci(result, "pearson")
+    numbers = _with_ci("Pearson", pearson, ci)
+    if ci is None:
+        return f"{numbers}; not judged (no interval)"
+    where = _against(ci, 0.0)
+    if where == "above":
+        return f"its scores rise with the reference scores ({numbers})"
+    if where == "below":
+        return f"its scores fall as the reference scores rise ({numbers})"
+    return f"no clear relation to the reference scores ({numbers})"
+
+
+def _bias_clause(result: Mapping[str, Any]) -> str | None:
+    bias = _value(result.get("bias"))
+    if bias is None:
+        return None
+    half = bias_half_width(result)
+    if half is None:
+        return f"mean bias {_num(bias)} (judge minus reference; not judged)"
+    numbers = f"{_num(abs(bias))} on average (± {_num(half)})"
+    if bias - half > 0:
+        return f"scores higher than the reference by {numbers}"
+    if bias + half < 0:
+        return f"scores lower than the reference by {numbers}"
+    return f"no clear bias (mean judge minus reference {_num(bias)} ± {_num(half)})"
+
+
+# ---------------------------------------------------------------- conformal sets
+
+def _coverage_status(coverage: float, target: float, n_test: int) -> str:
+    """Where the Wilson 95% interval of a coverage on ``n_test`` test items lies against the
+    target: "above", "below" or "within"."""
+    return _against(wilson(coverage, n_test), target)
+
+
+_AT_TARGET = {"within": "at", "above": "above", "below": "below"}
+
+
+def _coverage_groups(coverages: Mapping[str, float], target: float, n_test: int) -> str:
+    """"lac and raps cover at their target 0.90 (0.97), aps above it (1.00)": the scores
+    grouped by where their coverage lies against the target."""
+    groups: dict[str, list[str]] = {}
+    for name, coverage in coverages.items():
+        groups.setdefault(_coverage_status(coverage, target, n_test), []).append(name)
+    parts = []
+    for status in ("below", "within", "above"):
+        names = groups.get(status)
+        if not names:
+            continue
+        values = _range([coverages[n] for n in names])
+        verb = "covers" if len(names) == 1 else "cover"
+        if not parts:
+            parts.append(f"{_names(names)} {verb} {_AT_TARGET[status]} the target "
+                         f"{_num(target)} ({values} of {n_test:,} test items)")
+        else:
+            parts.append(f"{_names(names)} {_AT_TARGET[status]} it ({values})")
+    return ", ".join(parts)
+
+
+@register_verdict("sets")
+def sets_verdict(result: Mapping[str, Any]) -> str | None:
+    """Each score's coverage against the target (its Wilson 95% interval on the test items
+    against 1 - alpha: below, at, above), and the smallest mean set among the scores that do
+    not cover below it."""
+    scores = result.get("scores") or {}
+    n_test = result.get("n_test")
+    target = _value(result.get("coverage_target"))
+    if target is None and _defined(result.get("alpha")):
+        target = 1 - float(result["alpha"])
+    coverages = {s: _value(m.get("coverage")) for s, m in scores.items()}
+    coverages = {s: c for s, c in coverages.items() if c is not None}
+    if not coverages or target is None or not isinstance(n_test, int) or n_test < 1:
+        return None
+    sentence = _coverage_groups(coverages, target, n_test)
+    sizes = {s: _value(scores[s].get("set_size")) for s in coverages
+             if _coverage_status(coverages[s], target, n_test) != "below"}
+    sizes = {s: v for s, v in sizes.items() if v is not None}
+    if sizes:
+        best = min(sizes, key=sizes.__getitem__)
+        what = "smallest sets" if len(sizes) > 1 else "sets"
+        sentence += f"; {what}: {best}, {_num(sizes[best])} options on average"
+    return sentence
+
+
+# ---------------------------------------------------------------- conformal intervals
+
+def _uninformative_share(method: Mapping[str, Any]) -> float | None:
+    bands = (method.get("diagnostics") or {}).get("informativeness_adj") or {}
+    return _value((bands.get("uninformative") or {}).get("share"))
+
+
+@register_verdict("intervals")
+def intervals_verdict(result: Mapping[str, Any]) -> str | None:
+    """The interval methods' coverage against 1 - alpha (Wilson 95% interval on the test items
+    of a split) and whether their intervals say anything: when every method has at least
+    :data:`UNINFORMATIVE_SHARE` of its intervals wider than three quarters of the scale, its
+    coverage is called what it is, a consequence of spanning the scale. Then the rating-set
+    methods' coverage and size."""
+    methods = result.get("methods") or {}
+    n, alpha = result.get("n"), result.get("alpha")
+    if not isinstance(n, int) or not _defined(alpha):
+        return None
+    target = 1 - float(alpha)
+    n_test = max(1, round(n * (1 - float(result.get("cal_fraction") or 0.5))))
+    interval = {m: v for m, v in methods.items() if "width_raw" in v}
+    rating = {m: v for m, v in methods.items() if "set_size" in v}
+    clauses = [_interval_clause(interval, target, n_test, result.get("point") or {}),
+               _rating_clause(rating, target, n_test)]
+    return "; ".join(c for c in clauses if c) or None
+
+
+def _interval_clause(methods: Mapping[str, Mapping], target: float, n_test: int,
+                     point: Mapping[str, Any]) -> str | None:
+    coverage = {m: _value(v.get("coverage_raw")) for m, v in methods.items()}
+    coverage = {m: c for m, c in coverage.items() if c is not None}
+    if not coverage:
+        return None
+    shares = {m: _uninformative_share(methods[m]) for m in coverage}
+    widths = {m: _value(methods[m].get("width_adj")) for m in coverage}
+    if all(s is not None and s >= UNINFORMATIVE_SHARE for s in shares.values()):
+        judge = _value(point.get("pearson"))
+        tail = "" if judge is None else \
+            f"; the judge's ratings have Pearson {_num(judge)} with the reference"
+        known = [w for w in widths.values() if w is not None]
+        width = f", mean width {_range(known)}" if known else ""
+        every = "every interval method covers" if len(coverage) > 1 else \
+            f"{next(iter(coverage))} covers"
+        return (f"{every} {_range(list(coverage.values()))} (target {_num(target)}), but its "
+                f"intervals say little: {_percent(list(shares.values()))} of them span more "
+                f"than three quarters of the scale{width}{tail}")
+    sentence = _coverage_groups(coverage, target, n_test)
+    covering = [m for m in coverage if widths[m] is not None
+                and _coverage_status(coverage[m], target, n_test) != "below"]
+    if covering:
+        best = min(covering, key=widths.__getitem__)
+        share = shares[best]
+        said = "" if share is None else f", {share:.0%} of them uninformative"
+        sentence += f"; narrowest that covers: {best}, mean width {_num(widths[best])}{said}"
+    wide = [m for m, s in shares.items() if s is not None and s >= UNINFORMATIVE_SHARE]
+    if wide:
+        sentence += (f"; {_names(wide)} say{'s' if len(wide) == 1 else ''} little: "
+                     f"{_percent([shares[m] for m in wide])} of "
+                     f"{'its' if len(wide) == 1 else 'their'} intervals span more than three "
+                     "quarters of the scale")
+    return sentence
+
+
+def _rating_clause(methods: Mapping[str, Mapping], target: float, n_test: int) -> str | None:
+    """The rating-set methods by the same coverage rule, and the smallest mean set among
+    those that do not cover below the target."""
+    coverage = {m: _value(v.get("coverage")) for m, v in methods.items()}
+    coverage = {m: c for m, c in coverage.items() if c is not None}
+    if not coverage:
+        return None
+    sentence = "rating sets: " + _coverage_groups(coverage, target, n_test)
+    sizes = {m: _value(methods[m].get("set_size")) for m in coverage
+             if _coverage_status(coverage[m], target, n_test) != "below"}
+    sizes = {m: v for m, v in sizes.items() if v is not None}
+    if sizes:
+        best = min(sizes, key=sizes.__getitem__)
+        sentence += f"; smallest: {best}, {_num(sizes[best])} ratings on average"
+    return sentence
+
+
+# ---------------------------------------------------------------- process judges
+
+@register_verdict("steps")
+def steps_verdict(result: Mapping[str, Any]) -> str | None:
+    """Sensitivity (whether P(correct) drops from right steps to wrong ones: CSS's 95% interval
+    against 0), robustness under meaning-preserving rewrites (CCR, the share of steps whose
+    confidence moved, and CRS), and calibration (CCS with ECE)."""
+    clauses = [_sensitivity_clause(result), _robustness_clause(result),
+               _step_calibration_clause(result)]
+    return "; ".join(c for c in clauses if c) or None
+
+
+def _sensitivity_clause(result: Mapping[str, Any]) -> str | None:
+    css = _value(result.get("css"))
+    if css is None:
+        return None
+    ci = _ci(result, "css")
+    numbers = _with_ci("CSS", css, ci)
+    if ci is None:
+        return f"{numbers}; sensitivity not judged (no interval)"
+    where = _against(ci, 0.0)
+    if where == "above":
+        return f"its confidence drops on wrong steps ({numbers})"
+    if where == "below":
+        return f"its confidence rises on wrong steps ({numbers})"
+    return f"its confidence does not clearly drop on wrong steps ({numbers})"
+
+
+def _robustness_clause(result: Mapping[str, Any]) -> str | None:
+    ccr, crs = _value(result.get("ccr")), _value(result.get("crs"))
+    if ccr is None or crs is None:
+        return "no rewritten steps: robustness not measured" if "crs" in result else None
+    moved = f"{_num(ccr)}{_span(_ci(result, 'ccr'))}"
+    return (f"under rewrites its confidence moves on {moved} of steps "
+            f"(CCR; {_with_ci('CRS', crs, _ci(result, 'crs'))})")
+
+
+def _step_calibration_clause(result: Mapping[str, Any]) -> str | None:
+    ccs, ece = _value(result.get("ccs")), _value(result.get("ece"))
+    if ccs is None:
+        return None
+    tail = "" if ece is None else f" ({_with_ci('ECE', ece, _ci(result, 'ece'))})"
+    return f"{_with_ci('CCS', ccs, _ci(result, 'ccs'))}{tail}"
+
+
+# ---------------------------------------------------------------- confidence measures
+
+@register_verdict("measures")
+def measures_verdict(result: Mapping[str, Any]) -> str | None:
+    """The measure ranked first: whether its AUROC's 95% interval lies above
+    :data:`CHANCE_AUROC` (it tells the gold option from the others), whether it is clearly
+    ahead of the next (paired p-value under :data:`SIGNIFICANCE`), and how many measures have
+    an interval above chance."""
+    ranking = result.get("ranking") or []
+    measures = result.get("measures") or {}
+    if not ranking or ranking[0].get("measure") not in measures:
+        return None
+    best = ranking[0]["measure"]
+    clause = discrimination_clause(measures[best], GOLD_OPTION)
+    if clause is None:
+        return None
+    sentence = f"best measure {best}: {clause}"
+    ahead = _ahead_clause(ranking[0])
+    if ahead:
+        sentence += f", {ahead}"
+    above = [m for m, v in measures.items()
+             if (ci := _ci(v, "auroc")) is not None and ci[0] > CHANCE_AUROC]
+    if any(_ci(v, "auroc") is not None for v in measures.values()):
+        sentence += (f"; {len(above)} of {len(measures)} measures have an AUROC interval above "
+                     f"{_num(CHANCE_AUROC)}")
+    return sentence
+
+
+def _ahead_clause(first: Mapping[str, Any]) -> str | None:
+    nxt = first.get("vs_next") or {}
+    p = _value(nxt.get("p_value"))
+    if p is None or not nxt.get("measure"):
+        return None
+    if p < SIGNIFICANCE:
+        return f"clearly ahead of {nxt['measure']} (p {p:.3f})"
+    return f"not clearly ahead of {nxt['measure']} (p {p:.2f})"
+
+
+# ---------------------------------------------------------------- error diagnosis
+
+@register_verdict("diagnose")
+def diagnose_verdict(result: Mapping[str, Any]) -> str | None:
+    """Strict accuracy (its Wilson 95% interval) against the accuracy of random guessing; and
+    what always naming the most common type would score."""
+    accuracy = _value(result.get("accuracy_strict"))
+    n = result.get("n")
+    if accuracy is None:
+        return None
+    ci = (float(result["ci"]["low"]), float(result["ci"]["high"])) \
+        if _defined((result.get("ci") or {}).get("low")) \
+        and _defined((result.get("ci") or {}).get("high")) else None
+    items = f" on {n:,} items" if isinstance(n, int) else ""
+    numbers = f"strict accuracy {_num(accuracy)}{_span(ci)}{items}"
+    baselines = result.get("baselines") or {}
+    chance = _value((baselines.get("random") or {}).get("expected"))
+    if chance is None:
+        sentence = numbers
+    elif ci is None:
+        sentence = f"{numbers}, random guessing {_num(chance)}: not judged (no interval)"
+    else:
+        where = {"above": "above", "below": "below",
+                 "within": "not distinguishable from"}[_against(ci, chance)]
+        sentence = f"{numbers}: {where} random guessing ({_num(chance)})"
+    majority = baselines.get("majority") or {}
+    if _defined(majority.get("accuracy")) and majority.get("type"):
+        sentence += (f"; always answering {majority['type']} would score "
+                     f"{_num(majority['accuracy'])}")
+    return sentence
+
+
+# ---------------------------------------------------------------- certified thresholds
+
+@register_verdict("guarantee")
+def guarantee_verdict(result: Mapping[str, Any]) -> str | None:
+    """The guarantee's own sentence (written by the guarantee, which knows its method)."""
+    sentence = result.get("guarantee")
+    return str(sentence) if sentence else None
+
+
+# ---------------------------------------------------------------- a section's verdicts
+
+def section_verdicts(section: Mapping[str, Any]) -> dict[str, str]:
+    """{result name: verdict} of every result of a section whose kind has a verdict rule and
+    whose result has the numbers for it, in the section's order; empty otherwise."""
+    rule = VERDICTS.get(str(section.get("kind")))
+    results = section.get("results") or {}
+    if rule is None or not isinstance(results, Mapping):
+        return {}
+    out = {}
+    for name, result in results.items():
+        sentence = rule(result) if isinstance(result, Mapping) else None
+        if sentence:
+            out[str(name)] = sentence
+    return out

@@ -1,0 +1,257 @@
+"""The verdict rules (confeval.report.verdicts) on constructed results: each rule's cases, its
+borderline (an interval that touches the reference includes it; a gap of exactly the minimum
+counts), and no adjective without an interval. The numbers are written out, so every test
+is deterministic."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from confeval.report.verdicts import (
+    MIN_CONFIDENCE_GAP,
+    VERDICTS,
+    Z95,
+    bias_half_width,
+    calibration_clause,
+    discrimination_clause,
+    section_verdicts,
+    wilson,
+)
+
+
+def _confidence(accuracy=0.67, acc_ci=(0.65, 0.69), stated=0.86, ece=0.20,
+                ece_ci=(0.18, 0.22), auroc=0.74, auroc_ci=(0.71, 0.76)) -> dict:
+    ci = {}
+    for key, span in (("accuracy", acc_ci), ("ece", ece_ci), ("auroc", auroc_ci)):
+        if span is not None:
+            ci[key] = {"low": span[0], "high": span[1], "std_error": 0.01}
+    return {"n": 2000, "accuracy": accuracy, "mean_confidence": stated, "ece": ece,
+            "auroc": auroc, "ci": ci}
+
+
+# ---------------------------------------------------------------- confidence
+
+def test_the_overconfident_judge_of_the_issue_reads_as_written():
+    assert VERDICTS["confidence"](_confidence()) == (
+        "overconfident: states 0.86, right 0.67 [0.65, 0.69] (ECE 0.20 [0.18, 0.22]); "
+        "ranks its right answers above its wrong ones (AUROC 0.74 [0.71, 0.76])")
+
+
+def test_underconfident_when_the_accuracy_interval_lies_above_the_stated_confidence():
+    text = calibration_clause(_confidence(accuracy=0.67, acc_ci=(0.65, 0.69), stated=0.58))
+    assert text.startswith("underconfident: states 0.58, right 0.67 [0.65, 0.69]")
+
+
+@pytest.mark.parametrize("acc_ci, stated", [((0.65, 0.69), 0.69), ((0.58, 0.62), 0.58)])
+def test_an_accuracy_interval_touching_the_stated_confidence_is_no_clear_gap(acc_ci, stated):
+    text = calibration_clause(_confidence(accuracy=0.67 if stated > 0.6 else 0.60,
+                                          acc_ci=acc_ci, stated=stated))
+    assert text.startswith("no clear gap between confidence and accuracy: ")
+    assert "overconfident" not in text and "underconfident" not in text
+
+
+def test_a_gap_of_exactly_the_minimum_is_called_by_its_direction():
+    # 0.69 - 0.67 is 0.019999999999999907 in floating point: still the minimum gap
+    assert 0.69 - 0.67 < MIN_CONFIDENCE_GAP
+    text = calibration_clause(_confidence(accuracy=0.67, acc_ci=(0.66, 0.68), stated=0.69))
+    assert text.startswith("overconfident: ")
+
+
+def test_a_clear_gap_under_the_minimum_is_slight():
+    text = calibration_clause(_confidence(accuracy=0.670, acc_ci=(0.665, 0.675), stated=0.68))
+    assert text.startswith("slightly overconfident: states 0.68, right 0.67")
+    text = calibration_clause(_confidence(accuracy=0.670, acc_ci=(0.665, 0.675), stated=0.66))
+    assert text.startswith("slightly underconfident: ")
+
+
+def test_without_intervals_the_numbers_are_given_and_nothing_is_judged():
+    text = VERDICTS["confidence"](_confidence(acc_ci=None, ece_ci=None, auroc_ci=None))
+    assert text == ("states 0.86, right 0.67 (ECE 0.20); calibration not judged (no "
+                    "interval); AUROC 0.74; ranking not judged (no interval)")
+
+
+@pytest.mark.parametrize("auroc_ci, reading", [
+    ((0.50, 0.60), "cannot tell right from wrong"),         # touches 0.5: includes it
+    ((0.48, 0.53), "cannot tell right from wrong"),
+    ((0.501, 0.60), "ranks its right answers above its wrong ones"),
+    ((0.30, 0.499), "ranks its wrong answers above its right ones"),
+    ((0.40, 0.50), "cannot tell right from wrong"),
+])
+def test_the_auroc_interval_against_chance(auroc_ci, reading):
+    text = discrimination_clause(_confidence(auroc=sum(auroc_ci) / 2, auroc_ci=auroc_ci))
+    assert text.startswith(reading + " (AUROC ")
+
+
+def test_an_undefined_auroc_is_said_and_a_bound_near_zero_keeps_its_third_decimal():
+    assert discrimination_clause({"auroc": None}) == \
+        "AUROC undefined (every answer right, or every answer wrong)"
+    # 0.001 printed as 0.00 would read as an interval touching 0
+    text = VERDICTS["steps"]({"css": 0.0078, "ci": {"css": {"low": 0.001, "high": 0.022}}})
+    assert text == "its confidence drops on wrong steps (CSS 0.01 [0.001, 0.02])"
+
+
+# ---------------------------------------------------------------- agreement
+
+def _agreement(pearson_ci=(0.82, 0.85), bias=-0.014, mae=0.5, n=2000, labels=(1, 2, 3, 4, 5)):
+    return {"n": n, "pearson": 0.83, "bias": bias, "mae": mae,
+            "confusion": {"labels": list(labels), "matrix": []},
+            "ci": {"pearson": {"low": pearson_ci[0], "high": pearson_ci[1]}}}
+
+
+def test_the_bias_interval_is_bounded_by_the_scale_and_the_mae():
+    # |d| <= 4 on a 1-5 scale, so Var(d) <= 4 * MAE
+    assert bias_half_width(_agreement()) == pytest.approx(Z95 * math.sqrt(4 * 0.5 / 2000))
+    assert bias_half_width(_agreement(labels=())) is None
+
+
+@pytest.mark.parametrize("bias, reading", [
+    (-0.014, "no clear bias (mean judge minus reference -0.01 ± 0.06)"),
+    (0.10, "scores higher than the reference by 0.10 on average (± 0.06)"),
+    (-0.10, "scores lower than the reference by 0.10 on average (± 0.06)"),
+])
+def test_the_bias_against_its_interval(bias, reading):
+    assert VERDICTS["agreement"](_agreement(bias=bias)) == (
+        "its scores rise with the reference scores (Pearson 0.83 [0.82, 0.85]); " + reading)
+
+
+def test_a_bias_equal_to_its_half_width_is_not_clear():
+    half = bias_half_width(_agreement())
+    assert "no clear bias" in VERDICTS["agreement"](_agreement(bias=half))
+
+
+@pytest.mark.parametrize("span, reading", [
+    ((0.0, 0.2), "no clear relation to the reference scores"),
+    ((0.01, 0.2), "its scores rise with the reference scores"),
+    ((-0.3, -0.1), "its scores fall as the reference scores rise"),
+])
+def test_the_correlation_against_zero(span, reading):
+    assert VERDICTS["agreement"](_agreement(pearson_ci=span)).startswith(reading)
+
+
+# ---------------------------------------------------------------- conformal sets
+
+def test_wilson_intervals():
+    assert [round(x, 4) for x in wilson(0.5, 100)] == [0.4038, 0.5962]
+    assert [round(x, 4) for x in wilson(1.0, 60)] == [0.9398, 1.0]
+
+
+def test_each_score_is_placed_against_its_target_and_the_smallest_covering_set_named():
+    result = {"n_test": 60, "alpha": 0.1, "scores": {
+        "tight": {"coverage": 0.80, "set_size": 1.2},      # Wilson high 0.885 < 0.9
+        "lac": {"coverage": 0.9667, "set_size": 4.77},     # [0.886, 0.991]: at the target
+        "aps": {"coverage": {"mean": 1.0, "std": 0.0}, "set_size": {"mean": 6.0, "std": 0}}}}
+    assert VERDICTS["sets"](result) == (
+        "tight covers below the target 0.90 (0.80 of 60 test items), lac at it (0.97), aps "
+        "above it (1.00); smallest sets: lac, 4.77 options on average")
+
+
+def test_sets_without_a_target_or_test_items_get_no_verdict():
+    assert VERDICTS["sets"]({"scores": {"lac": {"coverage": 0.9}}}) is None
+
+
+# ---------------------------------------------------------------- conformal intervals
+
+def _interval_method(coverage, width, share):
+    return {"coverage_raw": {"mean": coverage, "std": 0.0}, "width_raw": {"mean": width},
+            "coverage_adj": {"mean": coverage}, "width_adj": {"mean": width, "std": 0.0},
+            "diagnostics": {"informativeness_adj": {"uninformative": {
+                "share": {"mean": share, "std": 0.0}}}}}
+
+
+def test_intervals_that_span_the_scale_cover_and_say_so():
+    result = {"n": 20, "alpha": 0.1, "cal_fraction": 0.5, "point": {"pearson": -0.3145},
+              "methods": {"naive": _interval_method(1.0, 4.0, 1.0),
+                          "ordinal_aps": _interval_method(1.0, 3.87, 0.87)}}
+    assert VERDICTS["intervals"](result) == (
+        "every interval method covers 1.00 (target 0.90), but its intervals say little: "
+        "87-100% of them span more than three quarters of the scale, mean width 3.87-4.00; "
+        "the judge's ratings have Pearson -0.31 with the reference")
+
+
+def test_half_uninformative_counts_as_uninformative_and_less_does_not():
+    half = {"n": 200, "alpha": 0.1, "methods": {"cqr": _interval_method(0.9, 2.5, 0.5)}}
+    assert "cqr covers 0.90 (target 0.90), but its intervals say little: 50%" in \
+        VERDICTS["intervals"](half)
+    informative = {"n": 200, "alpha": 0.1, "methods": {
+        "cqr": _interval_method(0.9, 2.5, 0.49), "lvd": _interval_method(0.8, 1.5, 0.1),
+        "naive": _interval_method(0.99, 3.8, 0.5)}}
+    # 100 test items (half of 200): lvd's 0.80 lies below 0.90, cqr's 0.90 at it, naive's
+    # 0.99 above it; naive alone is uninformative
+    assert VERDICTS["intervals"](informative) == (
+        "lvd covers below the target 0.90 (0.80 of 100 test items), cqr at it (0.90), naive "
+        "above it (0.99); narrowest that covers: cqr, mean width 2.50, 49% of them "
+        "uninformative; naive says little: 50% of its intervals span more than three quarters "
+        "of the scale")
+
+
+def test_rating_set_methods_are_placed_against_the_target_with_their_size():
+    result = {"n": 20, "alpha": 0.1, "methods": {
+        "lac": {"coverage": {"mean": 0.88}, "set_size": {"mean": 4.55}},
+        "aps": {"coverage": {"mean": 1.0}, "set_size": {"mean": 5.0}}}}
+    # 10 test items: 0.88 and 1.00 both within their Wilson intervals' reach of 0.90
+    assert VERDICTS["intervals"](result) == (
+        "rating sets: lac and aps cover at the target 0.90 (0.88-1.00 of 10 test items); "
+        "smallest: lac, 4.55 ratings on average")
+
+
+# ---------------------------------------------------------------- steps, measures, diagnose
+
+@pytest.mark.parametrize("span, reading", [
+    ((0.0, 0.02), "its confidence does not clearly drop on wrong steps"),
+    ((0.41, 0.45), "its confidence drops on wrong steps"),
+    ((-0.1, -0.01), "its confidence rises on wrong steps"),
+])
+def test_step_sensitivity_against_zero(span, reading):
+    result = {"css": sum(span) / 2, "crs": None, "ccs": 0.81, "ece": 0.07,
+              "ci": {"css": {"low": span[0], "high": span[1]}}}
+    assert VERDICTS["steps"](result) == (f"{reading} (CSS {sum(span) / 2:.2f} "
+                                         f"[{span[0]:.2f}, {span[1]:.2f}]); no rewritten steps: "
+                                         "robustness not measured; CCS 0.81 (ECE 0.07)")
+
+
+def _measures(best_ci, p_value):
+    def measure(low, high):
+        return {"auroc": (low + high) / 2, "ci": {"auroc": {"low": low, "high": high}}}
+    return {"measures": {"SL": measure(*best_ci), "P(true)": measure(0.45, 0.55),
+                         "Deg(J)": measure(0.52, 0.60)},
+            "ranking": [{"rank": 1, "measure": "SL",
+                         "vs_next": {"measure": "Deg(J)", "p_value": p_value}}]}
+
+
+def test_the_best_measure_clearly_above_chance_and_clearly_ahead():
+    assert VERDICTS["measures"](_measures((0.71, 0.87), 0.049)) == (
+        "best measure SL: ranks the gold option above the others (AUROC 0.79 [0.71, 0.87]), "
+        "clearly ahead of Deg(J) (p 0.049); 2 of 3 measures have an AUROC interval above 0.50")
+
+
+def test_a_best_measure_whose_interval_touches_chance_cannot_tell_and_p_at_the_level_is_not_clear():
+    text = VERDICTS["measures"](_measures((0.50, 0.60), 0.05))
+    assert text.startswith("best measure SL: cannot tell the gold option from the others "
+                           "(AUROC 0.55 [0.50, 0.60]), not clearly ahead of Deg(J) (p 0.05)")
+    assert text.endswith("; 1 of 3 measures have an AUROC interval above 0.50")
+
+
+@pytest.mark.parametrize("span, reading", [
+    ((0.06, 0.41), "not distinguishable from"), ((0.19, 0.41), "not distinguishable from"),
+    ((0.20, 0.41), "above"), ((0.01, 0.18), "below")])
+def test_strict_accuracy_against_random_guessing(span, reading):
+    result = {"n": 17, "accuracy_strict": 0.176, "ci": {"low": span[0], "high": span[1]},
+              "baselines": {"random": {"expected": 0.19},
+                            "majority": {"type": "kde", "accuracy": 0.353}}}
+    assert VERDICTS["diagnose"](result) == (
+        f"strict accuracy 0.18 [{span[0]:.2f}, {span[1]:.2f}] on 17 items: {reading} random "
+        "guessing (0.19); always answering kde would score 0.35")
+
+
+def test_the_guarantee_sentence_is_its_verdict():
+    sentence = "No threshold is certified: the best bound is 0.21 > 0.15."
+    assert VERDICTS["guarantee"]({"guarantee": sentence}) == sentence
+
+
+def test_a_section_lists_the_verdicts_it_can_compute_and_nothing_for_other_kinds():
+    section = {"kind": "confidence", "results": {"a.csv": _confidence(), "b.csv": {"n": 3}}}
+    assert list(section_verdicts(section)) == ["a.csv"]
+    assert section_verdicts({"kind": "future", "results": {"a": {}}}) == {}
+    assert section_verdicts({"kind": "compare", "results": {"models": []}}) == {}
