@@ -250,6 +250,15 @@ def test_the_guarantee_sentence_is_its_verdict():
     assert VERDICTS["guarantee"]({"guarantee": sentence}) == sentence
 
 
+def test_the_validity_sentences_are_its_verdict():
+    holds = "promise holds: no evidence of a shift (p = 0.4; ...)"
+    kept = "promise kept so far: the error ... (target 0.1, ...)"
+    assert VERDICTS["validity"]({"validity": {"sentence": holds, "risk": None}}) == holds
+    assert VERDICTS["validity"]({"validity": {"sentence": holds, "risk": {"sentence": kept}}}
+                                ) == f"{holds}; {kept}"
+    assert VERDICTS["validity"]({"counts": {}}) is None
+
+
 def test_a_section_lists_the_verdicts_it_can_compute_and_nothing_for_other_kinds():
     section = {"kind": "confidence", "results": {"a.csv": _confidence(), "b.csv": {"n": 3}}}
     assert list(section_verdicts(section)) == ["a.csv"]

@@ -502,6 +502,19 @@ def guarantee_verdict(result: Mapping[str, Any]) -> str | None:
     return str(sentence) if sentence else None
 
 
+@register_verdict("validity")
+def validity_verdict(result: Mapping[str, Any]) -> str | None:
+    """Whether a policy's promise still applies (``guarantee apply --report``): the check's
+    own sentence, and the labels' when records carried them."""
+    validity = result.get("validity")
+    if not isinstance(validity, Mapping) or not validity.get("sentence"):
+        return None
+    risk = validity.get("risk")
+    extra = f"; {risk['sentence']}" if isinstance(risk, Mapping) and risk.get("sentence") \
+        else ""
+    return f"{validity['sentence']}{extra}"
+
+
 # ---------------------------------------------------------------- a section's verdicts
 
 def section_verdicts(section: Mapping[str, Any]) -> dict[str, str]:
