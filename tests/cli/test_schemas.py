@@ -43,6 +43,7 @@ def run_folders(tmp_path_factory) -> list[Path]:
                     "--id-col", "item_id", "--bootstrap", "50"],
         "guarantee": ["guarantee", "judge.csv", "-c", "confidence", "-y", "correct",
                       "--target", "0.2"],
+        "sets-calibrate": ["sets", "calibrate", "mcq.csv"],
     }
     folders = []
     for name, argv in commands.items():
@@ -50,6 +51,10 @@ def run_folders(tmp_path_factory) -> list[Path]:
         argv = [a if not a.endswith(".csv") else str(tmp / a) for a in argv]
         assert main([*argv, "--out", str(out)]) == 0, name
         folders.append(out)
+    out = tmp / "run-sets-apply"
+    assert main(["sets", "apply", str(tmp / "run-sets-calibrate" / "conformal.json"),
+                 str(tmp / "mcq.csv"), "--report", str(out)]) == 0
+    folders.append(out)
     run_demo(tmp / "demo", n=200, n_resamples=20, live=False)
     folders.append(tmp / "demo")
     return folders
@@ -60,7 +65,7 @@ def test_run_and_metrics_of_real_run_folders_hold_their_schemas(run_folders):
     for folder in run_folders:
         kinds |= assert_holds_schemas(folder)
     assert {"confidence", "sets", "intervals", "agreement", "steps", "compare",
-            "guarantee"} <= kinds
+            "guarantee", "conformal", "validity"} <= kinds
 
 
 def test_a_policy_holds_its_schema_and_a_broken_one_does_not(run_folders):
@@ -70,6 +75,15 @@ def test_a_policy_holds_its_schema_and_a_broken_one_does_not(run_folders):
     assert not list(policy.iter_errors(doc))
     assert list(policy.iter_errors({**doc, "answer_if": "confidence > threshold"}))
     assert list(policy.iter_errors({**doc, "calibration_data": {"file": "x", "sha256": "0"}}))
+
+
+def test_a_conformal_predictor_holds_its_schema_and_a_broken_one_does_not(run_folders):
+    schema = validator("conformal")
+    (folder,) = [f for f in run_folders if f.name == "run-sets-calibrate"]
+    doc = json.loads((folder / "conformal.json").read_text())
+    assert not list(schema.iter_errors(doc))
+    assert list(schema.iter_errors({**doc, "suite": "steps"}))
+    assert list(schema.iter_errors({**doc, "validity": {"confidence": {"format": "x"}}}))
 
 
 def test_the_schemas_section_kinds_are_the_reports():

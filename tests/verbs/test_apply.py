@@ -16,8 +16,8 @@ from scipy import stats
 
 from confeval.runs import dumps
 from confeval.validity import monitor_risk, monitor_stream
+from confeval.verbs._sealed import digest
 from confeval.verbs.apply import (
-    MAX_POINTS,
     ValidityOptions,
     apply_batches,
     apply_policy,
@@ -28,11 +28,11 @@ from confeval.verbs.apply import (
 )
 from confeval.verbs.guarantee import (
     GuaranteeOptions,
-    _digest,
     certify_input,
     policy,
     read_policy,
 )
+from confeval.verbs.promise import MAX_POINTS
 
 SCORE = {"confidence_col": "confidence", "correct_col": "correct"}
 
@@ -194,7 +194,7 @@ def test_a_joint_risk_policy_watches_answered_and_wrong(tmp_path):
 def test_a_policy_without_a_summary_says_it_cannot_check(tmp_path):
     path, doc, _ = _policy(tmp_path)
     old = {k: v for k, v in doc.items() if k not in ("validity", "digest")}
-    old["digest"] = _digest(old)
+    old["digest"] = digest(old)
     path.write_text(json.dumps(old))
     batch = tmp_path / "b.csv"
     _records(batch, 50, 5, 2, seed=12, labels=False)
@@ -216,7 +216,7 @@ def test_an_edited_summary_is_refused_naming_the_field(tmp_path, summary, why):
     """Edited and re-sealed (the digest recomputed): the summary is checked itself."""
     path, doc, _ = _policy(tmp_path)
     doc = {**doc, "validity": summary}
-    doc["digest"] = _digest(doc)
+    doc["digest"] = digest(doc)
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match=rf"field 'validity' .*{why}"):
         read_policy(path)

@@ -66,4 +66,8 @@ def suite_group(suite: Suite, extras: Callable[[typer.Typer], None] | None = Non
         add_scoring_command(app, "score", suite.scoring_command(), suite.score_help)
     if suite.runs_live:
         add_run_command(app, suite)
+    if suite.conformalises:
+        from .conformal import add_conformal_commands
+
+        add_conformal_commands(app, suite)
     return app

@@ -502,6 +502,13 @@ def guarantee_verdict(result: Mapping[str, Any]) -> str | None:
     return str(sentence) if sentence else None
 
 
+@register_verdict("conformal")
+def conformal_verdict(result: Mapping[str, Any]) -> str | None:
+    """A stored conformal predictor's promise (``NAME calibrate``)."""
+    sentence = result.get("promise")
+    return str(sentence) if sentence else None
+
+
 @register_verdict("validity")
 def validity_verdict(result: Mapping[str, Any]) -> str | None:
     """Whether a policy's promise still applies (``guarantee apply --report``): the check's

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from ..ingest import Layout
     from ..records import RecordSet
 
-__all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Comparison", "Decided", "Decision",
-           "DemoEntry", "Items", "LiveSuite", "ScoringCommand", "Suite", "SuiteOptions",
+__all__ = ["ANSWER_MODES", "MAX_BOOTSTRAP", "READ_METHODS", "Comparison", "ConformalStep",
+           "Conformalised", "Decided", "Decision", "DemoEntry", "Items", "LiveSuite",
+           "Predicted", "ScoringCommand", "Suite", "SuiteOptions",
            "answer_mode", "check_answer_mode", "distribution_needs", "read_method"]
 
 
@@ -231,6 +232,56 @@ class Decision:
     loss: Callable[[Any, Any], str] | None = None
 
 
+@dataclasses.dataclass
+class Conformalised:
+    """Calibration records made into a conformal predictor: its ``state`` (plain JSON numbers
+    and names — the score or method, alpha, q_hat, the scale — never a fitted model), each
+    calibration item's label-free ``confidence`` and the nonconformity ``scores`` of its true
+    label (what the validity checks test new records against), and the records."""
+
+    records: RecordSet
+    state: dict
+    confidence: np.ndarray
+    scores: np.ndarray
+
+
+@dataclasses.dataclass
+class Predicted:
+    """New records through a stored conformal predictor: ``columns`` added to every row (its
+    set or interval; None on excluded rows), each predicted row's index (``rows``) and
+    label-free ``confidence``, and where rows carry the truth (``truth_rows``), its
+    nonconformity ``scores`` and whether the prediction ``covered`` it (None, with
+    ``no_truth`` saying why, when no row does)."""
+
+    records: RecordSet
+    columns: dict[str, list]
+    rows: np.ndarray
+    confidence: np.ndarray
+    truth_rows: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    covered: np.ndarray | None = None
+    no_truth: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ConformalStep:
+    """A suite's conformal predictor as a calibrate → apply pair (``confeval NAME calibrate``
+    writes ``conformal.json``; ``confeval NAME apply`` predicts new records with it and checks
+    that its coverage promise still applies). ``Options`` holds the step's own choices (the
+    score or method, alpha); ``calibrate(rs, options, choice)`` gives a :class:`Conformalised`;
+    ``predict(rs, options, choice, state)`` a :class:`Predicted`; ``check(state)`` raises a
+    :class:`ValueError` naming the field of a state that is not one it wrote; ``promise(state)``
+    says the coverage promise in words; ``ignores``: the suite's scoring options calibrating
+    does not use (its splits, its list of scores), not offered by ``calibrate``."""
+
+    Options: type
+    calibrate: Callable[[RecordSet, Any, Any], Conformalised]
+    predict: Callable[[RecordSet, Any, Any, Mapping[str, Any]], Predicted]
+    check: Callable[[Mapping[str, Any]], None]
+    promise: Callable[[Mapping[str, Any]], str]
+    ignores: tuple[str, ...] = ()
+
+
 @dataclasses.dataclass(frozen=True)
 class ScoringCommand:
     """A command that scores inputs into a run folder's section and that ``confeval rerun``
@@ -342,6 +393,10 @@ class Suite:
         return self._overrides("layout")
 
     @property
+    def conformalises(self) -> bool:
+        return self._overrides("conformal")
+
+    @property
     def command(self) -> str:
         """Its scoring command's name: ``NAME`` (top level) or ``NAME score``."""
         return self.name if self.top_level else f"{self.name} score"
@@ -394,6 +449,11 @@ class Suite:
 
     def live(self) -> LiveSuite | None:
         """Its live part (``confeval NAME run``), or None."""
+        return None
+
+    def conformal(self) -> ConformalStep | None:
+        """Its conformal predictor as a calibrate → apply pair (``confeval NAME calibrate``,
+        ``confeval NAME apply``), or None."""
         return None
 
     def report_section(self) -> Callable[[Mapping[str, Any]], str] | None:

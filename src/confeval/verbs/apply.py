@@ -5,34 +5,18 @@ object.
 A certified threshold promises its error for new items *exchangeable* with the calibration
 items. ``policy.json`` keeps a bounded summary of the calibration confidences
 (:func:`confeval.verbs.guarantee.validity_summary`), and every application tests the new
-confidences against it (:mod:`confeval.validity`):
-
-* **one batch** (one file): a two-sample test of the batch's confidences against the
-  calibration's — Kolmogorov–Smirnov by default (any change of the distribution), exact where
-  the sizes allow, else asymptotic, or ``permutations`` Monte Carlo permutations (+1
-  corrected). Its p-value decides ``holds``. The conformal test martingale over the batch's
-  rows (in file order) is reported beside it, for a change partway through the file; it does
-  not decide ``holds`` (one decision, one level).
-* **a stream** (several files, or a folder of them, in name order): the conformal test
-  martingale over every new item in arrival order decides — an alarm when it reaches
-  1/alpha, which by Ville's inequality happens with probability at most alpha however long
-  exchangeable data is watched; the alarm names the file and row. Each file's own two-sample
-  test is listed too, each at level alpha alone (not corrected for looking at several).
-* **labels** (the records carry the correctness the policy was certified with, on some rows or
-  all): an anytime-valid confidence sequence of the realised error among the answered items,
-  with an alarm when its lower bound reaches the target (:func:`confeval.validity.monitor_risk`)
-  — the promise itself checked, not only its condition.
-
-``holds`` means "no evidence of a change at level alpha", not "the data are exchangeable"; a
-batch too small to reach alpha says so (``informative`` false). A policy written before
-confeval stored the summary cannot be checked: ``validity.holds`` is null and the sentence says
-to write the policy again.
+confidences against it (:mod:`confeval.verbs.promise`: one file by a two-sample test, several
+files or a folder as a stream by the conformal test martingale). Where the records carry the
+correctness the policy was certified with (on some rows or all), the promise itself is watched:
+an anytime-valid confidence sequence of the realised error among the answered items, with an
+alarm when its lower bound reaches the target (:func:`confeval.validity.monitor_risk`). A
+policy written before confeval stored the summary cannot be checked: ``validity.holds`` is null
+and the sentence says to write the policy again.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,100 +24,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..suites import SUITES
-from ..suites.options import Options, option, to_json
+from ..suites.options import to_json
 from .guarantee import policy_options, ranked_finite, read_policy
+from .promise import (
+    Observed,
+    ValidityOptions,
+    batch_files,
+    check_validity,
+    distributions,
+    unchecked,
+    watch_risk,
+)
 from .score import load
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BATCH_SUFFIXES", "VALIDITY_STATISTICS", "Applied", "ValidityOptions",
-           "apply_batches", "apply_policy", "apply_run_config", "apply_section", "batch_files",
-           "rerun_apply"]
-
-VALIDITY_STATISTICS = ("ks", "rank_sum")
-"""The batch test's statistic: two-sample Kolmogorov–Smirnov, or the rank sum of the batch's
-conformal p-values (Mann–Whitney; most power for a pure shift)."""
-
-BATCH_SUFFIXES = (".jsonl", ".jsonl.gz", ".csv", ".csv.gz", ".parquet", ".json", ".eval")
-"""The files of a folder read as batches (record tables, Inspect logs); others are skipped and
-named."""
-
-MAX_POINTS = 500
-"""A path (the martingale's, the error's bounds) is reported at most at this many items, evenly
-spaced, always with its alarm and its peak: a batch of 10^5 items stays a small document."""
-
-
-_APPLY = ("score",)
-
-
-@dataclasses.dataclass(frozen=True)
-class ValidityOptions(Options):
-    """How ``confeval guarantee apply`` tests new records against a policy's calibration
-    data (the module docstring says which test decides)."""
-
-    alpha: float = option(0.05, "Level of the validity tests and alarms: the promise is void "
-                          "when a test's p-value is at most this, or an alarm fires.",
-                          stages=_APPLY)
-    statistic: str = option("ks", "The batch test: ks (two-sample Kolmogorov-Smirnov, any "
-                            "change of the confidences' distribution) or rank_sum (the rank "
-                            "sum of the batch's conformal p-values: most power for a pure "
-                            "shift).", stages=_APPLY)
-    permutations: int = option(0, "0: the exact or asymptotic p-value, by the sizes; N: N "
-                               "Monte Carlo permutations (+1 corrected, seeded).",
-                               stages=_APPLY, minimum=0, maximum=100_000)
-    seed: int = option(0, "Seed of the permutations and of the online test's randomised "
-                       "p-values.", stages=_APPLY, minimum=0)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"--alpha must be in (0, 1), got {self.alpha}")
-        if self.statistic not in VALIDITY_STATISTICS:
-            raise ValueError(f"--statistic {self.statistic!r}: choose from "
-                             f"{', '.join(VALIDITY_STATISTICS)}")
-
-    def batch_test(self) -> dict[str, Any]:
-        """The keywords of :func:`confeval.validity.batch_validity`."""
-        method = "permutation" if self.permutations else "auto"
-        return {"alpha": self.alpha, "seed": self.seed, "statistic": self.statistic,
-                "method": method, "n_permutations": self.permutations or 1000}
-
-
-def _natural(path: Path) -> list:
-    """Name order with numbers compared as numbers: batch-2 before batch-10."""
-    return [int(part) if part.isdigit() else part.lower()
-            for part in re.split(r"(\d+)", path.name)]
-
-
-def batch_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
-    """(the files applied to, in order; the files of a folder skipped as no records). A
-    folder that is a run folder is one batch; any other folder is a stream of its record
-    files in name order (numbers as numbers); hidden files are ignored."""
-    from ..records import RUN_RECORDS
-    from ..runs import RunFolder
-
-    files: list[Path] = []
-    skipped: list[str] = []
-    for path in map(Path, paths):
-        if not path.is_dir() or (path / RUN_RECORDS).is_file():
-            files.append(path)
-            continue
-        if (path / RunFolder.RUN).is_file():
-            raise ValueError(f"{path}: a run folder with no {RUN_RECORDS} (no records to "
-                             "apply the policy to)")
-        members = sorted((p for p in path.iterdir()
-                          if not p.name.startswith(".") and p.is_file()), key=_natural)
-        batches = [p for p in members if p.name.lower().endswith(BATCH_SUFFIXES)]
-        skipped += [str(p) for p in members if p not in batches]
-        if not batches:
-            raise ValueError(f"{path}: a folder with no records file (no run folder, no "
-                             f"{', '.join(BATCH_SUFFIXES)} file)")
-        files += batches
-    if not files:
-        raise ValueError("no records given")
-    return files, skipped
-
+__all__ = ["Applied", "ValidityOptions", "apply_batches", "apply_policy", "apply_run_config",
+           "apply_section", "batch_files", "like_calibration", "rerun_apply"]
 
 @dataclasses.dataclass
 class _Batch:
@@ -289,109 +197,21 @@ def like_calibration(conf: np.ndarray, calibration: np.ndarray) -> np.ndarray:
 def _validity(doc: Mapping[str, Any], summary: Any, batches: list[_Batch],
               options: ValidityOptions) -> dict:
     risk = _risk(doc, batches, options.alpha)
-    if summary is not None:
-        from ..validity import calibration_values
-
-        values = calibration_values(summary)
-        for b in batches:
-            b.confidence = like_calibration(b.confidence, values)
-    new = np.concatenate([b.confidence for b in batches])
     if summary is None:
-        return {"p_value": None, "holds": None, "informative": False,
-                "sentence": "promise not checked: this policy stores no calibration summary "
-                            "(written by an earlier confeval); write it again with `confeval "
-                            "guarantee --out` to test new records against it",
-                "checked_by": None, "alpha": options.alpha, "n_calibration": None,
-                "n_new": int(new.size), "batch": None, "batches": None, "stream": None,
-                "risk": risk, "note": None}
-    from ..validity import batch_validity, monitor_stream
+        out = unchecked("this policy stores no calibration summary (written by an earlier "
+                        "confeval); write it again with `confeval guarantee --out` to test "
+                        "new records against it",
+                        sum(int(b.confidence.size) for b in batches), options.alpha)
+        return {**out, "risk": risk}
+    from ..validity import calibration_values
 
-    tests = [batch_validity(summary, b.confidence, **options.batch_test()) for b in batches]
-    stream = _stream(monitor_stream(summary, new, alpha=options.alpha, seed=options.seed),
-                     batches)
-    notes = []
-    if summary.get("clustered"):
-        notes.append("the policy was calibrated on the steps of chains: the tests treat "
-                     "every step as one draw, so their level is approximate")
-    if len(batches) == 1:
-        decided = tests[0]
-        out = {"p_value": decided["p_value"], "holds": bool(decided["holds"]),
-               "informative": bool(decided["informative"]),
-               "sentence": _batch_sentence(decided, stream), "checked_by": "batch",
-               "test": decided["test"], "batch": decided, "batches": None}
-        notes += [decided["note"]] if decided.get("note") else []
-    else:
-        out = {"p_value": stream["p_value"], "holds": bool(stream["holds"]),
-               "informative": bool(stream["informative"]),
-               "sentence": _stream_sentence(stream, len(batches)), "checked_by": "stream",
-               "test": stream["test"], "batch": None,
-               "batches": [{"file": str(b.path), **t} for b, t in zip(batches, tests)]}
-        notes += [stream["note"]] if stream.get("note") else []
-    return {**out, "alpha": options.alpha, "n_calibration": int(summary["n"]),
-            "n_new": int(new.size), "stream": stream, "risk": risk,
-            "note": "; ".join(notes) if notes else None}
-
-
-def _p(value: float) -> str:
-    """A p-value in words: never 0 (the tests floor it), small ones as an upper bound."""
-    return f"p = {value:.3g}" if value >= 1e-4 else "p < 0.0001"
-
-
-def _batch_sentence(test: Mapping[str, Any], stream: Mapping[str, Any]) -> str:
-    sizes = (f"{test['n_batch']:,} new items against {test['n_calibration']:,} calibration "
-             f"values; {test['test']}")
-    if not test["informative"]:
-        return f"promise not checked: {test['note']} ({sizes})"
-    if test["holds"]:
-        text = f"promise holds: no evidence of a shift ({_p(test['p_value'])}; {sizes})"
-        if stream["alarm"] is not None:
-            at = stream["alarm_at"]
-            text += (f"; but the online test alarmed at row {at['row']} of the file: the "
-                     "items may have changed partway through")
-        return text
-    return (f"promise void: the batch is not exchangeable with the calibration data "
-            f"({_p(test['p_value'])}; {sizes})")
-
-
-def _stream_sentence(stream: Mapping[str, Any], files: int) -> str:
-    sizes = f"{stream['n_stream']:,} new items in {files} files, conformal test martingale"
-    if stream["alarm"] is None:
-        return (f"promise holds: no evidence of a shift over the stream "
-                f"({_p(stream['p_value'])}, anytime-valid; {sizes})")
-    at = stream["alarm_at"]
-    return (f"promise void: the stream stopped being exchangeable with the calibration data "
-            f"by new item {stream['alarm'] + 1:,} ({at['file']}, row {at['row']}): the test "
-            f"martingale reached 1/alpha = {stream['threshold']:g} "
-            f"({_p(stream['p_value'])}; {sizes})")
-
-
-def _where(index: int, batches: list[_Batch]) -> dict:
-    """The file and row (0-based, in the file's records) of the ``index``-th decided item
-    of the concatenated stream."""
+    values = calibration_values(summary)
     for b in batches:
-        if index < b.rows.size:
-            return {"file": str(b.path), "row": int(b.rows[index])}
-        index -= b.rows.size
-    raise IndexError(index)
-
-
-def _thin(n: int, keep: Sequence[int | None]) -> np.ndarray:
-    """At most about :data:`MAX_POINTS` item indices of a path of ``n``, evenly spaced, with
-    ``keep`` (the alarm, the peak) and the last."""
-    if n <= MAX_POINTS:
-        return np.arange(n)
-    picks = np.round(np.linspace(0, n - 1, MAX_POINTS)).astype(int)
-    extra = [k for k in keep if k is not None]
-    return np.unique(np.concatenate([picks, np.asarray(extra, dtype=int)]))
-
-
-def _stream(result: dict, batches: list[_Batch]) -> dict:
-    path = np.asarray(result.pop("path"), dtype=np.float64)
-    alarm = result["alarm"]
-    items = _thin(path.size, [alarm, int(np.argmax(path)) if path.size else None])
-    result["path"] = {"item": items.tolist(), "value": path[items].tolist()}
-    result["alarm_at"] = None if alarm is None else _where(alarm, batches)
-    return result
+        b.confidence = like_calibration(b.confidence, values)
+    notes = ["the policy was calibrated on the steps of chains: the tests treat every step "
+             "as one draw, so their level is approximate"] if summary.get("clustered") else []
+    observed = [Observed(b.path, b.confidence, b.rows) for b in batches]
+    return {**check_validity(summary, observed, options, notes=notes), "risk": risk}
 
 
 def _risk(doc: Mapping[str, Any], batches: list[_Batch], alpha: float) -> dict | None:
@@ -418,53 +238,18 @@ def _risk(doc: Mapping[str, Any], batches: list[_Batch], alpha: float) -> dict |
         monitor = monitor_risk(correct, target=target, alpha=alpha, confidence=conf,
                                threshold=threshold)
         what = "error among the answered, labelled items"
-    out = monitor.to_dict()
-    lower, upper = np.asarray(out.pop("lower")), np.asarray(out.pop("upper"))
-    items = _thin(lower.size, [out["alarm"]])
-    out["bounds"] = {"item": items.tolist(), "lower": lower[items].tolist(),
-                     "upper": upper[items].tolist()}
-    out["what"] = what
-    out["sentence"] = _risk_sentence(out, what)
-    return out
+    return watch_risk(monitor, what, nothing=f"none of the {conf.size:,} labelled items "
+                      "was answered")
 
 
-def _risk_sentence(risk: Mapping[str, Any], what: str) -> str:
-    n, target = risk["n_answered"], risk["target"]
-    if not risk["informative"]:
-        return (f"promise not tested on labels: none of the {risk['n_labelled']:,} labelled "
-                "items was answered")
-    realised = f"{risk['selective_error']:.4f} over {n:,}" if risk["selective_error"] \
-        is not None else "–"
-    if risk["alarm"] is not None:
-        return (f"promise broken: the {what} is above the target {target:g} (its lower "
-                f"confidence bound reached it after {risk['alarm'] + 1:,} of them; "
-                f"realised {realised}, {_p(risk['p_value'])})")
-    return (f"promise kept so far: the {what} is {realised}, upper confidence bound "
-            f"{risk['final_upper']:.4f} (target {target:g}, anytime-valid at "
-            f"alpha = {risk['alpha']:g})")
-
-
-def _distributions(summary: Any, batches: list[_Batch], bins: int = 20) -> dict | None:
-    """The calibration and new confidences as histograms on shared bins (the report's
-    figure): [0, 1] in 20 bins when every value lies there, else 20 bins over their range."""
+def _distributions(summary: Any, batches: list[_Batch]) -> dict | None:
+    """The calibration and new confidences on shared bins (the report's figure)."""
     if summary is None:
         return None
     from ..validity import calibration_values
 
-    cal = calibration_values(summary)
-    new = np.concatenate([b.confidence for b in batches])   # infinities placed already
-    both = np.concatenate([cal, new])
-    if both.min() >= 0 and both.max() <= 1:
-        lo, hi = 0.0, 1.0
-    else:
-        lo, hi = float(both.min()), float(both.max())
-        hi = hi if hi > lo else lo + 1.0
-    edges = np.linspace(lo, hi, bins + 1)
-
-    def counts(x: np.ndarray) -> list[int]:
-        return np.histogram(np.clip(x, lo, hi), bins=edges)[0].astype(int).tolist()
-
-    return {"edges": edges.tolist(), "calibration": counts(cal), "new": counts(new)}
+    return distributions(calibration_values(summary),
+                         np.concatenate([b.confidence for b in batches]))
 
 
 def apply_section(policy_path: str | Path, applied: Applied) -> dict:

@@ -31,8 +31,6 @@ promise still applies.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +41,7 @@ import numpy as np
 from ..suites import SUITES
 from ..suites.base import Suite
 from ..suites.options import Options, build, option, option_fields, options_for_input, to_json
+from ._sealed import check_summary, digest, field_error, load_document
 from .score import load
 
 __all__ = ["GUARANTEE_METHODS", "POLICY_VERSION", "RISKS", "Certified", "GuaranteeOptions",
@@ -491,17 +490,6 @@ def rerun_guarantee(config: Mapping[str, Any]) -> dict:
     return guarantee_metrics([e["path"] for e in config["inputs"]], certified)
 
 
-def _digest(document: Mapping[str, Any]) -> str:
-    """The SHA-256 of a policy's content (every key but ``digest``, canonical JSON): an edit
-    anywhere changes it."""
-    from ..runs import to_jsonable
-
-    body = {k: v for k, v in document.items() if k != "digest"}
-    text = json.dumps(to_jsonable(body), sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def policy(certified: Certified, path: str | Path) -> dict:
     """``policy.json``: the threshold and what it applies to (the suite, its options and the
     decision's choice, the model, the calibration file's SHA-256), the promise (risk, target,
@@ -534,7 +522,7 @@ def policy(certified: Certified, path: str | Path) -> dict:
         doc["validity"] = validity_summary(certified.calibration_confidence,
                                            seed=result.get("split_seed") or 0,
                                            clustered=bool(result.get("n_clusters")))
-    doc["digest"] = _digest(doc)
+    doc["digest"] = digest(doc)
     return doc
 
 
@@ -561,13 +549,11 @@ def ranked_finite(values: np.ndarray) -> np.ndarray:
                          neginf=-top)
 
 
-MAX_POLICY_BYTES = 1 << 20
-"""A policy is a few KB; a larger file is no policy (and is not parsed)."""
+_REWRITE = "policy again with `confeval guarantee --out`"
 
 
 def _field(path: Path, name: str, why: str) -> ValueError:
-    return ValueError(f"{path}: field {name!r} {why}; write the policy again with "
-                      "`confeval guarantee --out`")
+    return field_error(path, name, why, _REWRITE)
 
 
 def _number(doc: Mapping, name: str, path: Path, *, open_unit: bool = False,
@@ -591,15 +577,7 @@ def read_policy(path: str | Path) -> dict:
     from ..guarantee import FWER_METHODS
 
     path = Path(path)
-    if path.stat().st_size > MAX_POLICY_BYTES:
-        raise ValueError(f"{path}: {path.stat().st_size:,} bytes is no policy (at most "
-                         f"{MAX_POLICY_BYTES:,})")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:   # not UTF-8, no JSON, a 5,000-digit number
-        raise ValueError(f"{path}: not a policy file (no valid JSON: {exc})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a policy file (JSON nested too deeply)") from None
+    doc = load_document(path, "policy")
     if not isinstance(doc, dict) or doc.get("policy_version") not in (1, POLICY_VERSION):
         raise ValueError(f"{path}: not a confeval policy (written by `confeval guarantee "
                          "--out`, policy_version 1 or 2)")
@@ -630,28 +608,12 @@ def read_policy(path: str | Path) -> dict:
                 and not seen[0] <= threshold <= seen[1]:
             raise _field(path, "threshold", f"{threshold:g} lies outside the calibration "
                          f"confidences [{seen[0]:g}, {seen[1]:g}]")
-        if doc.get("digest") != _digest(doc):
+        if doc.get("digest") != digest(doc):
             raise _field(path, "digest", "does not match the policy's content (it was edited "
                          "after it was written)")
         if "validity" in doc:
-            _check_summary(doc["validity"], path)
+            check_summary(doc["validity"], path, "validity", _REWRITE)
     return doc
-
-
-def _check_summary(summary: Any, path: Path) -> None:
-    """The policy's calibration summary, checked as the validity tests read it."""
-    from ..validity import MAX_CAP, calibration_values
-
-    if not isinstance(summary, dict):
-        raise _field(path, "validity", "is no calibration summary")
-    try:
-        values = calibration_values(summary)
-    except ValueError as exc:
-        raise _field(path, "validity", f"is no calibration summary ({exc})") from None
-    n = summary.get("n")
-    if values.size > MAX_CAP or isinstance(n, bool) or not isinstance(n, int) \
-            or n < values.size:
-        raise _field(path, "validity", f"holds {values.size} values of n = {n!r}")
 
 
 _V1_CHOICE = {"measure_col": "confidence_col", "tolerance": "tolerance"}

@@ -148,6 +148,10 @@ def _metrics_of(run: RunFolder, config: dict) -> dict:
         return _live_metrics(run, config)
     if command in REPEATABLE:
         return REPEATABLE[command](config)
+    if command.endswith((" calibrate", " apply")):   # a suite's conformal predictor
+        from .conformal import rerun_conformal
+
+        return rerun_conformal(config)
     try:
         return _scoring_metrics(config)
     except UnknownName:

@@ -3,6 +3,7 @@
 
 from . import (
     compare,
+    conformal,
     diagnose,
     guarantee,
     intervals,
@@ -13,5 +14,5 @@ from . import (
     validity,
 )
 
-__all__ = ["compare", "diagnose", "guarantee", "intervals", "judge_mean", "measures", "sets",
-           "steps", "validity"]
+__all__ = ["compare", "conformal", "diagnose", "guarantee", "intervals", "judge_mean",
+           "measures", "sets", "steps", "validity"]

@@ -46,10 +46,14 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
 
 def _numbers(validity: Mapping[str, Any], counts: Mapping[str, Any]) -> str:
     stream = validity.get("stream") or {}
-    rows = [["answered / abstained", f"{counts['answer']:,} / {counts['abstain']:,}"],
+    done = [["answered / abstained", f"{counts['answer']:,} / {counts['abstain']:,}"]] \
+        if "answer" in counts else \
+        [["predicted (with the truth)", f"{counts['predicted']:,} ({counts['labelled']:,})"]]
+    rows = [*done,
             ["new items tested", fmt(validity.get("n_new"))],
             ["calibration items", fmt(validity.get("n_calibration"))],
             ["decided by", esc(validity.get("checked_by") or "–")],
+            ["values tested", esc(validity.get("quantity") or "confidence")],
             ["test", esc(validity.get("test") or "–")],
             ["p-value", fmt(validity.get("p_value"), 4)],
             ["alpha", fmt(validity.get("alpha"))],

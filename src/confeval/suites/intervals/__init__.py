@@ -18,7 +18,7 @@ from .options import DEFAULT_METHODS, LIVE_METHODS, IntervalsOptions
 if TYPE_CHECKING:
     from ...ingest import Layout
     from ...records import RecordSet
-    from ..base import Comparison, Decision, LiveSuite
+    from ..base import Comparison, ConformalStep, Decision, LiveSuite
 
 __all__ = ["DEFAULT_METHODS", "LIVE_METHODS", "PAPER_DIFFICULTY", "PAPER_PROTOCOL", "SUITE",
            "IntervalsInputs", "IntervalsOptions", "IntervalsSuite", "join_records",
@@ -73,6 +73,11 @@ class IntervalsSuite(Suite):
         from .compare import COMPARISON
 
         return COMPARISON
+
+    def conformal(self) -> ConformalStep:
+        from .conformal import STEP
+
+        return STEP
 
     def decision(self) -> Decision:
         from .decision import DECISION

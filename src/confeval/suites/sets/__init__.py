@@ -18,7 +18,7 @@ from .options import DEFAULT_SCORES, PROTOCOLS, SetsOptions
 if TYPE_CHECKING:
     from ...ingest import Layout
     from ...records import RecordSet
-    from ..base import Comparison, Decision, LiveSuite
+    from ..base import Comparison, ConformalStep, Decision, LiveSuite
 
 __all__ = ["DEFAULT_SCORES", "PROTOCOLS", "SUITE", "SetsInputs", "SetsOptions", "SetsSuite",
            "load_mc_items", "read_sets_records", "score_sets", "score_sets_file",
@@ -73,6 +73,11 @@ class SetsSuite(Suite):
         from .decision import DECISION
 
         return DECISION
+
+    def conformal(self) -> ConformalStep:
+        from .conformal import STEP
+
+        return STEP
 
     def live(self) -> LiveSuite:
         from .live import LIVE
