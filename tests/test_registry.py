@@ -8,6 +8,7 @@ from confeval.conformal import INTERVAL_METHODS, SET_SCORES
 from confeval.measures import MEASURES
 from confeval.perturb.image import IMAGE_TRANSFORMS
 from confeval.report import SECTION_RENDERERS, TERMINAL_TABLES, VERDICTS
+from confeval.report.verdicts import RESULTS_OF
 from confeval.simulate import simulate
 from confeval.suites import SUITES
 from confeval.tasks.builtin import BUILTIN_TASKS
@@ -16,7 +17,7 @@ from confeval.taxonomy import TAXONOMIES
 SHIPPED = ("score", "agreement", "sets", "intervals", "steps", "measures", "diagnose")
 
 ALL = [INTERVAL_METHODS, SET_SCORES, MEASURES, IMAGE_TRANSFORMS, SECTION_RENDERERS,
-       TERMINAL_TABLES, VERDICTS, SUITES, BUILTIN_TASKS, TAXONOMIES]
+       TERMINAL_TABLES, VERDICTS, RESULTS_OF, SUITES, BUILTIN_TASKS, TAXONOMIES]
 
 
 @pytest.mark.parametrize("registry", ALL, ids=lambda r: r.what)

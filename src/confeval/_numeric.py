@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = ["LOGPROB_SLACK", "aggregate_tree", "as_logprob", "as_logprobs", "mean_std",
-           "mid_ranks", "ones", "softmax"]
+           "mid_ranks", "ones", "rank_bounds", "softmax"]
 
 
 def softmax(values: ArrayLike, dtype=np.float64, *, axis: int = -1) -> np.ndarray:
@@ -61,6 +61,36 @@ def as_logprobs(values: ArrayLike) -> np.ndarray | None:
     return np.minimum(arr, 0.0)
 
 
+def _tie_blocks(values: ArrayLike, axis: int, *, nan_ties: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ascending order, first and last sorted index of each sorted position's block of
+    equal values) of ``values`` along ``axis`` (moved last); NaNs sort last, each a block of
+    its own unless ``nan_ties``."""
+    x = np.moveaxis(np.asarray(values, dtype=np.float64), axis, -1)
+    n = x.shape[-1]
+    order = np.argsort(x, axis=-1)
+    ordered = np.take_along_axis(x, order, axis=-1)
+    position = np.broadcast_to(np.arange(n), x.shape)
+    new = np.ones(x.shape, dtype=bool)
+    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    if nan_ties:
+        new[..., 1:] &= ~(np.isnan(ordered[..., 1:]) & np.isnan(ordered[..., :-1]))
+    # each position's block: first index (running max of block starts) and last index
+    # (running min, from the right, of block ends)
+    first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
+    last_of_block = np.ones(x.shape, dtype=bool)
+    last_of_block[..., :-1] = new[..., 1:]
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(last_of_block, position, n), -1),
+                                         axis=-1), -1)
+    return order, first, last
+
+
+def _unsorted(order: np.ndarray, sorted_values: np.ndarray, axis: int) -> np.ndarray:
+    out = np.empty(order.shape)
+    np.put_along_axis(out, order, sorted_values, axis=-1)
+    return np.moveaxis(out, -1, axis)
+
+
 def mid_ranks(values: ArrayLike, axis: int = -1) -> np.ndarray:
     """Ranks 1..n along ``axis`` with tied values given the mean of their ranks — exactly
     ``scipy.stats.rankdata(values, method="average", axis=axis)`` (mid-ranks are halves, so
@@ -72,23 +102,24 @@ def mid_ranks(values: ArrayLike, axis: int = -1) -> np.ndarray:
     >>> mid_ranks([0.5, 0.1, 0.5, 0.9]).tolist()
     [2.5, 1.0, 2.5, 4.0]
     """
-    x = np.moveaxis(np.asarray(values, dtype=np.float64), axis, -1)
-    n = x.shape[-1]
-    order = np.argsort(x, axis=-1)
-    ordered = np.take_along_axis(x, order, axis=-1)
-    position = np.broadcast_to(np.arange(n), x.shape)
-    new = np.ones(x.shape, dtype=bool)
-    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    # each position's block: first index (running max of block starts) and last index
-    # (running min, from the right, of block ends)
-    first = np.maximum.accumulate(np.where(new, position, 0), axis=-1)
-    last_of_block = np.ones(x.shape, dtype=bool)
-    last_of_block[..., :-1] = new[..., 1:]
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(last_of_block, position, n), -1),
-                                         axis=-1), -1)
-    ranks = np.empty(x.shape)
-    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=-1)
-    return np.moveaxis(ranks, -1, axis)
+    order, first, last = _tie_blocks(values, axis)
+    return _unsorted(order, (first + last) / 2 + 1, axis)
+
+
+def rank_bounds(values: ArrayLike, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) rank 1..n of each value along ``axis``, smallest value first: a
+    value tied with others takes the lowest rank of its block in the first array and the
+    highest in the second — ``scipy.stats.rankdata`` with ``method="min"`` and
+    ``method="max"`` — as integers. NaN sorts after every number; NaNs tie with each other.
+
+    Examples
+    --------
+    >>> [r.tolist() for r in rank_bounds([0.5, 0.1, 0.5, 0.9])]
+    [[2, 1, 2, 4], [3, 1, 3, 4]]
+    """
+    order, first, last = _tie_blocks(values, axis, nan_ties=True)
+    return (_unsorted(order, first + 1, axis).astype(np.int64),
+            _unsorted(order, last + 1, axis).astype(np.int64))
 
 
 @functools.lru_cache(maxsize=256)

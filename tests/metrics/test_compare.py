@@ -4,6 +4,7 @@ McNemar against SciPy's exact binomial test; Holm against its definition; the le
 their defining property; compare_confidence against evaluate_confidence."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -345,3 +346,84 @@ def test_tied_values_share_the_best_rank_and_nan_ranks_last():
     lower = C.compare_metric(reps, [0.5, 0.7, 0.5, 0.1], list("abcd"), higher_is_better=False)
     assert {n: r["rank"] for n, r in lower["models"].items()} == {"a": 2, "b": 4, "c": 2,
                                                                    "d": 1}
+
+
+# ---------------------------------------------------------------- rank intervals
+
+HAND_REPLICATES = np.array([[0.9, 0.5, 0.1],
+                            [0.5, 0.9, 0.1],
+                            [0.5, 0.5, 0.1],      # models 0 and 1 tie
+                            [0.7, 0.6, np.nan],   # model 2 undefined: last
+                            [0.3, 0.6, 0.8]])
+"""Five resamples of three models. Best ranks (ties in the model's favour): model 0
+[1, 2, 1, 1, 3], model 1 [2, 1, 1, 2, 2], model 2 [3, 3, 3, 3, 1]; worst ranks (ties against
+it): model 0 [1, 2, 2, 1, 3], model 1 [2, 1, 2, 2, 2], model 2 [3, 3, 3, 3, 1]."""
+
+
+@pytest.mark.parametrize(("level", "expected"), [
+    # tail 0.25, R = 5: low = 2nd smallest best rank (index floor(0.25 * 4) = 1), high =
+    # 4th smallest worst rank (index ceil(0.75 * 4) = 3)
+    (0.5, [(1, 2), (1, 2), (3, 3)]),
+    # tail 0.025: index floor(0.1) = 0 (the smallest), ceil(3.9) = 4 (the largest)
+    (0.95, [(1, 3), (1, 2), (1, 3)]),
+])
+def test_rank_intervals_by_hand(level, expected):
+    assert C.rank_intervals(HAND_REPLICATES, True, level) == expected
+    # the same models with the metric's direction turned round: the same ranks
+    assert C.rank_intervals(-HAND_REPLICATES, False, level) == expected
+    assert all(type(end) is int for span in C.rank_intervals(HAND_REPLICATES, True, level)
+               for end in span)
+
+
+def _rank_intervals_by_definition(reps, higher_is_better, level):
+    """The rule of docs/concepts.md in plain Python: per resample each model's best rank (1 +
+    the models strictly better) and worst rank (the models better or equal), NaN worst of
+    all and tied with NaN; low the element of index floor(tail (R - 1)) of the sorted best
+    ranks, high that of index ceil((1 - tail) (R - 1)) of the sorted worst ranks — numpy's
+    documented "lower" and "higher" quantiles. Also each model's best and worst ranks."""
+    n_resamples, k = reps.shape
+
+    def better(x, y):
+        if math.isnan(x) or math.isnan(y):
+            return not math.isnan(x) and math.isnan(y)
+        return x > y if higher_is_better else x < y
+
+    def same(x, y):
+        return (math.isnan(x) and math.isnan(y)) or x == y
+
+    tail = (1 - level) / 2
+    best = [[1 + sum(better(row[i], row[j]) for i in range(k)) for row in reps.tolist()]
+            for j in range(k)]
+    worst = [[b + sum(same(row[i], row[j]) for i in range(k) if i != j)
+              for b, row in zip(best[j], reps.tolist())] for j in range(k)]
+    spans = [(sorted(best[j])[math.floor(tail * (n_resamples - 1))],
+              sorted(worst[j])[math.ceil((1 - tail) * (n_resamples - 1))]) for j in range(k)]
+    return spans, np.array(best), np.array(worst)
+
+
+@pytest.mark.parametrize("n_resamples", [50, 199, 1000])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rank_intervals_are_the_order_statistics_of_the_stated_rule(n_resamples, seed):
+    """Against the rule computed by definition (ties and undefined resamples included), and
+    its promise: at most tail R resamples rank a model better than its low end, at most as
+    many worse than its high end (whichever way ties break). R is chosen so that no
+    quantile index tail (R - 1) is a whole number (where rounding could move it)."""
+    rng = np.random.default_rng(seed)
+    reps = np.round(rng.normal(np.linspace(0.5, 0.6, 6), 0.05, size=(n_resamples, 6)), 2)
+    reps[rng.random(reps.shape) < 0.02] = np.nan
+    for higher, level in [(True, 0.95), (False, 0.95), (True, 0.8)]:
+        spans, best, worst = _rank_intervals_by_definition(reps, higher, level)
+        assert C.rank_intervals(reps, higher, level) == spans
+        tail = (1 - level) / 2
+        for j, (low, high) in enumerate(spans):
+            assert (best[j] < low).mean() <= tail and (worst[j] > high).mean() <= tail
+
+
+def test_a_comparison_has_whole_rank_intervals_and_equal_models_share_both_places():
+    rng = np.random.default_rng(3)
+    base = rng.random((200, 1))
+    reps = np.hstack([base, base, base - 0.5])   # models a and b equal in every resample
+    table = C.compare_metric(reps, [0.5, 0.5, 0.0], ["a", "b", "c"], higher_is_better=True)
+    spans = {n: (r["rank_low"], r["rank_high"]) for n, r in table["models"].items()}
+    assert spans == {"a": (1, 2), "b": (1, 2), "c": (3, 3)}
+    assert all(type(end) is int for span in spans.values() for end in span)

@@ -179,3 +179,64 @@ def test_reliability_bars_carry_their_counts_and_the_legend_names_the_overlap(dr
     assert len(boxes) == 15
     assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
     assert _overlaps(small) == [] and _overlaps(busy) == []
+
+
+@pytest.mark.parametrize("alpha, p, expected", [
+    (0.05, 0.0009, 0), (0.05, 0.001, 1), (0.05, 0.0099, 1), (0.05, 0.01, 2),
+    (0.05, 0.0499, 2), (0.05, 0.05, 3), (0.05, 0.06, 3), (0.05, 1.0, 3),
+    (0.05, float("nan"), None), (0.01, 0.005, 1), (0.01, 0.02, 2), (0.1, 0.07, 3),
+    (0.1, 0.1, 4)])
+def test_p_values_fall_in_the_bins_of_the_conventional_levels(alpha, p, expected):
+    """p = 0.06 and p = 0.005 never share a colour: bins at 0.001, 0.01, 0.05 (and the
+    comparison's own level), p at or above the level "not separated"."""
+    assert figures.p_bin(p, alpha) == expected
+
+
+def _luminance(colour: str) -> float:
+    """WCAG relative luminance of a '#rrggbb' colour."""
+    channels = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.parametrize("alpha, bins", [(0.001, 2), (0.005, 3), (0.01, 3), (0.05, 4), (0.1, 5)])
+def test_the_bins_get_lighter_as_p_grows_so_they_read_in_grey(alpha, bins):
+    """One hue stepping in lightness: the bins are ordered in grey (and so for every colour
+    vision), each step at least 1.5 times the luminance of the one before."""
+    colours = figures.bin_colours(alpha)
+    assert len(colours) == len(figures.p_bins(alpha)) == bins
+    steps = [_luminance(b) / _luminance(a) for a, b in itertools.pairwise(colours)]
+    assert min(steps) >= 1.5, steps
+
+
+def test_the_heatmap_draws_each_pair_in_its_bin_and_an_untested_pair_hatched(drawn):
+    from matplotlib.colors import to_hex
+
+    def row(rank):
+        return {"value": 1.0 / rank, "low": 0, "high": 1, "rank": rank, "group": "a"}
+
+    table = {"higher_is_better": True, "models": {"A": row(1), "B": row(2), "C": row(3)},
+             "pairs": [{"a": "A", "b": "B", "p_holm": 0.06},
+                       {"a": "A", "b": "C", "p_holm": 0.004},
+                       {"a": "B", "b": "C", "p_holm": None, "untested": "no_variance"}]}
+    figures.pvalue_heatmap(table, "ece")
+    (fig,) = drawn
+    ax = fig.axes[0]
+    image = ax.images[0]
+    colour = {(i, j): to_hex(image.cmap(image.norm(image.get_array()[i, j])))
+              for i in range(3) for j in range(3) if not image.get_array().mask[i, j]}
+    assert colour == {(0, 1): figures.NOT_SEPARATED_COLOUR,
+                      (1, 0): figures.NOT_SEPARATED_COLOUR,
+                      (0, 2): figures.SEPARATED_COLOURS[1],
+                      (2, 0): figures.SEPARATED_COLOURS[1]}
+    hatched = {(round(p.get_y() + 0.5), round(p.get_x() + 0.5)) for p in ax.patches
+               if p.get_hatch()}
+    assert hatched == {(1, 2), (2, 1)}
+    assert sorted(t.get_text() for t in ax.texts) == [".004", ".004", ".06", ".06", "–", "–"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "p < 0.001", "0.001 ≤ p < 0.01", "0.01 ≤ p < 0.05", "p ≥ 0.05: not separated",
+        "no p-value (untested)"]
+    # the legend sits above the matrix, titled by it (on a phone the figure scrolls sideways)
+    assert ax.get_legend().get_title().get_text() == (
+        "ece: Holm-adjusted p-values, pairs separated at p < 0.05")
+    assert ax.get_legend().get_window_extent().y0 > ax.get_window_extent().y1

@@ -224,3 +224,48 @@ def test_interval_methods_with_the_same_numbers_are_one_row():
             ["lvd", "1.0", "4.0"]]
     assert merged_rows(rows) == [["naive, cqr, lvd", "1.0", "4.0"],
                                  ["ordinal_aps", "1.0", "3.87"]]
+
+
+def test_a_compare_section_shows_whole_ranks_even_from_an_older_document():
+    """Rank intervals are whole numbers (2.0 is shown "2"); a document written before they
+    were (a percentile of mid-ranks, 2.9875) is shown as it is, not rounded into a claim."""
+    from .test_figures import ECE_BELOW_ITS_INTERVAL
+
+    table = dict(ECE_BELOW_ITS_INTERVAL)   # its ranks are 2.0 and 1.0
+    doc = {"models": ["A", "B"], "suite": "sets", "n_items_shared": 40,
+           "metrics": {"ece": table}}
+    page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
+                                                       "results": doc}]})
+    assert "2 <span class='muted'>[2–2]</span>" in page and "[2.0" not in page
+    old = {**table, "models": {**table["models"],
+                               "A": {**table["models"]["A"], "rank_low": 1.9875}}}
+    page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
+                                                       "results": {**doc, "metrics":
+                                                                   {"ece": old}}}]})
+    assert "[1.9875–2]" in page
+
+
+@pytest.mark.parametrize("k, rows, caption", [
+    (2, 1, "the pair"), (5, 10, "all 10 pairs"),
+    (6, 5, "each model against the next ranked (5 of 15 pairs; every pair is in "
+           "metrics.json)")])
+def test_the_pairs_table_has_every_pair_of_five_models_and_the_neighbours_of_more(k, rows,
+                                                                                   caption):
+    import numpy as np
+
+    from confeval.metrics.compare import compare_metric
+
+    rng = np.random.default_rng(k)
+    reps = rng.normal(np.linspace(0.1, 0.3, k), 0.05, size=(100, k))
+    names = [f"m{j}" for j in range(k)]
+    table = compare_metric(reps, list(np.linspace(0.1, 0.3, k)), names,
+                           higher_is_better=True)
+    page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
+                                                       "results": {"models": names,
+                                                                   "metrics": {"x": table}}}]})
+    pairs_html = page.split("<table class='pairs'>")[1].split("</table>")[0]
+    assert f"<caption class='muted'>{caption}</caption>" in pairs_html
+    assert pairs_html.count("<tr><th scope='row'>") == rows
+    if k == 6:   # neighbours in rank order: m5 − m4, m4 − m3, ...
+        shown = [f"m{j} − m{j - 1}" for j in range(5, 0, -1)]
+        assert [c.split("</th>")[0] for c in pairs_html.split("<th scope='row'>")[1:]] == shown

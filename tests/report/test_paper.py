@@ -26,6 +26,8 @@ def test_csv_has_every_field_of_every_metric():
     assert [r["model"] for r in rows] == ["gpt_4%", "llama"]
     assert float(rows[1]["ece_value"]) == 0.03 and rows[1]["accuracy_group"] == "b"
     assert float(rows[0]["accuracy_low"]) == 0.8 - 0.1 and rows[0]["ece_rank"] == "2"
+    # rank intervals are whole numbers, written so even from a document that has 1.0
+    assert (rows[0]["ece_rank_low"], rows[0]["ece_rank_high"]) == ("1", "2")
 
 
 def test_markdown_bolds_the_best_in_each_direction():

@@ -264,3 +264,89 @@ def test_a_section_lists_the_verdicts_it_can_compute_and_nothing_for_other_kinds
     assert list(section_verdicts(section)) == ["a.csv"]
     assert section_verdicts({"kind": "future", "results": {"a": {}}}) == {}
     assert section_verdicts({"kind": "compare", "results": {"models": []}}) == {}
+
+
+# ---------------------------------------------------------------- comparisons
+
+def _two(p, *, diff=-0.03, low=-0.05, high=-0.01, test="paired_bootstrap", untested=None,
+         values=(0.02, 0.05)) -> dict:
+    """Two models' ECE (lower is better): B first with 0.02, A 0.05; the pair B − A."""
+    pair = {"a": "B", "b": "A", "diff": diff, "low": low, "high": high, "p": p,
+            "p_holm": p, "test": test}
+    if untested:
+        pair["untested"] = untested
+    return {"higher_is_better": False, "pairs": [pair],
+            "models": {"A": {"value": values[1], "rank": 2, "rank_low": 1, "rank_high": 2},
+                       "B": {"value": values[0], "rank": 1, "rank_low": 1, "rank_high": 2}}}
+
+
+def test_two_models_the_better_one_by_how_much_with_its_interval_and_p():
+    assert VERDICTS["compare"](_two(0.004)) == (
+        "B is better: 0.020, lower than A 0.050 by 0.030 [0.010, 0.050], p = 0.004 "
+        "(paired bootstrap)")
+
+
+@pytest.mark.parametrize("p, shown", [(0.06, "p = 0.06"), (0.05, "p = 0.05"),
+                                      (0.0502, "p = 0.05"), (0.51, "p = 0.51")])
+def test_two_models_not_separated_at_or_above_the_level_give_the_same_numbers(p, shown):
+    assert VERDICTS["compare"](_two(p)) == (
+        f"no clear difference: B 0.020, lower than A 0.050 by 0.030 [0.010, 0.050], {shown} "
+        "(paired bootstrap)")
+
+
+def test_a_p_value_just_under_the_level_keeps_the_digits_that_say_so():
+    assert VERDICTS["compare"](_two(0.0496)).endswith(", p = 0.0496 (paired bootstrap)")
+    assert VERDICTS["compare"](_two(0.0496)).startswith("B is better: ")
+
+
+def test_a_pair_without_a_p_value_says_why_and_never_p_zero():
+    text = VERDICTS["compare"](_two(None, untested="too_few_resamples"))
+    assert text == ("no clear difference: B 0.020, lower than A 0.050 by 0.030 [0.010, 0.050], "
+                    "no p-value (paired bootstrap: too few distinct resamples)")
+    assert "p = 0" not in text and "p <" not in text
+
+
+def test_two_equal_models_are_no_clear_difference_with_p_one():
+    table = _two(1.0, diff=0.0, low=0.0, high=0.0, test="mcnemar_exact", values=(0.673, 0.673))
+    assert VERDICTS["compare"](table) == ("no clear difference: B 0.673, equal to A 0.673, "
+                                          "p = 1 (exact McNemar)")
+
+
+def _three(p_ab: float) -> dict:
+    """Three models' accuracy: A 0.80, B 0.70, C 0.69; B and C never separated."""
+    def row(value, rank, low, high):
+        return {"value": value, "rank": rank, "rank_low": low, "rank_high": high}
+
+    def pair(a, b, diff, p):
+        return {"a": a, "b": b, "diff": diff, "low": diff - 0.05, "high": diff + 0.05,
+                "p": p / 3, "p_holm": p, "test": "mcnemar_exact"}
+
+    return {"higher_is_better": True,
+            "models": {"C": row(0.69, 3, 2, 3), "A": row(0.80, 1, 1, 2 if p_ab >= 0.05 else 1),
+                       "B": row(0.70, 2, 1, 3)},
+            "pairs": [pair("A", "B", 0.10, p_ab), pair("A", "C", 0.11, 0.0002),
+                      pair("B", "C", 0.01, 0.8)]}
+
+
+def test_many_models_the_first_its_rank_interval_the_next_and_the_pairs_separated():
+    assert VERDICTS["compare"](_three(0.0003)) == (
+        "A ranks first (0.800, rank interval 1–1), separated from every other model; higher "
+        "than the next, B 0.700 by 0.100 [0.050, 0.150], p < 0.001 (exact McNemar, Holm over "
+        "3 pairs); 2 of 3 pairs separated")
+    assert VERDICTS["compare"](_three(0.2)) == (
+        "A ranks first (0.800, rank interval 1–2), not separated from 1 other (B 0.700); "
+        "higher than the next, B 0.700 by 0.100 [0.050, 0.150], p = 0.2 (exact McNemar, Holm "
+        "over 3 pairs); 1 of 3 pairs separated")
+
+
+def test_a_comparison_has_a_verdict_per_metric_at_its_own_level():
+    document = {"suite": "score", "options": {"significance": 0.01},
+                "metrics": {"ece": _two(0.004), "brier": _two(0.02)}}
+    verdicts = section_verdicts({"kind": "compare", "results": document})
+    assert list(verdicts) == ["ece", "brier"]
+    assert verdicts["ece"].startswith("B is better: ")
+    assert verdicts["brier"].startswith("no clear difference: ")   # 0.02 >= 0.01
+    auto = section_verdicts({"kind": "compare", "results": {"suites": {"score": document}}})
+    assert list(auto) == ["score: ece", "score: brier"] and auto["score: ece"] == verdicts["ece"]
+    # a table without the pair's numbers (a foreign document) has no verdict, and no error
+    assert VERDICTS["compare"]({"models": {"A": {}, "B": {}}, "pairs": [{"a": "A"}]}) is None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from ..runs import RunFolder, check_output_folder
 from ..verbs.compare import CompareOptions, comparable
@@ -79,7 +80,11 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
     if as_json:
         print_json(document)
     elif table_format == "table":
-        for table in compare_tables(document):
+        for verdict, table in compare_tables(document):   # title, verdict, table
+            if verdict:
+                out.print(Text(str(table.title), style="bold"), soft_wrap=False)
+                out.print(Text(verdict), soft_wrap=False)   # wrapped at words
+                table.title = None
             out.print(table)
         for note in compare_notes(document):
             out.print(note)

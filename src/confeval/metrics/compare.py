@@ -36,7 +36,7 @@ from itertools import combinations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._numeric import mid_ranks
+from .._numeric import mid_ranks, rank_bounds
 from .._text import display_name
 from .bootstrap import (
     _MAX_BLOCK_ELEMENTS,
@@ -293,14 +293,38 @@ def paired_bootstrap_p(difference: float, replicates: np.ndarray) -> float:
 
 
 def rank_intervals(replicates: np.ndarray, higher_is_better: bool,
-                   confidence_level: float = 0.95) -> list[tuple[float, float]]:
-    """Each model's rank interval from paired replicates (R, k): the models ranked in every
-    resample (1 = best, ties sharing the mean rank), then the percentile interval of each
-    model's ranks."""
-    values = replicates if higher_is_better else -replicates
-    ranks = replicates.shape[1] + 1 - mid_ranks(np.nan_to_num(values, nan=-np.inf), axis=1)
-    return [percentile_interval(ranks[:, j], confidence_level)[:2]
-            for j in range(replicates.shape[1])]
+                   confidence_level: float = 0.95) -> list[tuple[int, int]]:
+    """Each model's rank interval, whole ranks, from paired replicates (R, k): the models
+    ranked in every resample (1 = best; a resample where a model's metric is undefined ranks
+    it last), then, with tail = (1 - ``confidence_level``) / 2,
+
+    * low: the order statistic of the model's *best* ranks (ties broken in its favour: one
+      plus the models strictly better) at quantile tail, never interpolated — numpy's
+      ``quantile(..., method="lower")``, the element of 0-based index floor(tail (R - 1));
+    * high: the order statistic of its *worst* ranks (ties broken against it: the models
+      better or equal) at quantile 1 - tail — ``method="higher"``, index
+      ceil((1 - tail) (R - 1)).
+
+    At most floor(tail (R - 1)) < tail R resamples rank the model better than low and at most
+    as many worse than high, whichever way their ties break: the interval holds the model's
+    rank in at least ``confidence_level`` of the resamples. Ties count both ways, so two
+    models equal in every resample both get [1, 2].
+
+    Examples
+    --------
+    >>> reps = np.array([[0.9, 0.5, 0.1], [0.5, 0.9, 0.1], [0.5, 0.5, 0.1]])
+    >>> rank_intervals(reps, higher_is_better=True, confidence_level=0.5)
+    [(1, 2), (1, 2), (3, 3)]
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError("confidence_level must be in (0, 1)")
+    reps = np.asarray(replicates, dtype=np.float64)
+    keys = -reps if higher_is_better else reps   # smaller is better; NaN sorts last
+    best, worst = rank_bounds(keys, axis=1)
+    tail = (1 - confidence_level) / 2
+    low = np.quantile(best, tail, axis=0, method="lower")
+    high = np.quantile(worst, 1 - tail, axis=0, method="higher")
+    return [(int(a), int(b)) for a, b in zip(low, high)]
 
 
 MAX_GROUPS = 100
@@ -543,8 +567,8 @@ def compare_metric(replicates: np.ndarray, values: Sequence[float], names: Seque
     for j, name in enumerate(names):
         low, high, _ = percentile_interval(replicates[:, j], confidence_level)
         models[name] = {"value": float(values[j]), "low": low, "high": high,
-                        "rank": rank_of[name], "rank_low": float(intervals[j][0]),
-                        "rank_high": float(intervals[j][1])}
+                        "rank": rank_of[name], "rank_low": intervals[j][0],
+                        "rank_high": intervals[j][1]}
     column = {name: j for j, name in enumerate(names)}
     distinct = len(replicates)
     if n_units is not None:

@@ -32,8 +32,8 @@ class _Pyplot:
 
 plt = _Pyplot()
 
-__all__ = ["confusion_figure", "forest_figure", "guarantee_figure", "line_figure",
-           "png_data_uri",
+__all__ = ["P_LEVELS", "bin_colours", "confusion_figure", "forest_figure", "guarantee_figure",
+           "line_figure", "p_bin", "p_bins", "png_data_uri",
            "pvalue_heatmap", "rank_calibration_figure", "ranking_figure",
            "reliability_figure", "risk_coverage_figure", "roc_figure", "violation_histogram"]
 
@@ -371,34 +371,129 @@ def forest_figure(table: Mapping, metric: str) -> str:
     return png_data_uri(fig)
 
 
+P_LEVELS = (0.001, 0.01, 0.05)
+"""The conventional levels a p-value heat map separates (with the comparison's own level)."""
+
+SEPARATED_COLOURS = ("#08306b", "#2171b5", "#4292c6", "#9ecae1")
+"""ColorBrewer's sequential Blues, darkest first: the bins of p-values below the level, the
+smallest p darkest (as many as there are such bins, from the first). One hue in steps of
+lightness reads the same to every kind of colour vision, and in grey: each colour, and
+:data:`NOT_SEPARATED_COLOUR` after them, at least 1.5 times the luminance of the one
+before."""
+
+NOT_SEPARATED_COLOUR = "#f0f0f0"
+"""A pair at or above the level (no separation): near white, apart from every blue."""
+
+UNTESTED_HATCH = "////"
+"""A pair without a p-value: white, hatched grey, marked "–"."""
+
+
+def p_bins(alpha: float = 0.05) -> list[tuple[float, float, str]]:
+    """The heat map's bins of Holm-adjusted p-values: (low, high, label), low <= p < high,
+    from the smallest p: one bin per conventional level below ``alpha``
+    (:data:`P_LEVELS`), then "not separated", p >= ``alpha`` (up to 1, included).
+
+    >>> [label for _, _, label in p_bins(0.05)]
+    ['p < 0.001', '0.001 ≤ p < 0.01', '0.01 ≤ p < 0.05', 'p ≥ 0.05: not separated']
+    >>> [label for _, _, label in p_bins(0.02)]
+    ['p < 0.001', '0.001 ≤ p < 0.01', '0.01 ≤ p < 0.02', 'p ≥ 0.02: not separated']
+    """
+    edges = sorted({level for level in P_LEVELS if level < alpha} | {alpha})
+    bins, low = [], 0.0
+    for edge in edges:
+        label = f"p < {edge:g}" if low == 0 else f"{low:g} ≤ p < {edge:g}"
+        bins.append((low, edge, label))
+        low = edge
+    bins.append((alpha, math.inf, f"p ≥ {alpha:g}: not separated"))
+    return bins
+
+
+def bin_colours(alpha: float = 0.05) -> list[str]:
+    """The colour of each bin of :func:`p_bins`."""
+    return [*SEPARATED_COLOURS[:len(p_bins(alpha)) - 1], NOT_SEPARATED_COLOUR]
+
+
+def p_bin(p: float, alpha: float = 0.05) -> int | None:
+    """The index of ``p``'s bin in :func:`p_bins` (None for no p-value)."""
+    if p is None or not math.isfinite(p):
+        return None
+    return next(i for i, (low, high, _) in enumerate(p_bins(alpha)) if low <= p < high)
+
+
+def _p_label(p: float, alpha: float) -> str:
+    """A p-value in a heat map cell: "<.001", "1", else two significant digits without the
+    leading zero (".06", ".0041"), more where two would round it across ``alpha``."""
+    if p < 0.001:
+        return "<.001"
+    if p >= 1:
+        return "1"
+    for digits in range(2, 7):
+        text = f"{p:.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            break
+    return text.removeprefix("0")
+
+
 @_plain_text
-def pvalue_heatmap(table: Mapping, metric: str) -> str:
-    """Holm-adjusted p-values of every pair of models, models in rank order; cells below 0.05
-    dark, the diagonal blank, a pair without a p-value marked "–" (up to 12 models)."""
+def pvalue_heatmap(table: Mapping, metric: str, alpha: float = 0.05) -> str:
+    """Holm-adjusted p-values of every pair of models, models in rank order, in the bins of
+    :func:`p_bins` (blue, darker for smaller p, below ``alpha``; near white at or above it),
+    under a legend naming each bin and the level; the diagonal blank; a pair without a
+    p-value white, hatched and marked "–"; each cell's p-value written in it (up to 12
+    models)."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch, Rectangle
+
     names = [n for n, _ in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])]
     shown = display_names(names)
     labels = [shown[n] for n in names]
     index = {n: i for i, n in enumerate(names)}
-    mat = np.full((len(names), len(names)), np.nan)
+    bins = p_bins(alpha)
+    colours = bin_colours(alpha)
+    p = np.full((len(names), len(names)), np.nan)
+    untested = np.zeros(p.shape, dtype=bool)
     for pair in table["pairs"]:
         i, j = index[pair["a"]], index[pair["b"]]
-        mat[i, j] = mat[j, i] = pair["p_holm"]
+        value = pair.get("p_holm")
+        if value is None or not math.isfinite(value):
+            untested[i, j] = untested[j, i] = True
+        else:
+            p[i, j] = p[j, i] = value
+    category = np.full(p.shape, np.nan)
+    for (i, j), value in np.ndenumerate(p):
+        if math.isfinite(value):
+            category[i, j] = p_bin(float(value), alpha)
     # room for the tick labels, which are at most NAME_WIDTH characters (about 0.06 in each)
     size = 0.26 * len(names) + 1.8 + 0.06 * max(0, max(map(len, labels), default=0) - 12)
-    fig, ax = plt.subplots(figsize=(size + 1.0, size))
-    image = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1)
+    fig, ax = plt.subplots(figsize=(size + 1.0, size + 0.6))
+    cmap = ListedColormap(colours).with_extremes(bad="white")
+    ax.imshow(np.ma.masked_invalid(category), cmap=cmap, vmin=-0.5,
+              vmax=len(colours) - 0.5, interpolation="nearest")
+    for i, j in zip(*np.nonzero(untested)):
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch=UNTESTED_HATCH,
+                               edgecolor="#969696", linewidth=0))
     ax.set_xticks(range(len(names)), labels, rotation=90, fontsize=6)
     ax.set_yticks(range(len(names)), labels, fontsize=6)
     if len(names) <= 12:
-        for (i, j), v in np.ndenumerate(mat):
-            if np.isfinite(v):
-                ax.text(j, i, f"{v:.2f}" if v >= 0.01 else "<.01", ha="center",
-                        va="center", fontsize=6,
-                        color="white" if v < 0.5 else "black")
-            elif i != j:   # a pair with no p-value (too few items, no variance)
-                ax.text(j, i, "–", ha="center", va="center", fontsize=6)
-    ax.set_title(f"{metric}: Holm-adjusted p-values", fontsize=9)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        for (i, j), value in np.ndenumerate(p):
+            if math.isfinite(value):
+                dark = category[i, j] < min(2, len(bins) - 1)   # the two darkest blues
+                ax.text(j, i, _p_label(float(value), alpha), ha="center", va="center", fontsize=6,
+                        color="white" if dark else "black")
+            elif untested[i, j]:
+                ax.text(j, i, "–", ha="center", va="center", fontsize=7)
+    handles = [Patch(facecolor=c, edgecolor="#bdbdbd", label=label)
+               for c, (_, _, label) in zip(colours, bins)]
+    if untested.any():
+        handles.append(Patch(facecolor="white", edgecolor="#969696", hatch=UNTESTED_HATCH,
+                             label="no p-value (untested)"))
+    # above the matrix, titled by it: on a phone the figure scrolls sideways, and a legend
+    # to its right would be out of sight
+    legend = ax.legend(handles=handles, title=f"{metric}: Holm-adjusted p-values, pairs "
+                       f"separated at p < {alpha:g}", fontsize=6, title_fontsize=8,
+                       loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2, frameon=False,
+                       borderaxespad=0.0)
+    legend._legend_box.align = "left"   # the title over the first column, as a heading
     fig.tight_layout()
     return png_data_uri(fig)
 

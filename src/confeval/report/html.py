@@ -347,7 +347,7 @@ table{display:block;max-width:100%;overflow-x:auto;width:max-content}
 figure{overflow-x:auto;max-width:100%}
 ul.verdict{margin:.4rem 0 .8rem;padding-left:1.2rem} ul.verdict li{margin:.2rem 0}
 ol.contents ul.verdict{font-size:.9rem;margin:.2rem 0 .5rem}
-ul.excluded{font-size:.82rem;color:#8a4b08}
+ul.excluded{font-size:.82rem;color:#8a4b08} caption{text-align:left;padding:.2rem 0}
 details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
 """
 

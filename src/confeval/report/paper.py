@@ -36,9 +36,17 @@ def _number(value: Any, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+def _cell(field: str, value: Any) -> Any:
+    """A CSV cell: ranks and rank-interval ends as whole numbers ("2", also from a document
+    that wrote them as 2.0), everything else as it is."""
+    if field.startswith("rank") and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def to_csv(doc: Mapping[str, Any]) -> str:
-    """One row per model: for every metric its value, interval, rank, rank interval and group
-    (columns ``<metric>_<field>``)."""
+    """One row per model: for every metric its value, interval, rank, rank interval (whole
+    ranks) and group (columns ``<metric>_<field>``)."""
     metrics = _metrics(doc)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -47,7 +55,8 @@ def to_csv(doc: Mapping[str, Any]) -> str:
         row = [name]
         for table in metrics.values():
             entry = table["models"].get(name)   # --suite auto: a model some suite lacks
-            row += ["" if entry is None or entry[f] is None else entry[f] for f in _CSV_FIELDS]
+            row += ["" if entry is None or entry[f] is None else _cell(f, entry[f])
+                    for f in _CSV_FIELDS]
         writer.writerow(row)
     return buffer.getvalue()
 

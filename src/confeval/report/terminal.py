@@ -231,18 +231,21 @@ def agreement_table(results: dict) -> Table:
     return results_table(results, AGREEMENT_COLUMNS, "Judge vs reference scores")
 
 
-def compare_tables(document: dict) -> list[Table]:
-    """``confeval compare``'s terminal output: one ranked table per metric — rank (and its
-    95% interval), model, value [interval], group letters — then the tables of a second
-    comparison, when the suite has one (the measures over all models). ``--suite auto``: each
-    suite's tables, titled by the suite, then the trust cards. Names longer than
-    :data:`~confeval._text.NAME_WIDTH` are shortened (``--json`` has them whole); what is said
-    once under the tables is :func:`compare_notes`."""
+def compare_tables(document: dict) -> list[tuple[str | None, Table]]:
+    """``confeval compare``'s terminal output, (verdict, table) in order: one ranked table per
+    metric — rank (and its 95% interval), model, value [interval], group letters — with the
+    metric's verdict (:func:`confeval.report.verdicts.compare_verdict`, the report's rule:
+    two models' difference with its interval and p-value, or the first-ranked model against
+    the others), then the tables of a second comparison, when the suite has one (the measures
+    over all models; no verdict). ``--suite auto``: each suite's, titled by the suite, then
+    the trust cards. Names longer than :data:`~confeval._text.NAME_WIDTH` are shortened
+    (``--json`` has them whole); what is said once under the tables is
+    :func:`compare_notes`."""
     doc = document["compare"]
     if "suites" in doc:
         tables = [t for suite, sub in doc["suites"].items()
                   for t in _suite_tables(sub, f"{suite}: ")]
-        return [*tables, card_table(doc["cards"])]
+        return [*tables, (None, card_table(doc["cards"]))]
     return _suite_tables(doc, "")
 
 
@@ -264,14 +267,16 @@ def compare_notes(document: dict) -> list[str]:
     return notes
 
 
-def _suite_tables(doc: dict, prefix: str) -> list[Table]:
-    tables = [_ranked_table(f"{prefix}{metric} ({_direction(table)}), "
-                            f"{doc['n_items_shared']:,} shared items", table, "model")
-              for metric, table in doc["metrics"].items()]
+def _suite_tables(doc: dict, prefix: str) -> list[tuple[str | None, Table]]:
+    from .verdicts import compare_verdict, comparison_results
+
+    tables = [(compare_verdict(table), _ranked_table(
+        f"{prefix}{metric} ({_direction(table)}), {doc['n_items_shared']:,} shared items",
+        table, "model")) for metric, table in comparison_results(doc).items()]
     for key, block in doc.items():
         if isinstance(block, dict) and "ranked" in block and "metrics" in block:
-            tables += [_ranked_table(f"{prefix}{key.replace('_', ' ')}: {metric} "
-                                     f"({_direction(table)})", table, "entry")
+            tables += [(None, _ranked_table(f"{prefix}{key.replace('_', ' ')}: {metric} "
+                                            f"({_direction(table)})", table, "entry"))
                        for metric, table in block["metrics"].items()]
     return tables
 

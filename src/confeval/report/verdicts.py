@@ -1,9 +1,11 @@
-"""A verdict per model or judge: one or two sentences, computed from a result's numbers and
-their 95% intervals, that open its report section and its terminal table.
+"""A verdict per model or judge (a comparison: per metric): one or two sentences, computed
+from a result's numbers and their 95% intervals, that open its report section and its terminal
+table.
 
 :data:`VERDICTS` maps a section kind to ``fn(result) -> sentence`` (None when the result has
 not the numbers to judge); the HTML section and the terminal both call
-:func:`section_verdicts`, so the two always say the same. Every rule claims no more than the
+:func:`section_verdicts` (a comparison's terminal: :func:`compare_verdict` on the same tables,
+:func:`comparison_results`), so the two always say the same. Every rule claims no more than the
 intervals support: a result without intervals (``--bootstrap 0``) gets its numbers and the words
 "not judged", never an adjective. The rules and their thresholds (the constants below) are
 documented in docs/concepts.md ("Verdicts") and pinned by tests/report/test_verdicts.py.
@@ -15,12 +17,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .._registry import Registry
+from .._text import display_names
 
-__all__ = ["CHANCE_AUROC", "MIN_CONFIDENCE_GAP", "SIGNIFICANCE", "UNINFORMATIVE_SHARE",
-           "VERDICTS", "Z95", "register_verdict", "section_verdicts", "wilson"]
+__all__ = ["CHANCE_AUROC", "MIN_CONFIDENCE_GAP", "RESULTS_OF", "SIGNIFICANCE", "TEST_NAMES",
+           "UNINFORMATIVE_SHARE", "VERDICTS", "Z95", "comparison_results", "compare_verdict",
+           "p_text", "register_verdict", "section_verdicts", "wilson"]
 
 Verdict = Callable[[Mapping[str, Any]], "str | None"]
 
@@ -28,6 +33,12 @@ VERDICTS: Registry[Verdict] = Registry("verdict")
 """Section kind -> ``fn(result) -> sentence or None``."""
 
 register_verdict = VERDICTS.register
+
+RESULTS_OF: Registry[Callable[[Mapping[str, Any]], Mapping[str, Any]]] = Registry(
+    "verdict results", {"compare": lambda document: comparison_results(document)})
+"""Section kind -> ``fn(results) -> {name: result}`` for the kinds whose results are one
+document rather than one result per input: what their verdicts are about (a comparison:
+one verdict per metric, :func:`comparison_results`)."""
 
 MIN_CONFIDENCE_GAP = 0.02
 """|mean confidence - accuracy| from which a clear gap is called over- or underconfident
@@ -522,15 +533,193 @@ def validity_verdict(result: Mapping[str, Any]) -> str | None:
     return f"{validity['sentence']}{extra}"
 
 
+# ---------------------------------------------------------------- comparisons
+
+TEST_NAMES = {"mcnemar_exact": "exact McNemar", "delong": "DeLong",
+              "paired_bootstrap": "paired bootstrap"}
+"""How a comparison's pairwise tests are named in its verdicts and report."""
+
+NOT_TESTED = {"too_few_resamples": "too few distinct resamples",
+              "too_few_defined": "too few resamples where the difference is defined",
+              "no_variance": "the difference does not vary across resamples",
+              "undefined": "the difference is undefined"}
+"""Why a pair has no p-value (``confeval.metrics.compare.UNTESTED``), in a few words."""
+
+SHOWN_PEERS = 3
+"""Models named in a many-model verdict among those not separated from the first (the rest
+counted)."""
+
+
+def p_text(p: float, alpha: float = SIGNIFICANCE) -> str:
+    """A p-value as a verdict states it: "p < 0.001", "p = 1", else two significant digits —
+    more where two would round it to the other side of ``alpha`` (0.0496 is "p = 0.0496", not
+    "p = 0.05").
+
+    >>> p_text(0.0004), p_text(1.0), p_text(0.51), p_text(0.0496), p_text(0.00406)
+    ('p < 0.001', 'p = 1', 'p = 0.51', 'p = 0.0496', 'p = 0.0041')
+    """
+    if p < 0.001:
+        return "p < 0.001"
+    if p >= 1:
+        return "p = 1"
+    for digits in range(2, 7):
+        text = f"{p:.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            break
+    return f"p = {text}"
+
+
+def _num3(value: float) -> str:
+    """Three decimals, as the comparison tables show them; two significant digits for a
+    value that three decimals would show as 0.000."""
+    return f"{value:.2g}" if 0 < abs(value) < 0.0005 else f"{value:.3f}"
+
+
+def comparison_results(document: Mapping[str, Any]) -> dict[str, dict]:
+    """The results a comparison's verdicts are about: one per metric, ``{metric: table}``,
+    each table with the comparison's ``significance`` (its ``options``'; default
+    :data:`SIGNIFICANCE`); for ``--suite auto`` every suite's, named ``"suite: metric"``."""
+    subs = document.get("suites")
+    if isinstance(subs, Mapping):
+        return {f"{suite}: {metric}": table for suite, sub in subs.items()
+                if isinstance(sub, Mapping)
+                for metric, table in comparison_results(sub).items()}
+    alpha = _value((document.get("options") or {}).get("significance"))
+    metrics = document.get("metrics")
+    if not isinstance(metrics, Mapping):
+        return {}
+    return {str(metric): {**table, "significance": alpha or SIGNIFICANCE}
+            for metric, table in metrics.items() if isinstance(table, Mapping)}
+
+
+def _ranked(models: Mapping[str, Mapping]) -> list[str]:
+    """Model names best first: by rank (ties in the order given, as the comparison lists
+    them); a model without a rank last."""
+    def rank(name: str) -> float:
+        value = models[name].get("rank") if isinstance(models[name], Mapping) else None
+        return float(value) if _defined(value) else math.inf
+    return sorted(models, key=rank)
+
+
+def _oriented(pair: Mapping[str, Any], first: str) -> tuple[float, float | None, float | None]:
+    """(difference, low, high) of a pair as ``first`` minus the other model."""
+    diff, low, high = (_value(pair.get(k)) for k in ("diff", "low", "high"))
+    if pair.get("a") == first:
+        return diff, low, high
+    return -diff, (None if high is None else -high), (None if low is None else -low)
+
+
+@dataclass(frozen=True)
+class _Gap:
+    """One model against another in a comparison: the direction ("higher", "lower" or
+    "equal"), "by 0.041 [0.024, 0.056]" (empty when equal), the p-value clause "p < 0.001
+    (exact McNemar)" (or why there is none) and whether the pair is separated (its
+    Holm-adjusted p-value below the level; a pair without one separates nothing)."""
+
+    word: str
+    size: str
+    test: str
+    separated: bool
+
+
+def _gap(pair: Mapping[str, Any] | None, first: str, n_pairs: int, alpha: float
+         ) -> _Gap | None:
+    """``first`` against the pair's other model; None without a difference."""
+    if not isinstance(pair, Mapping) or _value(pair.get("diff")) is None:
+        return None
+    diff, low, high = _oriented(pair, first)
+    word, size = "equal", ""
+    if diff != 0:
+        word = "higher" if diff > 0 else "lower"
+        ends = (low, high) if diff > 0 else (None if high is None else -high,
+                                             None if low is None else -low)
+        span = "" if None in ends else f" [{_num3(ends[0])}, {_num3(ends[1])}]"
+        size = f"by {_num3(abs(diff))}{span}"
+    test = TEST_NAMES.get(str(pair.get("test")), str(pair.get("test")))
+    p = _value(pair.get("p_holm"))
+    if p is None:
+        why = NOT_TESTED.get(str(pair.get("untested")), "not tested")
+        return _Gap(word, size, f"no p-value ({test}: {why})", False)
+    holm = f", Holm over {n_pairs:,} pairs" if n_pairs > 1 else ""
+    return _Gap(word, size, f"{p_text(p, alpha)} ({test}{holm})", p < alpha)
+
+
+def _value_text(row: Mapping[str, Any]) -> str:
+    value = _value(row.get("value"))
+    return "undefined" if value is None else _num3(value)
+
+
+def _rank_text(row: Mapping[str, Any]) -> str:
+    low, high = row.get("rank_low"), row.get("rank_high")
+    return f", rank interval {low:g}–{high:g}" if _defined(low) and _defined(high) else ""
+
+
+def _relation(gap: _Gap, other: str) -> str:
+    """"lower than B 0.059 by 0.037 [0.025, 0.049], p < 0.001 (paired bootstrap)"."""
+    if gap.word == "equal":
+        return f"equal to {other}, {gap.test}"
+    return f"{gap.word} than {other} {gap.size}, {gap.test}"
+
+
+@register_verdict("compare")
+def compare_verdict(table: Mapping[str, Any]) -> str | None:
+    """One metric of a comparison (a table of :func:`comparison_results`). Two models: which
+    is better, by how much with the difference's 95% interval, and the pair's p-value and test
+    — "better" only when the Holm-adjusted p-value is below the significance level (the rule
+    of the group letters), else "no clear difference" with the same numbers; a pair without a
+    p-value says why, never p = 0. More models: the first-ranked model with its value and rank
+    interval, the models no test separates from it, its difference from the next with that
+    pair's p-value, and how many pairs are separated."""
+    models, pairs = table.get("models"), table.get("pairs")
+    if not isinstance(models, Mapping) or len(models) < 2 or not isinstance(pairs, Sequence):
+        return None
+    alpha = _value(table.get("significance")) or SIGNIFICANCE
+    ranked = _ranked(models)
+    shown = display_names(ranked)
+    by_pair = {frozenset((p.get("a"), p.get("b"))): p for p in pairs if isinstance(p, Mapping)}
+    gaps = {n: _gap(by_pair.get(frozenset((ranked[0], n))), ranked[0], len(pairs), alpha)
+            for n in ranked[1:]}
+    first, second = ranked[:2]
+    if gaps[second] is None:
+        return None
+    named = {n: f"{shown[n]} {_value_text(models[n])}" for n in ranked}
+    if len(models) == 2:
+        said = _relation(gaps[second], named[second])
+        return f"{shown[first]} is better: {_value_text(models[first])}, {said}" \
+            if gaps[second].separated and gaps[second].word != "equal" \
+            else f"no clear difference: {named[first]}, {said}"
+    peers = [n for n in ranked[1:] if gaps[n] is None or not gaps[n].separated]
+    head = f"{shown[first]} ranks first ({_value_text(models[first])}" \
+           f"{_rank_text(models[first])})"
+    if peers:
+        listed = ", ".join(named[n] for n in peers[:SHOWN_PEERS])
+        more = f" and {len(peers) - SHOWN_PEERS:,} more" if len(peers) > SHOWN_PEERS else ""
+        head += f", not separated from {len(peers):,} other{'s' if len(peers) > 1 else ''} " \
+                f"({listed}{more})"
+    else:
+        head += ", separated from every other model"
+    count = 0
+    for pair in by_pair.values():
+        gap = _gap(pair, str(pair.get("a")), len(pairs), alpha)
+        count += bool(gap and gap.separated)
+    return (f"{head}; {_relation(gaps[second], 'the next, ' + named[second])}; "
+            f"{count:,} of {len(pairs):,} pairs separated")
+
+
 # ---------------------------------------------------------------- a section's verdicts
 
 def section_verdicts(section: Mapping[str, Any]) -> dict[str, str]:
     """{result name: verdict} of every result of a section whose kind has a verdict rule and
-    whose result has the numbers for it, in the section's order; empty otherwise."""
-    rule = VERDICTS.get(str(section.get("kind")))
+    whose result has the numbers for it, in the section's order; empty otherwise. A section
+    whose results are one document (a comparison: :data:`RESULTS_OF`) has its verdicts about
+    what that document holds (a comparison's metrics)."""
+    kind = str(section.get("kind"))
+    rule = VERDICTS.get(kind)
     results = section.get("results") or {}
     if rule is None or not isinstance(results, Mapping):
         return {}
+    if kind in RESULTS_OF:
+        results = RESULTS_OF[kind](results)
     out = {}
     for name, result in results.items():
         sentence = rule(result) if isinstance(result, Mapping) else None
