@@ -19,15 +19,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...records import RecordSet
 from ..base import Conformalised, ConformalStep, Predicted
 from ..options import Options, option
-from .inputs import read_intervals
 from .options import IntervalsOptions
+
+if TYPE_CHECKING:
+    from ...records import RecordSet
 
 __all__ = ["STEP", "IntervalsConformalChoice", "STORABLE"]
 
@@ -72,6 +73,8 @@ def _confidence(features: np.ndarray, n_ratings: int) -> np.ndarray:
 
 def calibrate(rs: RecordSet, options: IntervalsOptions, choice: IntervalsConformalChoice
               ) -> Conformalised:
+    from .inputs import read_intervals
+
     data = read_intervals(rs, options)
     if not data.truth.size:
         raise ValueError(f"{rs.source}: no usable row to calibrate on (excluded: "
@@ -93,6 +96,8 @@ def calibrate(rs: RecordSet, options: IntervalsOptions, choice: IntervalsConform
 
 def predict(rs: RecordSet, options: IntervalsOptions, choice: IntervalsConformalChoice,
             state: Mapping[str, Any]) -> Predicted:
+    from .inputs import read_intervals
+
     labelled = options.label_col in rs.frame.columns
     data = read_intervals(rs, options, with_truth=False)
     if data.levels.size != state["n_ratings"] or options.min_score != state["min_score"]:

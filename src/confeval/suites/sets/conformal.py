@@ -20,16 +20,17 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...conformal.names import SCORES
-from ...records import RecordSet
 from ..base import Conformalised, ConformalStep, Predicted
 from ..options import Options, option
-from .inputs import option_values, read_sets
 from .options import SetsOptions
+
+if TYPE_CHECKING:
+    from ...records import RecordSet
 
 __all__ = ["STEP", "SetsConformalChoice"]
 
@@ -65,6 +66,7 @@ def _scores_of(probs: np.ndarray, state: Mapping[str, Any]) -> np.ndarray:
 def calibrate(rs: RecordSet, options: SetsOptions, choice: SetsConformalChoice
               ) -> Conformalised:
     from ...conformal import conformal_quantile, mondrian_quantiles
+    from .inputs import read_sets
 
     data = read_sets(rs, options)
     if not data.labels.size:
@@ -101,6 +103,7 @@ def _row_qhat(state: Mapping[str, Any], groups: np.ndarray | None, n: int) -> np
 def predict(rs: RecordSet, options: SetsOptions, choice: SetsConformalChoice,
             state: Mapping[str, Any]) -> Predicted:
     from ...conformal import prediction_sets, to_probabilities
+    from .inputs import option_values
 
     values, letters = option_values(rs, logit_cols=options.logit_cols,
                                     input_kind=options.input, precision=options.precision)
