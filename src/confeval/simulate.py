@@ -50,7 +50,7 @@ sharpness 1 (calibrated), 3 (overconfident) or 0.5 (underconfident).
 
 ``reruns`` — a judge rated k times on the same items (for ``confeval judge reruns``). The
 belief and the human score are those of ``scores``; each rerun samples a score from the
-reported distribution (``score_1..score_k``), as a judge sampling its score token at
+reported distribution (``rerun_1..rerun_k``), as a judge sampling its score token at
 temperature 1 would:
 
 * ``sampling``: the belief itself (calibrated), sampled;
@@ -281,7 +281,7 @@ def simulate_reruns(n: int = 500, behaviour: str = "sampling", *, seed: int = 0,
     else:
         reruns = np.repeat(reported.argmax(axis=1)[:, None] + 1, k, axis=1)
     for r in range(k):
-        frame[f"score_{r + 1}"] = reruns[:, r].astype(np.int64)
+        frame[f"rerun_{r + 1}"] = reruns[:, r].astype(np.int64)
     frame["simulated"] = True
     return frame
 
