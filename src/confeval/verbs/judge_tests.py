@@ -37,8 +37,10 @@ if TYPE_CHECKING:
     from ..records import RecordSet
 
 __all__ = ["KINDS", "JudgeLengthOptions", "JudgePositionOptions", "JudgeRerunsOptions",
-           "judge_length_records", "judge_position_records", "judge_reruns_inputs",
-           "judge_section", "judge_tests_run_config", "rerun_judge_test", "score_judge_test"]
+           "input_name", "judge_length_records", "judge_position_records",
+           "judge_reruns_from_sets", "judge_reruns_inputs", "judge_reruns_records",
+           "judge_section", "judge_tests_run_config", "rerun_judge_test", "rerun_options",
+           "score_judge_test"]
 
 _SCORE = ("score",)
 _BOTH = ("score", "run")
@@ -59,28 +61,28 @@ class JudgeRerunsOptions(Options):
     """Options of ``confeval judge reruns`` (files, and the live run's ``--repeats``)."""
 
     score_cols: str | None = option(None, "One file, one column per rerun: the columns "
-                                    "(comma list or glob, e.g. 'score_*').", stages=_SCORE)
+                                    "(comma list or glob, e.g. 'score_*').", stages=_BOTH)
     score_col: str | None = option(None, "The judge's score column: with --rerun-col (one "
                                    "row per item and rerun), or in each of several files "
-                                   "(one rerun per file).", stages=_SCORE)
+                                   "(one rerun per file).", stages=_BOTH)
     rerun_col: str | None = option(None, "Column numbering the reruns (e.g. an Inspect "
-                                   "epoch), with --id-col and --score-col.", stages=_SCORE)
+                                   "epoch), with --id-col and --score-col.", stages=_BOTH)
     id_col: str | None = option(None, "Column naming each item (with --rerun-col or several "
-                                "files).", stages=_SCORE)
+                                "files).", stages=_BOTH)
     human_col: str | None = option(None, "Column with the human score: the reruns' majority "
                                    "score is scored against it, rerun agreement as its "
-                                   "confidence.", stages=_SCORE)
+                                   "confidence.", stages=_BOTH)
     logprob_cols: str | None = option(None, "The judge's log-probabilities of each score, "
                                       "lowest first (glob): its score-token confidence beside "
-                                      "the rerun agreement.", stages=_SCORE)
+                                      "the rerun agreement.", stages=_BOTH)
     tolerance: float = option(0.0, "Scores within this distance count as the same (between "
                               "reruns) and as right (against the human).", stages=_BOTH,
                               minimum=0)
     level: str = option("ordinal", "Krippendorff's alpha: nominal | ordinal | interval | "
                         "ratio.", stages=_BOTH)
     min_score: float = option(1.0, "Lowest score of the scale; scores off it are no score.",
-                              stages=_SCORE)
-    max_score: float = option(5.0, "Highest score of the scale.", stages=_SCORE)
+                              stages=_BOTH)
+    max_score: float = option(5.0, "Highest score of the scale.", stages=_BOTH)
     bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
                             stages=_BOTH, minimum=0, maximum=100_000)
     seed: int = option(0, "Seed of the bootstrap and, live, of the first repeat.",
@@ -135,16 +137,16 @@ class JudgePositionOptions(Options):
     """Options of ``confeval judge position``."""
 
     ab_col: str = option("verdict_ab", "The verdict with answer A shown first: a, b or tie "
-                         "(naming the answer, not the slot).", stages=_SCORE)
-    ba_col: str = option("verdict_ba", "The verdict with answer B shown first.", stages=_SCORE)
+                         "(naming the answer, not the slot).", stages=_BOTH)
+    ba_col: str = option("verdict_ba", "The verdict with answer B shown first.", stages=_BOTH)
     conf_ab_col: str | None = option(None, "The judge's confidence in its verdict of order "
-                                     "AB (e.g. the probability of its letter).", stages=_SCORE)
-    conf_ba_col: str | None = option(None, "The same of order BA.", stages=_SCORE)
+                                     "AB (e.g. the probability of its letter).", stages=_BOTH)
+    conf_ba_col: str | None = option(None, "The same of order BA.", stages=_BOTH)
     a_col: str = option("answer_a", "Answer A's text (its length; used when present).",
                         stages=_BOTH)
     b_col: str = option("answer_b", "Answer B's text.", stages=_BOTH)
     human_col: str | None = option(None, "The humans' pick: a, b or tie (empty: none).",
-                                   stages=_SCORE)
+                                   stages=_BOTH)
     length_unit: str = option("words", "words | chars: how an answer's length is counted.",
                               stages=_BOTH)
     bootstrap: int = option(1000, "Bootstrap resamples for 95% intervals (0: none).",
@@ -249,12 +251,17 @@ def judge_reruns_inputs(paths: Sequence[str | Path], options: JudgeRerunsOptions
     x reruns, NaN: no score), ``items``, ``human`` (NaN: none), ``probs`` (or None),
     ``scale``, ``records`` (the first file's :class:`~confeval.records.RecordSet`, for its
     counts), ``reruns`` (their names) and ``notes`` (counts that are not exclusions)."""
-    import pandas as pd
-
     from ..records import RecordSet
 
-    layout = options.layout(len(paths))
-    sets = [RecordSet.read(p) for p in paths]
+    return _reruns_inputs([RecordSet.read(p) for p in paths], [str(p) for p in paths],
+                          options)
+
+
+def _reruns_inputs(sets: Sequence[RecordSet], paths: Sequence[str],
+                   options: JudgeRerunsOptions) -> dict:
+    import pandas as pd
+
+    layout = options.layout(len(sets))
     rs = sets[0]
     notes: dict[str, int] = {}
     scale = np.arange(options.min_score, options.max_score + 0.5)
@@ -442,6 +449,12 @@ def judge_reruns_inputs_result(inputs: dict, options: JudgeRerunsOptions) -> dic
     return out
 
 
+def judge_reruns_from_sets(sets: Sequence[RecordSet], options: JudgeRerunsOptions) -> dict:
+    """:func:`judge_reruns_records` of record sets already read (a live run's records)."""
+    return judge_reruns_inputs_result(_reruns_inputs(sets, [s.source for s in sets], options),
+                                      options)
+
+
 def judge_reruns_records(paths: Sequence[str | Path], options: JudgeRerunsOptions) -> dict:
     """The rerun variability of one input (a file, or one file per rerun)::
 
@@ -613,6 +626,12 @@ def judge_tests_run_config(command: str, paths: Sequence[str | Path], options: A
             "options": to_json(options)}
 
 
+def rerun_options(config: Mapping[str, Any]) -> Any:
+    """The options a ``judge reruns | position | length`` folder was made with."""
+    command = str(config["command"])
+    return build(_OPTIONS[command], config.get("options") or {}, what=f"confeval {command}")
+
+
 def rerun_judge_test(config: Mapping[str, Any]) -> dict:
     """The metrics of a ``judge reruns | position | length`` folder computed again from its
     ``run.json``: the inputs checked unchanged and scored again, or a live folder's records
@@ -620,12 +639,10 @@ def rerun_judge_test(config: Mapping[str, Any]) -> dict:
     from .score import check_unchanged
 
     command = str(config["command"])
-    options = build(_OPTIONS[command], config.get("options") or {},
-                    what=f"confeval {command}")
+    options = rerun_options(config)
     if config.get("live"):
-        from .judge_live import rescore_live
-
-        return rescore_live(command, config, options)
+        raise ValueError(f"a live `confeval {command}` folder is scored again from its "
+                         "records: confeval rerun RUN_DIR")
     found = [check_unchanged(config, e["path"], e.get("sha256"))
              for e in config.get("inputs") or []]
     names = [e["path"] for e in config.get("inputs") or []]

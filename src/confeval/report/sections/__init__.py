@@ -7,11 +7,12 @@ from . import (
     guarantee,
     intervals,
     judge_mean,
+    judge_tests,
     measures,
     sets,
     steps,
     validity,
 )
 
-__all__ = ["compare", "diagnose", "guarantee", "intervals", "judge_mean", "measures", "sets",
-           "steps", "validity"]
+__all__ = ["compare", "diagnose", "guarantee", "intervals", "judge_mean", "judge_tests",
+           "measures", "sets", "steps", "validity"]
