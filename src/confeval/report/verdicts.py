@@ -535,7 +535,8 @@ def judge_reruns_verdict(result: Mapping[str, Any]) -> str | None:
         return None
     share, ci = _share_with_ci(flipping)
     k = result.get("reruns")
-    reruns = f"{k} reruns" if isinstance(k, int) else "its reruns"
+    reruns = f"{k} reruns" if isinstance(k, int) else \
+        f"{k[0]}-{k[1]} reruns" if isinstance(k, list) and len(k) == 2 else "its reruns"
     if flipping.get("count") == 0:
         bound = f" (at most {_num(ci[1])} of items would, 95%)" if ci else ""
         clauses = [f"stable: no item changed its score across {reruns}{bound}"]

@@ -6,6 +6,7 @@ too."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,8 @@ _MEASURES = {"rerun_agreement": "rerun agreement", "score_token": "score token"}
 
 def _ci(block: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3) -> str:
     """"0.336 [0.317, 0.355]", or the value alone (with its note) without an interval."""
-    if not block or block.get(key) is None:
+    value = (block or {}).get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     text = f"{block[key]:.{digits}f}"
     if block.get("low") is not None and block.get("high") is not None:
@@ -65,7 +67,7 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
             [f"Krippendorff's alpha ({esc(res['alpha']['level'])})", "",
              esc(_ci(res["alpha"]))]]
     parts = [f"<h3>{esc(name)}</h3>",
-             f"<p>{fmt(res['n_items'])} items, {esc(res['reruns'])} reruns each (layout "
+             f"<p>{fmt(res['n_items'])} items, {_reruns_text(res['reruns'])} reruns each (layout "
              f"{esc(res['layout'])}); scores within {fmt(res['tolerance'], 2)} count as the "
              f"same. {_counts(res)}. Intervals: 95%, exact (Clopper–Pearson) for the share of "
              "items, bootstrap over items for the means and alpha.</p>",
@@ -104,6 +106,10 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _reruns_text(k: Any) -> str:
+    return f"{k[0]}-{k[1]}" if isinstance(k, list) else str(k)
+
+
 @register_table("judge_reruns")
 def judge_reruns_table(results: dict) -> Table:
     """One row per input: items, reruns, items flipping, flip rate, pairwise disagreement and
@@ -114,7 +120,7 @@ def judge_reruns_table(results: dict) -> Table:
                          overflow="fold")
     for name, res in zip(file_names(results), results.values()):
         f = res["items_flipping"]
-        table.add_row(name, f"{res['n_items']:,}", str(res["reruns"]),
+        table.add_row(name, f"{res['n_items']:,}", _reruns_text(res["reruns"]),
                       f"{f['count']:,} ({_ci(f, 'share', 2)})", _ci(res["flip_rate"], digits=2),
                       _ci(res["alpha"], digits=2))
     return table
