@@ -183,6 +183,8 @@ def _metrics(command: str, records: list[dict], options: Any, model_name: str) -
     rs = RecordSet.from_records(records, source=RUN_RECORDS)
     try:
         if command == "judge reruns":
+            if not any("score_lp1" in r for r in records):   # no log-probabilities given
+                options = dataclasses.replace(options, logprob_cols=None)
             result = judge_reruns_from_sets([rs], options)
         else:
             result = judge_position_records(rs, options)

@@ -150,9 +150,9 @@ def confidence_table(result: Mapping[str, Any]) -> Table | None:
     conf = result.get("as_confidence") or {}
     if not conf.get("measures"):
         return None
-    table = simple_table(f"As a confidence in the majority score (right: within "
-                         f"{conf['tolerance']:g} of the human; {conf['accuracy']:.3f} of "
-                         f"{conf['n']:,})", tight=True)
+    table = simple_table(f"As confidences in the majority score ({conf['accuracy']:.3f} of "
+                         f"{conf['n']:,} right: within {conf['tolerance']:g} of the human)",
+                         tight=True)
     for header in ("confidence", "mean", "ECE", "AUROC", "AUARC"):
         table.add_column(header, justify="left" if header == "confidence" else "right",
                          overflow="fold")
