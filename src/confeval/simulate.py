@@ -61,7 +61,8 @@ temperature 1 would:
 ``confeval judge position``). Answer qualities ``q ~ N(0, 1)``; the human prefers the better.
 In each order the judge picks the first slot with probability
 ``p1 = rho + (1 - rho) * sigmoid(2 (q_first - q_second) + v (words_first - words_second) / 20)``
-and reports the probability of its pick (``p1`` or ``1 - p1``) as its confidence:
+and states the probability of its pick (``p1`` or ``1 - p1``, its logit plus N(0, 0.3^2)
+noise) as its confidence:
 
 * ``unbiased``: ``rho = 0``, ``v = 0`` (first-slot preference exactly 1/2);
 * ``first-slot``: ``rho = 0.3`` (first-slot preference 0.3 + 0.7 / 2 = 0.65);
@@ -312,7 +313,10 @@ def simulate_pairwise(n: int = 500, behaviour: str = "unbiased", *, seed: int = 
         picks_first = rng.uniform(size=n) < p1
         names = np.array(["a", "b"])
         verdict = np.where(picks_first, names[first], names[second])
-        return verdict, np.where(picks_first, p1, 1 - p1)
+        # the confidence it states: the probability of its pick, stated with some noise
+        stated = expit(logit(np.clip(np.where(picks_first, p1, 1 - p1), 1e-6, 1 - 1e-6))
+                       + rng.normal(0, 0.3, size=n))
+        return verdict, stated
 
     verdict_ab, conf_ab = judged(0)
     verdict_ba, conf_ba = judged(1)

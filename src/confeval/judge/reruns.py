@@ -344,7 +344,11 @@ def krippendorff_alpha(data: ArrayLike, *, level: str = "ordinal", n_resamples: 
                                     level))
         reps = np.concatenate(reps)
         low, high, _ = percentile_interval(reps, 0.95)
-        if math.isfinite(low) and math.isfinite(high):
+        finite = reps[np.isfinite(reps)]
+        if finite.size and np.ptp(finite) == 0:
+            out["note"] = (f"every resample gives alpha {finite[0]:.3g}: a bootstrap over "
+                           "units shows nothing, so no interval")
+        elif math.isfinite(low) and math.isfinite(high):
             out.update(low=float(low), high=float(high))
         else:
             out["note"] = "too few resamples with variation for an interval"

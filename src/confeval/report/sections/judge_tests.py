@@ -76,8 +76,7 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
                                        res["alpha"]) if b.get("note")]
     if notes:
         parts.append("<p class='muted'>" + "<br>".join(notes) + "</p>")
-    unstable = sorted((i for i in res.get("items") or [] if i["flip_rate"] > 0),
-                      key=lambda i: -i["flip_rate"])[:20]
+    unstable = _least_stable(res, 20)
     if unstable:
         parts.append("<h4>Least stable items</h4>" + _table(
             ["majority", "reruns", "flip rate [exact 95%]"],
@@ -115,21 +114,26 @@ def judge_reruns_table(results: dict) -> Table:
     """One row per input: items, reruns, items flipping, flip rate, pairwise disagreement and
     alpha, with 95% intervals."""
     table = simple_table("Rerun variability, 95% intervals", tight=True)
-    for header in ("file", "items", "k", "changed", "flip rate", "alpha"):
+    for header in ("file", "k", "changed", "share changed", "flip rate", "alpha"):
         table.add_column(header, justify="left" if header == "file" else "right",
                          overflow="fold")
     for name, res in zip(file_names(results), results.values()):
         f = res["items_flipping"]
-        table.add_row(name, f"{res['n_items']:,}", _reruns_text(res["reruns"]),
-                      f"{f['count']:,} ({_ci(f, 'share', 2)})", _ci(res["flip_rate"], digits=2),
+        table.add_row(name, _reruns_text(res["reruns"]), f"{f['count']:,}/{f['n']:,}",
+                      _ci(f, "share", 2), _ci(res["flip_rate"], digits=2),
                       _ci(res["alpha"], digits=2))
     return table
 
 
-def unstable_items_table(result: Mapping[str, Any], top: int = 10) -> Table | None:
+def _least_stable(result: Mapping[str, Any], top: int) -> list:
+    """The ``top`` items with the highest flip rate, then pairwise disagreement."""
+    return sorted((i for i in result.get("items") or [] if i["flip_rate"] > 0),
+                  key=lambda i: (-i["flip_rate"], -i["pairwise_disagreement"]))[:top]
+
+
+def unstable_items_table(result: Mapping[str, Any], top: int = 5) -> Table | None:
     """The ``top`` items with the highest flip rate (None when no item flipped)."""
-    items = sorted((i for i in result.get("items") or [] if i["flip_rate"] > 0),
-                   key=lambda i: -i["flip_rate"])[:top]
+    items = _least_stable(result, top)
     if not items:
         return None
     changed = sum(1 for i in result["items"] if i["flip_rate"] > 0)
