@@ -224,3 +224,25 @@ def test_live_position_asks_both_orders(tmp_path):
         RunFolder.RECORDS))
     assert {"verdict_ab", "verdict_ba", "conf_ab", "conf_ba", "p_first_ab"} <= set(records[0])
     assert differences(result.metrics, rerun(tmp_path / "run")) == []
+
+
+def test_live_position_on_a_backend_that_only_generates(tmp_path):
+    # greedy replies naming the slot of the answer that contains "Let me" (the padded one),
+    # else no letter at all: the pair without a letter is recorded unparseable and excluded
+    def reply(messages, params, i):
+        text = messages[-1]["content"]
+        first = text.split("Answer A: ")[1].split("\nAnswer B:")[0]
+        second = text.split("Answer B: ")[1].split("\nBetter answer:")[0]
+        if "Let me" in first:
+            return "A"
+        return "B is better" if "Let me" in second else "neither"
+
+    backend = ScriptedBackend(reply=reply, capabilities={"generate"})
+    result = run_judge_live("judge position", {"bootstrap": 0}, tmp_path / "run",
+                            backend=backend, data="builtin:arith-pairwise", n=40)
+    res = result.metrics["sections"][0]["results"]["local"]
+    assert result.metrics["records_by_status"].get("unparseable", 0) > 0
+    assert res["excluded"]["missing_order"] == result.metrics["records_by_status"][
+        "unparseable"]
+    # it always picks the padded answer: never changes its pick, half of them first
+    assert res["flips"]["count"] == 0 and res["sign_test"]["p_value"] is None
