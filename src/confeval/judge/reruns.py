@@ -43,7 +43,6 @@ and Measures 1(1). The ``krippendorff`` package (test-only) is the independent r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -419,9 +418,3 @@ def rerun_confidence(scores: ArrayLike, human: ArrayLike, *, tolerance: float = 
     return {"labelled": labelled, "answer": answer[labelled], "correct": correct[labelled],
             "confidences": confidences}
 
-
-def summary_of(result: Mapping[str, Any]) -> str:
-    """One line of a :func:`rerun_variability` result (for logs)."""
-    f = result["items_flipping"]
-    return (f"{f['count']} of {f['n']} items flip across {result['reruns']} reruns; "
-            f"mean flip rate {result['flip_rate']['estimate']:.3f}")

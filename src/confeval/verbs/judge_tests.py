@@ -381,7 +381,7 @@ def _per_item_extras(sets, options: JudgeRerunsOptions, layout: str, items: np.n
 
 
 # ------------------------------------------------------------------ reruns: results
-def _confidence_scores(inputs: dict, variability: dict, options: JudgeRerunsOptions) -> dict:
+def _confidence_scores(inputs: dict, options: JudgeRerunsOptions) -> dict:
     """Rerun agreement (and the score-token probability) as confidences in the reruns'
     majority score, scored against the humans by :func:`confeval.evaluate.evaluate_confidence`
     on the same items."""
@@ -444,7 +444,7 @@ def judge_reruns_inputs_result(inputs: dict, options: JudgeRerunsOptions) -> dic
         warnings.append("not every rerun scored every item (notes): the items' reruns differ "
                         "in number")
     if inputs["human"] is not None:
-        out["as_confidence"] = _confidence_scores(inputs, variability, options)
+        out["as_confidence"] = _confidence_scores(inputs, options)
     out["warnings"] = warnings
     return out
 
