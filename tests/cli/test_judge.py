@@ -62,7 +62,7 @@ def test_the_terminal_tables(tmp_path, capsys, monkeypatch):
     code, out, err = _run(["judge", "mean", path, "--judge-col", "judge", "--human-col",
                            "human", "--group-col", "task", "--target-width", "0.2"], capsys)
     assert code == 0, err
-    assert "Mean human score, 90% intervals: judged.csv" in out
+    assert "Mean human score, 90% intervals: judged" in out
     for word in ("classical", "ppi++", "200 labelled, 1,300 unlabelled",
                  "labels for a width of 0.2: classical", "By group, 90% intervals"):
         assert word in out, out

@@ -350,3 +350,47 @@ def test_a_comparison_has_a_verdict_per_metric_at_its_own_level():
     assert list(auto) == ["score: ece", "score: brier"] and auto["score: ece"] == verdicts["ece"]
     # a table without the pair's numbers (a foreign document) has no verdict, and no error
     assert VERDICTS["compare"]({"models": {"A": {}, "B": {}}, "pairs": [{"a": "A"}]}) is None
+
+# ---------------------------------------------------------------- judges: reruns and bias
+def _reruns(count=3, n=40, low=0.02, high=0.2, alpha=(0.8, 0.7, 0.9)):
+    return {"reruns": 5, "items_flipping": {"count": count, "n": n, "share": count / n,
+                                            "low": low, "high": high},
+            "flip_rate": {"estimate": 0.03, "low": 0.01, "high": 0.05},
+            "alpha": {"estimate": alpha[0], "low": alpha[1], "high": alpha[2],
+                      "level": "ordinal"}}
+
+
+def test_reruns_stable_only_when_no_item_changed_and_the_exact_bound_is_said():
+    text = VERDICTS["judge_reruns"](_reruns(count=0, low=0.0, high=0.088))
+    assert text.startswith("stable: no item changed its score across 5 reruns (at most 0.09 "
+                           "of items would, 95%)"), text
+    text = VERDICTS["judge_reruns"](_reruns())
+    assert text.startswith("3 of 40 items changed their score across 5 reruns (0.07 [0.02, "
+                           "0.20]); a rerun differs from the majority score 0.03 [0.01, 0.05]")
+    assert "Krippendorff's alpha (ordinal) 0.80 [0.70, 0.90]" in text
+
+
+def _position(k, n, low, high, p):
+    return {"first_slot": {"k": k, "n": n, "share": k / n, "low": low, "high": high,
+                           "p_value": p},
+            "flips": {"count": 10, "n": 50, "share": 0.2, "low": 0.1, "high": 0.34}}
+
+
+def test_first_slot_share_against_one_half_and_p_never_zero():
+    text = VERDICTS["judge_position"](_position(70, 100, 0.6, 0.79, 1e-6))
+    assert text.startswith("prefers the answer shown first (0.70 [0.60, 0.79], p < 0.001)")
+    text = VERDICTS["judge_position"](_position(52, 100, 0.42, 0.62, 0.76))
+    assert text.startswith("no clear preference for a slot (0.52 [0.42, 0.62], p 0.760)")
+    none = {"first_slot": {"share": None, "p_value": None,
+                           "note": "no verdict that is not a tie: the test has no information"}}
+    assert VERDICTS["judge_position"](none).startswith("no verdict that is not a tie")
+
+
+def test_length_slopes_against_zero():
+    result = {"per": 100.0, "length_unit": "words",
+              "judge_slope_at_fixed_human": {"estimate": 0.3, "low": 0.1, "high": 0.5},
+              "excess_slope": {"estimate": 0.02, "low": -0.1, "high": 0.12}}
+    text = VERDICTS["judge_length"](result)
+    assert text == ("at a fixed human score its score (per 100 words) rises with length "
+                    "(0.30 [0.10, 0.50]); no clear excess over the humans' own slope (0.02 "
+                    "[-0.10, 0.12])")

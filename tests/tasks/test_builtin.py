@@ -81,3 +81,21 @@ def test_a_builtin_task_is_a_fixed_dataset_whatever_the_runs_seed():
     assert load_builtin("arith-mc@3", 5) != arith_mc(5, seed=0)
     with pytest.raises(ValueError, match="builtin:NAME@SEED takes a whole number"):
         data_seed("builtin:arith-mc@x", 0)
+
+
+def test_arith_pairwise_puts_the_right_answer_and_the_padding_in_random_slots():
+    from confeval.tasks import load_builtin
+
+    items = load_builtin("arith-pairwise", 400, 0)
+    assert items == load_builtin("arith-pairwise", 400, 0)          # seeded
+    right = [it["human"] for it in items]
+    padded = [it["padded"] for it in items]
+    for it in items:
+        answers = {"a": it["answer_a"], "b": it["answer_b"]}
+        assert len(answers[it["padded"]].split()) > len(answers["ab".replace(
+            it["padded"], "")].split())
+        assert answers["a"].split(".")[0] != answers["b"].split(".")[0]
+    # both slots used for the right answer and for the padding, independently of each other
+    assert 0.4 < right.count("a") / 400 < 0.6 and 0.4 < padded.count("a") / 400 < 0.6
+    same = sum(r == p for r, p in zip(right, padded)) / 400
+    assert 0.4 < same < 0.6

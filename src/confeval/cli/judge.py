@@ -11,13 +11,16 @@ import typer
 
 from ..runs import check_output_folder
 from ..verbs.judge import COMMAND, JudgeMeanOptions
+from . import judge_tests
 from ._common import ForceOpt, JsonOpt, OutOpt, err, group, out, print_json, write_run
 from ._options import Given, with_options
 
 __all__ = ["app", "mean"]
 
-app = group("A judge's scores against a few human scores: `confeval judge mean FILE` — the "
-            "mean human score of all items, corrected for the judge's error (PPI, PPI++).")
+app = group("Can this judge be trusted? `confeval judge mean FILE`: the mean human score of "
+            "all items, corrected for the judge's error (PPI, PPI++); `judge reruns`: how much "
+            "its scores change when asked again; `judge position`, `judge length`: whether "
+            "it prefers the first answer shown, or the longer one.")
 
 FileArg = Annotated[Path, typer.Argument(
     metavar="FILE", help="Records (.csv, .csv.gz, .tsv, .jsonl, .jsonl.gz, .parquet): a judge "
@@ -78,3 +81,4 @@ def mean(given: Given, file: FileArg, as_json: JsonOpt = False, out_dir: OutOpt 
 
 
 app.command("mean")(with_options(JudgeMeanOptions, "score")(mean))
+judge_tests.register(app)

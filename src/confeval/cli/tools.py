@@ -28,7 +28,8 @@ __all__ = ["cache", "demo", "report", "simulate"]
 
 
 def simulate(
-    kind: Annotated[str, typer.Argument(help="confidence | scores | steps | mcq")],
+    kind: Annotated[str, typer.Argument(
+        help="confidence | scores | steps | mcq | reruns | pairwise | lengths")],
     out_file: Annotated[Path, typer.Option("--out", help="Output file (.jsonl, .csv, .parquet, "
                                                          "optionally .gz).")],
     n: Annotated[int, typer.Option("--n", min=1, help="Items (for steps: problems).")] = 2000,
@@ -36,12 +37,16 @@ def simulate(
         "--behaviour", help="confidence: calibrated|overconfident|underconfident|uninformative; "
                             "scores: calibrated|overconfident|compressing; steps: "
                             "typical|overconfident; mcq: calibrated|overconfident|"
-                            "underconfident. Default: the first.")] = None,
+                            "underconfident; reruns: sampling|overconfident|deterministic; "
+                            "pairwise: unbiased|first-slot|verbose; lengths: unbiased|verbose. "
+                            "Default: the first.")] = None,
     seed: SeedOpt = 0,
     step: Annotated[float | None, typer.Option("--step", help="confidence: round to this grid "
                                                               "(verbalised).")] = None,
     n_options: Annotated[int, typer.Option("--n-options", help="mcq: options.")] = 4,
     n_levels: Annotated[int, typer.Option("--n-levels", help="scores: scale points.")] = 5,
+    reruns: Annotated[int, typer.Option("--reruns", min=2, help="reruns: reruns per item.")
+                      ] = 5,
 ) -> None:
     """Write SIMULATED records of a judge behaviour (seeded; documented in confeval.simulate)."""
     from ..records import write_table
@@ -52,8 +57,10 @@ def simulate(
         options["step"] = step
     if kind == "mcq":
         options["n_options"] = n_options
-    if kind == "scores":
+    if kind in ("scores", "reruns"):
         options["n_levels"] = n_levels
+    if kind == "reruns":
+        options["k"] = reruns
     frame = generate(kind, n, behaviour, seed=seed, **options)
     write_table(frame, out_file)
     err.print(f"wrote {len(frame):,} simulated {kind} records to {out_file}")

@@ -705,6 +705,168 @@ def compare_verdict(table: Mapping[str, Any]) -> str | None:
     return (f"{head}; {_relation(gaps[second], 'the next, ' + named[second])}; "
             f"{count:,} of {len(pairs):,} pairs separated")
 
+# ---------------------------------------------------------------- judges: reruns, bias
+
+def _share_with_ci(block: Mapping[str, Any], key: str = "share") -> tuple[float, tuple | None]:
+    low, high = block.get("low"), block.get("high")
+    ci = (float(low), float(high)) if _defined(low) and _defined(high) else None
+    return float(block[key]), ci
+
+
+@register_verdict("judge_reruns")
+def judge_reruns_verdict(result: Mapping[str, Any]) -> str | None:
+    """Whether the judge's scores are stable across reruns: "stable" when no item changed its
+    score (the exact 95% interval then bounds the share that would), else the share of items
+    that did with its interval and the mean flip rate; Krippendorff's alpha with its interval;
+    then, with human scores, whether rerun agreement ranks right answers above wrong ones
+    (:func:`discrimination_clause`) beside the score-token confidence."""
+    flipping = result.get("items_flipping")
+    if not isinstance(flipping, Mapping) or not _defined(flipping.get("share")):
+        return None
+    share, ci = _share_with_ci(flipping)
+    k = result.get("reruns")
+    reruns = f"{k} reruns" if isinstance(k, int) else \
+        f"{k[0]}-{k[1]} reruns" if isinstance(k, list) and len(k) == 2 else "its reruns"
+    if flipping.get("count") == 0:
+        bound = f" (at most {_num(ci[1])} of items would, 95%)" if ci else ""
+        clauses = [f"stable: no item changed its score across {reruns}{bound}"]
+    else:
+        flip = result.get("flip_rate") or {}
+        rate = _value(flip.get("estimate"))
+        tail = "" if rate is None else (
+            f"; a rerun differs from the majority score {_num(rate)}"
+            f"{_span(_share_with_ci(flip, 'estimate')[1])} of the time")
+        clauses = [f"{flipping['count']:,} of {flipping['n']:,} items changed their score "
+                   f"across {reruns} ({_num(share)}{_span(ci)}){tail}"]
+    alpha = result.get("alpha") or {}
+    value = _value(alpha.get("estimate"))
+    if value is not None:
+        clauses.append(f"Krippendorff's alpha ({alpha.get('level')}) "
+                       f"{_num(value)}{_span(_share_with_ci(alpha, 'estimate')[1])}")
+    measures = (result.get("as_confidence") or {}).get("measures") or {}
+    names = {"rerun_agreement": "as a confidence, rerun agreement",
+             "score_token": "the score-token probability"}
+    for key, name in names.items():
+        if key in measures:
+            clause = discrimination_clause(measures[key])
+            if clause:
+                clauses.append(f"{name} {clause}")
+    return "; ".join(clauses)
+
+
+def _test_clause(block: Mapping[str, Any], above: str, below: str, around: str) -> str | None:
+    """Where an exact binomial share's 95% interval lies against 1/2, with its p-value; what
+    has no information says so."""
+    if not isinstance(block, Mapping):
+        return None
+    if block.get("share") is None:
+        return block.get("note")
+    share, ci = _share_with_ci(block)
+    p = block.get("p_value")
+    numbers = f"{_num(share)}{_span(ci)}, p {_p(p)}"
+    if ci is None:
+        return f"{numbers}; not judged (no interval)"
+    reading = {"above": above, "below": below, "within": around}[_against(ci, 0.5)]
+    return f"{reading} ({numbers})"
+
+
+def _p(p: Any) -> str:
+    """A p-value as printed: never "0" (a tiny one is "< 0.001")."""
+    if not _defined(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+@register_verdict("judge_position")
+def judge_position_verdict(result: Mapping[str, Any]) -> str | None:
+    """The first-slot preference against 1/2 (its exact 95% interval; p of the exact binomial
+    test), the share of items whose verdict changed with the order, and, with confidences,
+    whether the judge is surer of the same pick in the first slot (the mean difference's 95%
+    interval against 0)."""
+    clause = _test_clause(result.get("first_slot"), "prefers the answer shown first",
+                          "prefers the answer shown second", "no clear preference for a slot")
+    if clause is None:
+        return None
+    clauses = [clause]
+    flips = result.get("flips")
+    if isinstance(flips, Mapping) and _defined(flips.get("share")):
+        share, ci = _share_with_ci(flips)
+        clauses.append(f"{flips['count']:,} of {flips['n']:,} verdicts changed with the order "
+                       f"({_num(share)}{_span(ci)})")
+    slot = result.get("confidence_by_slot")
+    if isinstance(slot, Mapping):
+        diff = slot.get("mean_difference") or {}
+        value = _value(diff.get("estimate"))
+        if value is not None:
+            ci = _share_with_ci(diff, "estimate")[1]
+            p = (slot.get("wilcoxon") or {}).get("p_value")
+            numbers = f"first minus second {_num(value)}{_span(ci)}, signed-rank p {_p(p)}"
+            if ci is None:
+                clauses.append(f"confidence by slot: {numbers}")
+            else:
+                where = _against(ci, 0.0)
+                word = {"above": "surer of the same pick when it is shown first",
+                        "below": "surer of the same pick when it is shown second",
+                        "within": "no clear difference of confidence between the slots"}[where]
+                clauses.append(f"{word} ({numbers})")
+        elif slot.get("note"):
+            clauses.append(str(slot["note"]))
+    longer = (result.get("longer") or {}).get("judge")
+    clause = _test_clause(longer, "picks the longer answer more often than not",
+                          "picks the shorter answer more often than not",
+                          "no clear preference for length") if longer else None
+    if clause:
+        clauses.append(clause)
+    return "; ".join(clauses)
+
+
+def _slope_clause(block: Any, what: str) -> str | None:
+    if not isinstance(block, Mapping):
+        return None
+    value = _value(block.get("estimate"))
+    if value is None:
+        return block.get("note")
+    ci = _share_with_ci(block, "estimate")[1]
+    numbers = f"{_num(value)}{_span(ci)}"
+    if ci is None:
+        return f"{what} {numbers}; not judged (no interval)"
+    where = _against(ci, 0.0)
+    reading = {"above": "rises", "below": "falls", "within": "does not clearly change"}[where]
+    return f"{what} {reading} with length ({numbers})"
+
+
+def _excess_clause(block: Any) -> str | None:
+    """The judge's slope minus the humans' own: its 95% interval against 0."""
+    if not isinstance(block, Mapping) or _value(block.get("estimate")) is None:
+        return None
+    value = float(block["estimate"])
+    ci = _share_with_ci(block, "estimate")[1]
+    numbers = f"{_num(value)}{_span(ci)}"
+    if ci is None:
+        return f"judge minus humans' slope {numbers}; not judged (no interval)"
+    where = _against(ci, 0.0)
+    return {"above": f"its slope exceeds the humans' own ({numbers})",
+            "below": f"its slope falls short of the humans' own ({numbers})",
+            "within": f"no clear excess over the humans' own slope ({numbers})"}[where]
+
+
+@register_verdict("judge_length")
+def judge_length_verdict(result: Mapping[str, Any]) -> str | None:
+    """The judge's score against length at a fixed human score, its excess over the humans'
+    own slope, and its confidence at a fixed human score: each slope's 95% bootstrap
+    interval against 0."""
+    per = result.get("per")
+    unit = result.get("length_unit") or "units"
+    if not _defined(per):
+        return None
+    where = f"per {per:g} {unit}"
+    clauses = [_slope_clause(result.get("judge_slope_at_fixed_human"),
+                             f"at a fixed human score its score ({where})"),
+               _excess_clause(result.get("excess_slope")),
+               _slope_clause(result.get("confidence_slope_at_fixed_human"),
+                             "at a fixed human score its confidence")]
+    return "; ".join(c for c in clauses if c) or None
+
 
 # ---------------------------------------------------------------- a section's verdicts
 

@@ -14,7 +14,7 @@ log-probability of every rating at its rating position
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +26,100 @@ from .options import Options, option
 if TYPE_CHECKING:
     from ..records import RecordSet
 
-__all__ = ["LAYOUT", "JudgeChoice", "JudgeScores", "judge_confidence", "judge_decision"]
+__all__ = ["LAYOUT", "PAIRWISE_LETTERS", "JudgeChoice", "JudgeScores", "build_judge_messages",
+           "build_pairwise_messages", "judge_confidence", "judge_decision", "load_judge_items",
+           "load_pairwise_items"]
+
+
+_INSTRUCTIONS = (
+    "You are grading how good an answer is. Read the question, the answer"
+    "{reference_note}, then give a grade from 1 to 5: 5 = fully correct, 4 = correct up to a "
+    "tiny slip, 3 = partly right, 2 = mostly wrong, 1 = completely wrong. "
+    "{how}")
+_HOW_FREE = "Justify the grade in one or two sentences, then end with a line 'Score: X'."
+_HOW_DIRECT = "Reply with the line 'Score: X' only."
+
+
+def build_judge_messages(item: Mapping[str, Any], *, direct: bool) -> list[dict]:
+    """Chat messages asking for a 1-5 grade that ends in ``Score: X``."""
+    reference = item.get("reference")
+    has_reference = reference is not None and str(reference).strip() != ""
+    system = _INSTRUCTIONS.format(
+        reference_note=" and the reference answer" if has_reference else "",
+        how=_HOW_DIRECT if direct else _HOW_FREE)
+    user = f"Question: {item['question']}\nAnswer to grade: {item['response']}"
+    if has_reference:
+        user += f"\nReference answer: {reference}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+PAIRWISE_LETTERS = ("A", "B")
+"""The letters of the two slots of a pairwise prompt, first slot first."""
+
+_PAIRWISE = (
+    "You compare two answers to the same question. Read the question and both answers, then "
+    "say which answer is better: the one that is correct, or closer to correct. Reply with "
+    "the letter of the better answer only: A or B.")
+
+
+def build_pairwise_messages(question: str, first: str, second: str) -> list[dict]:
+    """Chat messages asking which of two answers is better (``first`` in slot A, ``second``
+    in slot B), to be answered with one letter."""
+    user = f"Question: {question}\nAnswer A: {first}\nAnswer B: {second}\nBetter answer:"
+    return [{"role": "system", "content": _PAIRWISE}, {"role": "user", "content": user}]
+
+
+def load_judge_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
+    """Items to grade from ``builtin:arith-judge`` or a file with ``question``, ``response``
+    (the answer to grade), ``gt_score`` (the human grade) and optionally ``item_id``,
+    ``reference`` and any other columns (carried into the records)."""
+    from pathlib import Path
+
+    from ..records import RecordsError, RecordSet
+    from ..tasks import load_builtin
+
+    if data.startswith("builtin:"):
+        return load_builtin(data.split(":", 1)[1], n or 200, seed)
+    rs = RecordSet.read(Path(data))
+    missing = [c for c in ("question", "response", "gt_score") if c not in rs.frame.columns]
+    if missing:
+        raise RecordsError(f"{data}: column(s) {missing} not found; judge data needs question, "
+                           "response and gt_score")
+    items = []
+    for row in rs.frame.to_dict(orient="records"):
+        item = {k: v for k, v in row.items() if k != "_row"}
+        item["item_id"] = str(row.get("item_id", f"row-{row['_row']}"))
+        items.append(item)
+    return items[:n] if n else items
+
+
+def load_pairwise_items(data: str, n: int | None = None, seed: int = 0, *,
+                        a_col: str = "answer_a", b_col: str = "answer_b",
+                        question_col: str = "question") -> list[dict]:
+    """Pairs of answers to compare from ``builtin:arith-pairwise`` or a file with a question
+    column and the two answers' columns (names configurable), optionally ``item_id`` and a
+    human pick (``human``: a, b or tie); the rows' other columns are carried into the
+    records."""
+    from pathlib import Path
+
+    from ..records import RecordsError, RecordSet
+    from ..tasks import load_builtin
+
+    if data.startswith("builtin:"):
+        return load_builtin(data.split(":", 1)[1], n or 200, seed)
+    rs = RecordSet.read(Path(data))
+    missing = [c for c in (question_col, a_col, b_col) if c not in rs.frame.columns]
+    if missing:
+        raise RecordsError(f"{data}: column(s) {missing} not found; pairwise data needs a "
+                           f"question and two answers ({question_col}, {a_col}, {b_col})")
+    items = []
+    for row in rs.frame.to_dict(orient="records"):
+        item = {k: v for k, v in row.items() if k != "_row"}
+        item.update(question=str(row[question_col]), answer_a=str(row[a_col]),
+                    answer_b=str(row[b_col]))
+        item["item_id"] = str(row.get("item_id", f"row-{row['_row']}"))
+        items.append(item)
+    return items[:n] if n else items
 
 
 def openai_rows(answered, normalise: str) -> list[dict] | str:
@@ -69,8 +162,9 @@ def judge_confidence(probs: np.ndarray, pred: np.ndarray, scale: np.ndarray,
     it gave: the mass of its (renormalised) score distribution on ``|s - pred| <= tolerance``.
     The confidence that matches the decision: a judge sure of 4 but torn between 3, 4 and 5
     is confident at tolerance 1 and not at 0."""
-    near = np.abs(scale[None, :] - pred[:, None]) <= tolerance + 1e-9   # scores are integers
-    return (probs * near).sum(axis=1)
+    from ..judge import score_confidence
+
+    return score_confidence(probs, pred, scale, tolerance)
 
 
 @dataclasses.dataclass(frozen=True)

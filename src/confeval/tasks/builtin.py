@@ -21,6 +21,13 @@ can run on these instead (``--data builtin:NAME``).
 
     Steps after the error compute correctly from the (wrong) values before them, so they are
     labelled correct: only the injected step is wrong (label 0). The rest are error-free chains.
+
+``arith-judge``
+    Candidate answers to grade 1-5 against a reference, for the judge suites.
+
+``arith-pairwise``
+    Two answers to one question, one right and one wrong, in random slots, one of them padded
+    with sentences that add nothing: for position and length tests of a pairwise judge.
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from ..taxonomy import error_types
 from ._chains import steps_for
 from .diagnose import arith_diagnose
 
-__all__ = ["BUILTIN_TASKS", "ERROR_TYPES", "arith_mc", "arith_steps", "load_builtin"]
+__all__ = ["BUILTIN_TASKS", "ERROR_TYPES", "arith_mc", "arith_pairwise", "arith_steps",
+           "load_builtin"]
 
 ERROR_TYPES = ("numerical_calculation", "reasoning", "question_understanding",
                "symbolic_calculation")
@@ -171,15 +179,46 @@ def arith_judge(n: int = 200, *, seed: int = 0) -> list[dict]:
     return items
 
 
+_PADDING = ("Let me explain how this follows.", "We start from the numbers in the question.",
+            "Each step is checked once more.", "The units are kept the same throughout.",
+            "Nothing else in the question changes the result.", "So the result stands.")
+
+
+def arith_pairwise(n: int = 200, *, seed: int = 0) -> list[dict]:
+    """Pairs of answers to compare (for ``confeval judge position``): a question, a right and a
+    wrong answer in random slots (``answer_a``, ``answer_b``), the right one's letter as the
+    human pick (``human``), and one of the two — drawn independently of which is right —
+    padded with two to six sentences that add nothing (``padded``: ``a`` or ``b``), so that a
+    preference for length can be told from a preference for the right answer."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for i in range(n):
+        make = _arith_question if rng.uniform() < 0.5 else _units_question
+        question, right, distractors = make(rng)
+        wrong = [d for d in dict.fromkeys(distractors) if d != right]
+        answers = [f"The answer is {_fmt(right)}.",
+                   f"The answer is {_fmt(wrong[int(rng.integers(len(wrong)))])}."]
+        right_slot = int(rng.integers(2))
+        if right_slot == 1:
+            answers.reverse()
+        padded = int(rng.integers(2))
+        extra = rng.permutation(len(_PADDING))[:int(rng.integers(2, 7))]
+        answers[padded] += " " + " ".join(_PADDING[j] for j in sorted(extra))
+        items.append({"item_id": f"arith-pairwise-{seed}-{i}", "question": question,
+                      "answer_a": answers[0], "answer_b": answers[1],
+                      "human": "ab"[right_slot], "padded": "ab"[padded]})
+    return items
+
+
 BUILTIN_TASKS = Registry("built-in task", {
     "arith-mc": arith_mc, "arith-steps": arith_steps, "arith-judge": arith_judge,
-    "arith-diagnose": arith_diagnose})
+    "arith-diagnose": arith_diagnose, "arith-pairwise": arith_pairwise})
 
 
 def load_builtin(name: str, n: int = 200, seed: int = 0) -> list[dict]:
-    """Items of a built-in task by name (``arith-mc``, ``arith-steps``, ``arith-judge`` or
-    ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`), drawn with ``seed``; a name
-    ``TASK@SEED`` names its own draw (:func:`data_seed`)."""
+    """Items of a built-in task by name (``arith-mc``, ``arith-steps``, ``arith-judge``,
+    ``arith-pairwise`` or ``arith-diagnose``, see :mod:`confeval.tasks.diagnose`), drawn
+    with ``seed``; a name ``TASK@SEED`` names its own draw (:func:`data_seed`)."""
     task, _, own = name.partition("@")
     return BUILTIN_TASKS[task](n, seed=int(own) if own else seed)
 

@@ -4,11 +4,12 @@ every command that writes one.
 A scoring folder (``confeval <suite> score ... --out`` and every other scoring command) holds
 every input's path, SHA-256 and every option it was scored with: each input is checked to be
 the file it was (else a :class:`ValueError` naming it and where it looked) and scored again by
-the command's one scoring path. A ``compare``, ``guarantee`` or ``judge mean`` folder is
-repeated the same way. A live folder (``confeval <suite> run``) is scored again from its
-records with its options — no model is called. Either way the metrics are those the folder
-would get now; :func:`differences` says where they differ from the folder's ``metrics.json``
-(nowhere, for a folder of this version).
+the command's one scoring path. A ``compare``, ``guarantee`` or ``judge mean | reruns |
+position | length`` folder is repeated the same way. A live folder (``confeval <suite> run``,
+and a live ``judge reruns`` or ``judge position``) is scored again from its records with its
+options — no model is called. Either way the metrics are those the folder would get now;
+:func:`differences` says where they differ from the folder's ``metrics.json`` (nowhere, for a
+folder of this version).
 
 Paths in ``run.json`` are as given on the command line; ``cwd`` records the working directory
 they are relative to, so a folder is repeated from anywhere.
@@ -32,7 +33,7 @@ from ..suites.options import build
 from .run import first_per_item, live_part, record_counts
 from .score import check_unchanged, scoring_commands
 
-__all__ = ["REPEATABLE", "differences", "metrics_of", "rerun"]
+__all__ = ["REPEATABLE", "REPEATABLE_LIVE", "differences", "metrics_of", "rerun"]
 
 _COPIED_FROM_THE_RUN = ("failed_items", "excluded_at_load", "duplicate_records_ignored")
 """What a live run knew and its records do not (items that failed, rows left out of the data
@@ -94,13 +95,37 @@ def _judge_mean_metrics(config: dict) -> dict:
     return rerun_judge_mean(config)
 
 
+def _judge_test_metrics(config: dict) -> dict:
+    from .judge_tests import rerun_judge_test
+
+    return rerun_judge_test(config)
+
+
 REPEATABLE: Registry[Callable[[dict], dict]] = Registry("repeatable command", {
     "compare": _compare_metrics,
     "guarantee": _guarantee_metrics,
     "guarantee apply": _apply_metrics,
     "judge mean": _judge_mean_metrics,
+    "judge reruns": _judge_test_metrics,
+    "judge position": _judge_test_metrics,
+    "judge length": _judge_test_metrics,
 })
 """The commands besides the scoring commands whose folders ``confeval rerun`` repeats."""
+
+
+def _judge_live_metrics(run: RunFolder, config: dict) -> dict:
+    from .judge_live import rescore_live
+    from .judge_tests import rerun_options
+
+    command = str(config["command"])
+    return rescore_live(command, config, rerun_options(config), Path(run.path))
+
+
+REPEATABLE_LIVE: Registry[Callable[[RunFolder, dict], dict]] = Registry(
+    "repeatable live command", {"judge reruns": _judge_live_metrics,
+                                "judge position": _judge_live_metrics})
+"""Live commands besides the suites' runs (``"live": true`` in their ``run.json``) whose
+folders ``confeval rerun`` scores again from their records, without calling the model."""
 
 
 def _live_metrics(run: RunFolder, config: dict) -> dict:
@@ -146,6 +171,8 @@ def _metrics_of(run: RunFolder, config: dict) -> dict:
     command = str(config.get("command", ""))
     if command in ("run", "demo-live") and "suite" in config:
         return _live_metrics(run, config)
+    if config.get("live") and command in REPEATABLE_LIVE:
+        return REPEATABLE_LIVE[command](run, config)
     if command in REPEATABLE:
         return REPEATABLE[command](config)
     if command.endswith((" calibrate", " apply")):   # a suite's conformal predictor

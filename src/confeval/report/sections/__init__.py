@@ -8,6 +8,7 @@ from . import (
     guarantee,
     intervals,
     judge_mean,
+    judge_tests,
     measures,
     sets,
     steps,
@@ -15,4 +16,4 @@ from . import (
 )
 
 __all__ = ["compare", "conformal", "diagnose", "guarantee", "intervals", "judge_mean",
-           "measures", "sets", "steps", "validity"]
+           "judge_tests", "measures", "sets", "steps", "validity"]

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ...parse import DEFAULT_FLOOR
 from ...records import RecordsError, RecordSet
-from ...tasks import load_builtin
+from .._judge import load_judge_items
 from .options import IntervalsOptions
 
 __all__ = ["GROUP_MAPS", "PAPER_DIFFICULTY", "IntervalsInputs", "join_records",
@@ -152,20 +152,3 @@ def read_intervals(rs: RecordSet, options: IntervalsOptions, *,
         pred_col=options.pred_col, min_score=options.min_score, floor=options.floor,
         group_col=options.group_col, group_map=options.group_map, join=options.join,
         with_truth=with_truth)
-
-
-def load_judge_items(data: str, n: int | None = None, seed: int = 0) -> list[dict]:
-    """Items to grade from ``builtin:arith-judge`` or a file (see module docstring)."""
-    if data.startswith("builtin:"):
-        return load_builtin(data.split(":", 1)[1], n or 200, seed)
-    rs = RecordSet.read(Path(data))
-    missing = [c for c in ("question", "response", "gt_score") if c not in rs.frame.columns]
-    if missing:
-        raise RecordsError(f"{data}: column(s) {missing} not found; judge data needs question, "
-                           "response and gt_score")
-    items = []
-    for row in rs.frame.to_dict(orient="records"):
-        item = {k: v for k, v in row.items() if k != "_row"}
-        item["item_id"] = str(row.get("item_id", f"row-{row['_row']}"))
-        items.append(item)
-    return items[:n] if n else items

@@ -22,7 +22,6 @@ folder gets from its ``run.json`` (``confeval intervals score RUN_DIR``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy as np
 from ...backends import Backend, GenerateParams
 from ...parse import DEFAULT_FLOOR, extract_score
 from ...records import RUN_RECORDS, RecordSet
+from .._judge import build_judge_messages
 from .._multiple_choice import valid_logprobs
 from .._seeds import format_seeds
 from ..base import LiveSuite, distribution_needs, read_method
@@ -40,28 +40,6 @@ from .scoring import score_intervals_records
 __all__ = ["LIVE", "IntervalsLive", "build_judge_messages"]
 
 LEVELS = (1, 2, 3, 4, 5)
-
-_INSTRUCTIONS = (
-    "You are grading how good an answer is. Read the question, the answer"
-    "{reference_note}, then give a grade from 1 to 5: 5 = fully correct, 4 = correct up to a "
-    "tiny slip, 3 = partly right, 2 = mostly wrong, 1 = completely wrong. "
-    "{how}")
-_HOW_FREE = "Justify the grade in one or two sentences, then end with a line 'Score: X'."
-_HOW_DIRECT = "Reply with the line 'Score: X' only."
-
-
-def build_judge_messages(item: Mapping[str, Any], *, direct: bool) -> list[dict]:
-    """Chat messages asking for a 1-5 grade that ends in ``Score: X``."""
-    reference = item.get("reference")
-    has_reference = reference is not None and str(reference).strip() != ""
-    system = _INSTRUCTIONS.format(
-        reference_note=" and the reference answer" if has_reference else "",
-        how=_HOW_DIRECT if direct else _HOW_FREE)
-    user = f"Question: {item['question']}\nAnswer to grade: {item['response']}"
-    if has_reference:
-        user += f"\nReference answer: {reference}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
 
 _METHOD_OF = {"scored": "score", "generated": "top_logprobs"}
 
