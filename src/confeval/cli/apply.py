@@ -12,7 +12,7 @@ from ..runs import check_output_folder
 from ._common import ForceOpt, JsonOpt, UserError, err, out, print_json, reasons_text, write_run
 from ._options import Given, with_options
 
-__all__ = ["PROMISE_VOID", "guarantee_apply", "register"]
+__all__ = ["PROMISE_VOID", "exit_if_void", "guarantee_apply", "print_validity", "register"]
 
 PolicyArg = Annotated[Path, typer.Argument(metavar="POLICY", help="A policy.json written by "
                                                                   "`confeval guarantee --out`.")]
@@ -86,11 +86,22 @@ def guarantee_apply(given: Given, policy_file: PolicyArg, records: BatchesArg,
         out.print(f"{where}: answer {counts['answer']:,}, abstain {counts['abstain']:,} "
                   f"(excluded: {excluded})" + (f"; written to {out_file}" if out_file else ""),
                   markup=False)
-        out.print(validity["sentence"], markup=False)
-        if validity.get("risk"):
-            out.print(validity["risk"]["sentence"], markup=False)
-        if validity.get("note"):
-            out.print(f"  note: {validity['note']}", markup=False)
+        print_validity(validity)
+    exit_if_void(validity, strict)
+
+
+def print_validity(validity: dict) -> None:
+    """The promise's check in words: the test's sentence, the labels' and any note."""
+    out.print(validity["sentence"], markup=False)
+    if validity.get("risk"):
+        out.print(validity["risk"]["sentence"], markup=False)
+    if validity.get("note"):
+        out.print(f"  note: {validity['note']}", markup=False)
+
+
+def exit_if_void(validity: dict, strict: bool) -> None:
+    """``--strict``: exit :data:`PROMISE_VOID` unless the promise was checked and holds (and
+    labels, where given, raised no alarm)."""
     risk = validity.get("risk") or {}
     if strict and (validity["holds"] is not True or risk.get("holds") is False):
         raise typer.Exit(PROMISE_VOID)

@@ -12,6 +12,7 @@ from ..runs import check_output_folder, dumps
 from ..suites.base import Suite
 from ._common import ForceOpt, JsonOpt, OutOpt, UserError, err, out, print_json, write_run
 from ._options import Given, with_options
+from .apply import ReportOpt, exit_if_void, print_validity
 
 __all__ = ["add_conformal_commands"]
 
@@ -31,13 +32,6 @@ PredictionsOut = Annotated[Path | None, typer.Option(
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="Exit 4 when the promise is void (the new records are not exchangeable "
                      "with the calibration data, or the miscoverage is above alpha).")]
-ReportOpt = Annotated[Path | None, typer.Option(
-    "--report", help="Write a run folder here (run.json, metrics.json, report.html); `confeval "
-                     "rerun` repeats it.")]
-
-PROMISE_VOID = 4
-
-
 def add_conformal_commands(app: typer.Typer, suite: Suite) -> None:
     """``calibrate`` and ``apply`` in the suite's group."""
     from ..verbs.promise import ValidityOptions
@@ -107,12 +101,8 @@ def add_conformal_commands(app: typer.Typer, suite: Suite) -> None:
             out.print(f"{where}: {c['predicted']:,} predicted, {c['labelled']:,} with the "
                       "truth" + (f"; written to {out_file}" if out_file else ""),
                       markup=False)
-            out.print(validity["sentence"], markup=False)
-            if validity.get("risk"):
-                out.print(validity["risk"]["sentence"], markup=False)
-        risk = validity.get("risk") or {}
-        if strict and (validity["holds"] is not True or risk.get("holds") is False):
-            raise typer.Exit(PROMISE_VOID)
+            print_validity(validity)
+        exit_if_void(validity, strict)
 
     calibrate.__doc__ = (f"Calibrate a conformal predictor on labelled records and write it "
                          f"(--out DIR: conformal.json, run.json, metrics.json, report.html) "

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BOOTSTRAP", "MAX_RATINGS", "STAGES", "FormatOptions", "IngestOptions",
            "OptionSpec", "Options", "RunFlags", "build", "check_bounds", "flag_of",
            "option", "option_fields", "options_for_input", "run_defaults",
-           "run_folder_options", "spec_of", "to_json"]
+           "options_and_choice", "run_folder_options", "spec_of", "to_json"]
 
 MAX_BOOTSTRAP = 100_000
 """Most bootstrap resamples any command takes: 95% percentile intervals are stable to the
@@ -275,6 +275,29 @@ def options_for_input(cls: type, path: str | Path, values: Mapping[str, Any],
         return build(cls, values, what=what)
     return build(cls, {**own, **{k: values[k] for k in explicit}},
                  what=f"{what} (run.json of {path})")
+
+
+def options_and_choice(options_cls: type, choice_cls: type, path: str | Path | None,
+                       values: Mapping[str, Any], explicit: frozenset[str] | set[str], *,
+                       suite: str, whose: str) -> tuple[Any, Any]:
+    """(a suite's options, a command's own choices) from the values given to a command that
+    takes both (``guarantee`` and its decision's choice, ``NAME calibrate`` and its step's):
+    the suite's options as ``confeval SUITE score`` takes them (a run folder's own, overridden
+    only by ``explicit``), the rest the choice's; a value that is neither is one error naming
+    its flag and ``whose`` options it is not."""
+    own = {f.name for f in option_fields(options_cls, "score")}
+    chosen = {f.name for f in option_fields(choice_cls, "score")}
+    unknown = [k for k in values if k not in own | chosen]
+    if unknown:
+        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        raise ValueError(f"{flags}: not an option of {whose}")
+    suite_values = {k: v for k, v in values.items() if k in own}
+    suite_options = options_for_input(options_cls, path, suite_values, explicit,
+                                      suite=suite) if path is not None else \
+        build(options_cls, suite_values, what=f"the {suite} suite")
+    choice = build(choice_cls, {k: v for k, v in values.items() if k in chosen},
+                   what=whose)
+    return suite_options, choice
 
 
 _RUN = ("run",)

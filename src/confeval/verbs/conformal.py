@@ -30,7 +30,7 @@ import numpy as np
 
 from ..suites import SUITES
 from ..suites.base import Suite
-from ..suites.options import build, option_fields, options_for_input, to_json
+from ..suites.options import build, options_and_choice, to_json
 from ._sealed import check_summary, digest, field_error, load_document
 from .promise import (
     Observed,
@@ -70,22 +70,10 @@ class Calibrated:
 
 def _options(suite: Suite, path: str | Path, values: Mapping[str, Any],
              explicit: frozenset[str] | set[str]) -> tuple[Any, Any]:
-    """(the suite's options, the step's choice) from the values given: the suite's as its
-    score command takes them (a run folder's own, overridden only by ``explicit``), the rest
-    the step's; a value that is neither is one error naming its flag."""
-    step = suite.conformal()
-    own = {f.name for f in option_fields(suite.Options, "score")}
-    chosen = {f.name for f in option_fields(step.Options, "score")}
-    unknown = [k for k in values if k not in own | chosen]
-    if unknown:
-        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
-        raise ValueError(f"{flags}: not an option of `confeval {suite.name} calibrate`")
-    suite_options = options_for_input(suite.Options, path,
-                                      {k: v for k, v in values.items() if k in own},
-                                      explicit, suite=suite.name)
-    choice = build(step.Options, {k: v for k, v in values.items() if k in chosen},
-                   what=f"confeval {suite.name} calibrate")
-    return suite_options, choice
+    """(the suite's options, the step's choice) from the values given."""
+    return options_and_choice(suite.Options, suite.conformal().Options, path, values,
+                              explicit, suite=suite.name,
+                              whose=f"`confeval {suite.name} calibrate`")
 
 
 def calibrate_input(suite: Suite, path: str | Path, values: Mapping[str, Any],

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..suites import SUITES
 from ..suites.base import Suite
-from ..suites.options import Options, build, option, option_fields, options_for_input, to_json
+from ..suites.options import Options, build, option, options_and_choice, to_json
 from ._sealed import check_summary, digest, field_error, load_document
 from .score import load
 
@@ -219,19 +219,8 @@ def decision_options(suite: Suite, path: str | Path | None, values: Mapping[str,
     guarantee's own: the suite's options as ``confeval SUITE score`` takes them (a run
     folder's own, overridden only by ``explicit``), the rest the decision's; a value that is
     neither is one error naming its flag."""
-    own = {f.name for f in option_fields(suite.Options, "score")}
-    chosen = {f.name for f in option_fields(suite.choice, "score")}
-    unknown = [k for k in values if k not in own | chosen]
-    if unknown:
-        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
-        raise ValueError(f"{flags}: not an option of the {suite.name} suite's decision")
-    suite_values = {k: v for k, v in values.items() if k in own}
-    suite_options = options_for_input(suite.Options, path, suite_values, explicit,
-                                      suite=suite.name) if path is not None else \
-        build(suite.Options, suite_values, what=f"the {suite.name} suite")
-    choice = build(suite.choice, {k: v for k, v in values.items() if k in chosen},
-                   what=f"the {suite.name} suite's decision")
-    return suite_options, choice
+    return options_and_choice(suite.Options, suite.choice, path, values, explicit,
+                              suite=suite.name, whose=f"the {suite.name} suite's decision")
 
 
 @dataclasses.dataclass

@@ -17,12 +17,12 @@ and whether the interval covers it.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._conformal import check_alpha, check_qhats, qhat_state, qhat_values
 from ..base import Conformalised, ConformalStep, Predicted
 from ..options import Options, option
 from .options import IntervalsOptions
@@ -60,10 +60,6 @@ def _method(state: Mapping[str, Any]):
                        high=float(state["min_score"] + state["n_ratings"] - 1))
 
 
-def _qhat_json(q: float) -> float | None:
-    return None if not math.isfinite(q) else float(q)
-
-
 def _confidence(features: np.ndarray, n_ratings: int) -> np.ndarray:
     """The judge's largest rating probability (its first judge's, renormalised)."""
     from ..._numeric import softmax
@@ -85,10 +81,7 @@ def calibrate(rs: RecordSet, options: IntervalsOptions, choice: IntervalsConform
     if options.mondrian and groups is None:
         raise ValueError("--mondrian calibrates per group: name the column with --group-col")
     method = _method(state).fit(data.features, data.truth, groups)
-    if groups is None:
-        state["qhat"] = _qhat_json(method.thresholds[0])
-    else:
-        state["qhat_by_group"] = {str(g): _qhat_json(q) for g, q in method.thresholds[0].items()}
+    state.update(qhat_state(method.thresholds[0]))
     scores = method._nonconformity(data.features, data.truth)[0]
     return Conformalised(rs, state, _confidence(data.features, data.levels.size),
                          np.asarray(scores, dtype=np.float64))
@@ -112,12 +105,11 @@ def predict(rs: RecordSet, options: IntervalsOptions, choice: IntervalsConformal
             raise ValueError("this predictor was calibrated per group: the records need the "
                              "group column (--group-col)")
         method.mondrian = True
-        method.thresholds = [{g: math.inf if q is None else q
-                              for g, q in state["qhat_by_group"].items()}]
+        method.thresholds = [qhat_values(state)]
         lo, hi = method.predict(data.features, data.groups.astype(str))
     else:
         method.mondrian = False
-        method.thresholds = [math.inf if state["qhat"] is None else state["qhat"]]
+        method.thresholds = [qhat_values(state)]
         lo, hi = method.predict(data.features)
     low: list = [None] * len(rs.frame)
     high: list = [None] * len(rs.frame)
@@ -155,23 +147,14 @@ def check(state: Mapping[str, Any]) -> None:
     """A state as :func:`calibrate` writes it, else a ValueError naming the field."""
     if state.get("method") not in STORABLE:
         raise ValueError(f"state.method {state.get('method')!r} is not a storable method")
-    alpha = state.get("alpha")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"state.alpha {alpha!r} is outside (0, 1)")
+    check_alpha(state)
     for key, low in (("min_score", -10**6), ("n_ratings", 2)):
         value = state.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10**6:
             raise ValueError(f"state.{key} is {value!r}")
     if state["n_ratings"] > 100:
         raise ValueError(f"state.n_ratings {state['n_ratings']} is more than 100 ratings")
-    qs = list(state["qhat_by_group"].values()) if isinstance(state.get("qhat_by_group"), dict) \
-        else [state.get("qhat")] if "qhat" in state else None
-    if qs is None:
-        raise ValueError("state has neither qhat nor qhat_by_group")
-    for q in qs:
-        if q is not None and (isinstance(q, bool) or not isinstance(q, (int, float))
-                              or not math.isfinite(q)):
-            raise ValueError(f"state q_hat {q!r} is not a finite number or null")
+    check_qhats(state)
 
 
 def promise(state: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...conformal.names import SCORES
+from .._conformal import check_alpha, check_qhats, qhat_state, qhat_values
 from ..base import Conformalised, ConformalStep, Predicted
 from ..options import Options, option
 from .options import SetsOptions
@@ -52,10 +53,6 @@ class SetsConformalChoice(Options):
             raise ValueError(f"--score {self.score!r}: choose from {', '.join(SCORES)}")
 
 
-def _qhat_json(q: float) -> float | None:
-    return None if not math.isfinite(q) else float(q)
-
-
 def _scores_of(probs: np.ndarray, state: Mapping[str, Any]) -> np.ndarray:
     from ...conformal import label_scores
 
@@ -77,26 +74,21 @@ def calibrate(rs: RecordSet, options: SetsOptions, choice: SetsConformalChoice
              "letters": list(data.letters)}
     true = _scores_of(data.probs, state)[np.arange(data.labels.size), data.labels]
     true = true.astype(np.float64)
-    if data.groups is None:
-        state["qhat"] = _qhat_json(conformal_quantile(true, options.alpha))
-    else:
-        per_group = mondrian_quantiles(true, data.groups, options.alpha)
-        state["qhat_by_group"] = {str(g): _qhat_json(q) for g, q in per_group.items()}
+    state.update(qhat_state(conformal_quantile(true, options.alpha) if data.groups is None
+                            else mondrian_quantiles(true, data.groups, options.alpha)))
     return Conformalised(rs, state, data.probs.max(axis=1).astype(np.float64), true)
 
 
 def _row_qhat(state: Mapping[str, Any], groups: np.ndarray | None, n: int) -> np.ndarray:
     from ...conformal.quantile import row_thresholds
 
-    if "qhat_by_group" not in state:
-        q = state["qhat"]
-        return np.full(n, math.inf if q is None else float(q))
-    per_group = {g: (math.inf if q is None else float(q))
-                 for g, q in state["qhat_by_group"].items()}
+    qhat = qhat_values(state)
+    if not isinstance(qhat, dict):
+        return np.full(n, qhat)
     if groups is None:
         raise ValueError("this predictor was calibrated per group: the records need the "
                          "group column (--group-col)")
-    return row_thresholds(per_group, groups.astype(str), what="had no calibration rows; "
+    return row_thresholds(qhat, groups.astype(str), what="had no calibration rows; "
                           "their sets hold every option")
 
 
@@ -155,13 +147,10 @@ def check(state: Mapping[str, Any]) -> None:
     """A state as :func:`calibrate` writes it, else a ValueError naming the field."""
     if state.get("score") not in SCORES:
         raise ValueError(f"state.score {state.get('score')!r} is not a set score")
-    for key in ("alpha", "lam"):
-        value = state.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
-            raise ValueError(f"state.{key} is {value!r}, not a number")
-    if not 0 < state["alpha"] < 1:
-        raise ValueError(f"state.alpha {state['alpha']!r} is outside (0, 1)")
+    check_alpha(state)
+    lam = state.get("lam")
+    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam):
+        raise ValueError(f"state.lam is {lam!r}, not a number")
     for key in ("k_reg", "score_seed"):
         if isinstance(state.get(key), bool) or not isinstance(state.get(key), int):
             raise ValueError(f"state.{key} is {state.get(key)!r}, not an integer")
@@ -169,14 +158,7 @@ def check(state: Mapping[str, Any]) -> None:
     if not isinstance(letters, list) or len(letters) < 2 \
             or not all(isinstance(x, str) for x in letters):
         raise ValueError("state.letters is not a list of option names")
-    qs = list(state["qhat_by_group"].values()) if isinstance(state.get("qhat_by_group"), dict) \
-        else [state.get("qhat")] if "qhat" in state else None
-    if qs is None:
-        raise ValueError("state has neither qhat nor qhat_by_group")
-    for q in qs:
-        if q is not None and (isinstance(q, bool) or not isinstance(q, (int, float))
-                              or not math.isfinite(q)):
-            raise ValueError(f"state q_hat {q!r} is not a finite number or null")
+    check_qhats(state)
 
 
 def promise(state: Mapping[str, Any]) -> str:
