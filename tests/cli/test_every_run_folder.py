@@ -110,6 +110,12 @@ def _check_folders(suite, runs, tmp_path, capsys) -> None:
     assert doc["suite"] == suite and doc["n_used"] > 0
     policy = json.loads((g / "policy.json").read_text())
     assert policy["applies_to"]["suite"] == suite
+    # the other run's records end in a half-written line (a live run still writing it):
+    # every command below reads past it, and none changes the file (a read never writes)
+    with (runs[1] / "records.jsonl").open("ab") as fh:
+        fh.write(b'{"half": "writ')
+    before = (runs[1] / "records.jsonl").read_bytes()
+    _ok([suite, "score", runs[1], "--json"], capsys)
     # the policy applies to the other run's folder, read by the same loader
     applied = json.loads(_ok(["guarantee", "apply", g / "policy.json", runs[1], "--json"],
                              capsys))["apply"]
@@ -120,5 +126,14 @@ def _check_folders(suite, runs, tmp_path, capsys) -> None:
                                "--out", c], capsys))["compare"]
     assert compared["suite"] == suite and compared["models"] and \
         set(compared["models"]) == {"s0", "s1"} and compared["n_items_shared"] > 0
-    for folder in (g, c):
+    folders = [g, c]
+    if suite in ("sets", "intervals"):   # a conformal predictor from one run, applied
+        k = tmp_path / "k"
+        _ok([suite, "calibrate", runs[0], "--out", k], capsys)
+        validity = json.loads(_ok([suite, "apply", k / "conformal.json", runs[1], "--json"],
+                                  capsys))["validity"]
+        assert validity["holds"] in (True, False) and 0 < validity["p_value"] <= 1
+        folders.append(k)
+    assert (runs[1] / "records.jsonl").read_bytes() == before
+    for folder in folders:
         assert "metrics identical" in _ok(["rerun", folder], capsys)
