@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from ..parse.answer_tokens import POOLINGS, SPANS
+
 __all__ = ["METHODS", "POOLINGS", "SPANS", "answer_confidence", "generated_tokens",
            "letters_confidence", "sample_confidence", "stated_confidence"]
 
 METHODS = ("letters", "answer_logprobs", "verbalised")
-POOLINGS = ("sequence", "normalised", "first")
-SPANS = ("answer", "reply")
 
 
 def generated_tokens(output: Any) -> list | None:
@@ -76,45 +76,20 @@ def letters_confidence(output: Any, n_choices: int) -> tuple[float | None, dict]
     return confidence, {"letter": letters[top], "n_missing": read["n_missing"]}
 
 
-def _span(tokens: list, answer: str | None, span: str) -> list | str:
-    """The tokens of the answer (the last occurrence of its text in the reply), or the
-    reason there are none."""
-    if span == "reply":
-        return tokens
-    if not answer or not answer.strip():
-        return "no_answer"
-    text = "".join(t.token for t in tokens)
-    start = text.rfind(answer.strip())
-    if start < 0:
-        return "answer_not_in_tokens"
-    end = start + len(answer.strip())
-    chosen, position = [], 0
-    for token in tokens:
-        following = position + len(token.token)
-        if following > start and position < end:
-            chosen.append(token)
-        position = following
-    return chosen
-
-
 def answer_confidence(output: Any, answer: str | None, *, tokens: str = "sequence",
                       span: str = "answer") -> tuple[float | None, dict]:
-    """The answer tokens' probability, pooled as ``tokens`` says."""
-    from ..measures.likelihood import normalised_likelihood, sequence_likelihood
+    """The answer tokens' probability, pooled as ``tokens`` says
+    (:func:`confeval.parse.answer_tokens.answer_probability`: the one formula, which
+    ``confeval score`` uses on a log too)."""
+    from ..parse.answer_tokens import answer_probability
 
     generated = generated_tokens(output)
     if generated is None:
         return _missing("no_logprobs")
-    chosen = _span(generated, answer, span)
-    if isinstance(chosen, str):
-        return _missing(chosen)
-    if not chosen:
-        return _missing("no_tokens")
-    lps = np.array([t.logprob for t in chosen], dtype=np.float64)
-    pooled = {"sequence": sequence_likelihood, "normalised": normalised_likelihood,
-              "first": lambda lp: float(lp[0])}[tokens](lps)
-    return float(np.exp(pooled)), {"n_tokens": len(chosen),
-                                   "answer_tokens": "".join(t.token for t in chosen)}
+    confidence, details = answer_probability(generated, answer, pooling=tokens, span=span)
+    if confidence is None:
+        return _missing(details["confidence_missing"])
+    return confidence, details
 
 
 def stated_confidence(output: Any, *, fallback: str = "none") -> tuple[float | None, dict]:
