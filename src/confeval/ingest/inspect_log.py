@@ -260,6 +260,38 @@ def _epoch_agreement(samples: list) -> None:
                 sum(o.answer_key == s.answer_key for o in others) / len(others)
 
 
+def _declared_version(path: Path) -> Any:
+    """The format version a log declares, read before Inspect reads it (None: not found):
+    an ``.eval``'s ``header.json`` (or ``_journal/start.json``), a ``.json`` log's first
+    ``"version"`` key within its first 4 KB."""
+    import json
+    import re
+    import zipfile
+
+    try:
+        if path.name.lower().endswith(".eval"):
+            with zipfile.ZipFile(path) as archive:   # within the caps: checked before
+                names = set(archive.namelist())
+                member = next((m for m in ("header.json", "_journal/start.json")
+                               if m in names), None)
+                return json.loads(archive.read(member)).get("version") if member else None
+        with path.open("rb") as f:
+            found = re.search(rb'"version"\s*:\s*(-?\d+)', f.read(4096))
+        return int(found.group(1)) if found else None
+    except (OSError, ValueError, zipfile.BadZipFile, AttributeError, KeyError):
+        return None   # Inspect's own read says what is wrong
+
+
+def _check_version(path: Path, version: Any) -> None:
+    """A log of a format version this reader does not know is one error naming it."""
+    if version is None:
+        return
+    if isinstance(version, bool) or not isinstance(version, int) or version > KNOWN_VERSION:
+        raise ValueError(f"{path}: an Inspect log of format version {version!r}, which this "
+                         f"confeval does not know (it reads up to {KNOWN_VERSION}): update "
+                         "confeval and inspect-ai")
+
+
 def _scorer_names(log) -> list[str]:
     """The log's scorers in its order: its results', else those its samples hold."""
     names = [str(r.name) for r in (getattr(getattr(log, "results", None), "scores", None)
@@ -279,16 +311,13 @@ def read_log(path: str | Path, scorer: str | None = None, *, with_scorers: bool 
     path = Path(path)
     if path.name.lower().endswith(".eval"):
         check_archive(path)   # every member within the caps before Inspect reads it whole
+    _check_version(path, _declared_version(path))
     try:
         log = read_eval_log(str(path))
     except Exception as exc:   # a truncated zip, a foreign JSON: Inspect says which
         raise ValueError(f"{path}: not a readable Inspect log ({type(exc).__name__}: "
                          f"{str(exc)[:200]})") from None
-    version = getattr(log, "version", None)
-    if not isinstance(version, int) or version > KNOWN_VERSION:
-        raise ValueError(f"{path}: an Inspect log of format version {version!r}, which this "
-                         f"confeval does not know (it reads up to {KNOWN_VERSION}): update "
-                         "confeval and inspect-ai")
+    _check_version(path, getattr(log, "version", None))
     names = [scorer] if scorer else _scorer_names(log)
     samples, reasons, scorers = [], [], []
     for sample in log.samples or []:
