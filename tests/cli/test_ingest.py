@@ -97,7 +97,7 @@ def test_generation_task_scored_with_the_confidence_it_names(capsys):
     named = _result(capsys, ["score", str(GEN), "-c", "verbal_confidence", "--bootstrap", "0",
                              "--json"])
     res = _result(capsys, ["score", str(GEN), "--bootstrap", "0", "--json"])
-    assert res["notes"]["confidence"].endswith("verbal_confidence")
+    assert res["notes"]["confidence"].endswith("verbal_confidence)")
     assert {k: v for k, v in res.items() if k not in ("notes", "confidence_column")} == \
         {k: v for k, v in named.items() if k not in ("notes", "confidence_column")}
     lines = [json.loads(line) for line in GEN.read_text().splitlines()]

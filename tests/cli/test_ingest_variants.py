@@ -29,10 +29,9 @@ def test_score_gives_one_result_per_filter_with_lm_evals_numbers(capsys, tmp_pat
     printed = capsys.readouterr().out
     for name in ("strict-match", "flexible-extract", "raw"):
         want = REPORTED[f"exact_match,{name}"]
-        assert f"{name}: confidence task_confidence" in printed
-        assert f"{name}: confidence task_confidence: the confidence the task logged (a " \
-               f"per-sample metric of its own), verbal_confidence; the tool's own accuracy " \
-               f"{want:.4f} over 20 samples" in " ".join(printed.split())
+        assert f"{name}: confidence task_confidence (the confidence the task logged: " \
+               f"verbal_confidence); the tool's own accuracy {want:.4f} over 20 samples" \
+            in " ".join(printed.split())
     config = json.loads((out / "run.json").read_text())["config"]
     assert [e["options"]["filter_name"] for e in config["inputs"]] == \
         ["strict-match", "flexible-extract", "raw"]

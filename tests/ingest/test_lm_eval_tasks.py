@@ -37,8 +37,8 @@ def test_generation_samples_keep_lm_evals_metrics_and_reply():
     assert rs.id_col == "doc_id"
     # the task's own stated confidence is the confidence, named
     np.testing.assert_array_equal(rs.frame["confidence"], rs.frame["verbal_confidence"])
-    assert rs.notes["confidence"] == ("task_confidence: the confidence the task logged (a "
-                                      "per-sample metric of its own), verbal_confidence")
+    assert rs.notes["confidence"] == ("task_confidence (the confidence the task logged: "
+                                      "verbal_confidence)")
     assert (rs.frame["filter"] == "none").all() and "filter" not in rs.notes
     assert rs.frame["correct"].mean() == pytest.approx(
         REPORTED["confeval_arith_gen"]["exact_match,none"], abs=1e-12)

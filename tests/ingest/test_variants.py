@@ -39,7 +39,7 @@ def test_each_filter_is_read_alone_with_lm_evals_own_accuracy():
         # the task's own confidence metric, named
         np.testing.assert_array_equal(rs.frame["confidence"],
                                       [line["verbal_confidence"] for line in mine])
-        assert rs.notes["confidence"].endswith("verbal_confidence")
+        assert rs.notes["confidence"].endswith("verbal_confidence)")
 
 
 def test_score_scores_each_filter_separately_named():

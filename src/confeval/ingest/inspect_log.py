@@ -206,6 +206,7 @@ def _target(sample) -> str:
 def _sample(sample, name: str, score, to_float, tokens) -> tuple[InspectSample | None, str]:
     """One sample's reading under the scorer ``name`` (``tokens``: its output's, read once)."""
     from ..parse.option_tokens import extract_from_tokens
+    from .layout import answered_letter
 
     if score is None:
         return None, "inspect_no_score"
@@ -228,12 +229,8 @@ def _sample(sample, name: str, score, to_float, tokens) -> tuple[InspectSample |
         if read is not None and read["raw"] is not None:
             got.letter_logprobs, got.n_missing = read["raw"], read["n_missing"]
             got.missing = tuple(read["missing"])
-            named = (answer or "").strip().upper()
-            if named in letters:
-                got.letter = named
-            else:   # the scorer named no letter: the most likely one is the answer read
-                got.letter = max(letters, key=lambda L: got.letter_logprobs[L])
-                got.letter_imputed = True
+            got.letter, got.letter_imputed = answered_letter(got.letter_logprobs, letters,
+                                                             answer)
         got.extra["logprobs"] = "none" if tokens is None else \
             "no_letter" if got.letter_logprobs is None else "read"
     else:

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CONFIDENCE_SOURCES", "CORRECTNESS_METRICS", "Layout", "RowsFn", "letters_at_answer",
+__all__ = ["CONFIDENCE_SOURCES", "CORRECTNESS_METRICS", "Layout", "RowsFn", "answered_letter",
+           "letters_at_answer",
            "openai_base", "option_letters", "softmax_at", "softmax_top"]
 
 RowsFn = Callable[[Any, str], "list[dict] | str"]
@@ -67,6 +68,18 @@ def softmax_top(scores: np.ndarray) -> tuple[int, float]:
     return top, softmax_at(scores, top)
 
 
+def answered_letter(logprobs: Mapping[str, float], letters: list[str], answer: str | None
+                    ) -> tuple[str, bool]:
+    """(the option letter a multiple-choice confidence is about, whether it was imputed): the
+    scorer's answer where it names one of ``letters``, else the most likely letter (the first
+    of tied maxima) — the one rule of ``confeval score`` on an Inspect log and of the
+    ``confeval/confidence`` scorer's ``letters`` method."""
+    named = (answer or "").strip().upper()
+    if named in letters:
+        return named, False
+    return letters[int(np.argmax([logprobs[L] for L in letters]))], True
+
+
 def softmax_at(scores: np.ndarray, index: int) -> float:
     """The softmax probability of ``scores[index]`` (the one formula of an option's
     probability from its log-probability or log-likelihood)."""
@@ -76,10 +89,10 @@ def softmax_at(scores: np.ndarray, index: int) -> float:
 
 CONFIDENCE_SOURCES = {
     "scorer_confidence": "the confidence the scorer attached to its verdict",
-    "task_confidence": "the confidence the task logged (a per-sample metric of its own)",
-    "p_answer": "the answer tokens' probability (exp of the sum of their log-probabilities)",
-    "p_answer_norm": "the answer tokens' length-normalised probability (exp of their mean "
-                     "log-probability)",
+    "task_confidence": "the confidence the task logged",
+    "p_answer": "the answer tokens' probability: exp of the sum of their log-probabilities",
+    "p_answer_norm": "the answer tokens' length-normalised probability: exp of their mean "
+                     "log-probability",
     "p_answer_first": "the first answer token's probability",
     "stated_confidence": "the confidence stated in the reply",
     "epoch_agreement": "the share of the sample's other epochs giving the same answer",

@@ -236,7 +236,7 @@ def _name_the_confidence(rs: RecordSet, layout: Layout, found: str, reasons: lis
     own = layout.confidences[:1]   # the scorer's own confidence comes before the rows'
     if "confidence" in frame.columns and not (own and held.get(own[0], 0) >= 0.5):
         if found in layout.confidence_of:
-            rs.notes["confidence"] = f"confidence: {layout.confidence_of[found]}"
+            rs.notes["confidence"] = layout.confidence_of[found]
         return
     if not held:
         return
@@ -247,8 +247,8 @@ def _name_the_confidence(rs: RecordSet, layout: Layout, found: str, reasons: lis
     frame["confidence"] = frame[column]
     what = CONFIDENCE_SOURCES.get(column, column)
     if column == "task_confidence" and "task_confidence_of" in frame.columns:
-        what += f", {frame['task_confidence_of'].dropna().iloc[0]}"
-    rs.notes["confidence"] = f"{column}: {what}"
+        what += f": {frame['task_confidence_of'].dropna().iloc[0]}"
+    rs.notes["confidence"] = f"{column} ({what})"
 
 
 def _letters_said(rs: RecordSet, reasons: list[str]) -> list[str]:

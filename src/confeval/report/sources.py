@@ -12,7 +12,7 @@ __all__ = ["source_lines", "source_warnings"]
 
 def source_lines(results: Mapping[str, Any]) -> list[str]:
     """One line per input read from another tool's file, headed by its table label: "LABEL:
-    scorer match; confidence p_answer: the answer tokens' probability ...; the tool's own
+    scorer match; confidence p_answer (the answer tokens' probability: ...); the tool's own
     accuracy 0.0500 over 10 samples" (the scorer or filter left out where the label is it)."""
     from .terminal import file_labels
 
