@@ -67,6 +67,12 @@ def test_a_filter_the_file_lacks_is_one_error_listing_those_it_has():
         read_records(FILTERS, "score", filter_name="none")
 
 
+def test_a_flag_of_the_other_tool_is_one_error():
+    with pytest.raises(ValueError, match=f"{FILTERS}: --scorer names what an inspect file "
+                                         "scores under; this is an lm-eval file"):
+        read_records(FILTERS, "score", scorer="match")
+
+
 def test_import_writes_every_filter_each_row_naming_its_own():
     frame, counts = import_records(FILTERS, "score")
     assert counts["n_read"] == len(LINES) == 60

@@ -96,6 +96,11 @@ def read_records(path: str | Path, layout: Layout | None, from_format: str = "au
     samples, sample_reasons, model, notes, variants = samples_of(path, found, layout, data,
                                                                  levels)
     chosen = None
+    for given, flag, reads in ((filter_name, "--filter", "lm-eval"),
+                               (scorer, "--scorer", "inspect")):
+        if given is not None and found != reads:
+            raise ValueError(f"{path}: {flag} names what an {reads} file scores under; this "
+                             f"is an {found} file")
     if fmt.variants is not None:
         named = {"filter_name": filter_name, "scorer": scorer}[fmt.variants.option]
         if named is None and not layout.verdicts:   # the same rows under each: the first
