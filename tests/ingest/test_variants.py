@@ -278,3 +278,34 @@ def test_a_metrics_warning_names_its_input():
         score_confidence_file(TWO, ConfidenceOptions(scorer="choice", bootstrap=20))
     assert [str(w.message) for w in caught] == \
         [f"{TWO}: AUROC is undefined when only one class is present; returning NaN"]
+
+
+def test_a_grader_that_graded_counts_partial_credit_and_skips_nan_as_inspect_does(tmp_path):
+    """The model-graded scorer of the real log graded nothing (every reply lacked a grade);
+    give it the grades a grader gives (C, P, I, and NaN left where it failed) and read them
+    back: correctness is Inspect's value, and the tool's accuracy is what Inspect's own
+    ``mean_score()`` reducer and ``accuracy()`` metric make of the same scores."""
+    from inspect_ai.scorer import SampleScore, accuracy, mean_score
+
+    log = read_eval_log(str(SCORERS))
+    grades = ["C", "P", "I", float("nan"), "C"]
+    for k, sample in enumerate(log.samples):
+        sample.scores["model_graded_qa"].value = grades[k % len(grades)]
+    graded = tmp_path / "graded.eval"
+    write_eval_log(log, str(graded))
+    rs = read_records(graded, "score", scorer="model_graded_qa")
+    to_float = value_to_float()
+    scored = [s for s in log.samples
+              if not isinstance(s.scores["model_graded_qa"].value, float)]
+    assert rs.excluded.get("inspect_unscored") == len(log.samples) - len(scored) == 4
+    assert rs.frame.loc[rs.mask, "correct"].tolist() == \
+        [to_float(s.scores["model_graded_qa"].value) for s in scored]
+    assert 0.5 in rs.frame["correct"].tolist()   # partial credit counted as such
+    by_id: dict[str, list] = {}
+    for s in scored:
+        by_id.setdefault(str(s.id), []).append(s.scores["model_graded_qa"])
+    inspects = accuracy()([SampleScore(score=mean_score()(scores), sample_id=sid)
+                           for sid, scores in by_id.items()])
+    from confeval.suites.score.scoring import tool_accuracy
+
+    assert tool_accuracy(rs, "correct")["value"] == pytest.approx(inspects, abs=1e-12)
