@@ -35,8 +35,18 @@ def test_score_gives_one_result_per_filter_with_lm_evals_numbers(capsys, tmp_pat
     config = json.loads((out / "run.json").read_text())["config"]
     assert [e["options"]["filter_name"] for e in config["inputs"]] == \
         ["strict-match", "flexible-extract", "raw"]
+    assert [e["read"] for e in config["inputs"]] == \
+        [{"filter": n} for n in ("strict-match", "flexible-extract", "raw")]
     assert main(["rerun", str(out)]) == 0
     assert "differ" not in capsys.readouterr().out
+
+
+def test_run_json_names_the_only_scorer_too(capsys, tmp_path):
+    pytest.importorskip("inspect_ai", reason="inspect-ai is not installed")
+    one = tmp_path / "one"
+    assert main(["score", str(MC), "--bootstrap", "0", "--out", str(one)]) == 0
+    (entry,) = json.loads((one / "run.json").read_text())["config"]["inputs"]
+    assert entry["read"] == {"scorer": "choice"} and entry["options"]["scorer"] is None
 
 
 def test_score_json_names_each_scorer_and_the_one_not_scored(capsys):

@@ -136,7 +136,10 @@ def score_inputs(command: ScoringCommand, inputs: Sequence[Sequence[str | Path]]
         options = build(command.Options, values, what=what)
         command.finish(results, extra, options)
         more = {"extra": extra, "extra_options": to_json(options)}
-    config = scoring_config(command, inputs, used, scored=scored, **more)
+    read = {name: {k: v for k, v in (res.get("notes") or {}).items()
+                   if k in ("filter", "scorer")}
+            for name, res in results.items() if isinstance(res, dict)}
+    config = scoring_config(command, inputs, used, scored=scored, read=read, **more)
     return Scored(results, used, config, command.section(results), not_scored)
 
 
@@ -184,14 +187,16 @@ def _variants(command: ScoringCommand, paths: list[Path], options: Any, name: st
 def scoring_config(command: ScoringCommand, inputs: Sequence[Sequence[Path]],
                    options: Mapping[str, dict], *,
                    scored: Sequence[tuple[Sequence[Path], str]] | None = None,
-                   **extra: Any) -> dict:
+                   read: Mapping[str, dict] | None = None, **extra: Any) -> dict:
     """The ``run.json`` config of a scoring command: the working directory the paths are
     relative to, every input as given (``path``: one file, or the list of files scored
     together), its SHA-256, every option it was scored with, the columns each column glob
     matched (``resolved``) and the SHA-256 of files named by options (what ``confeval rerun``
     needs to repeat it). ``scored``: (paths, result name) of each result, where one input
     gave several (each lm-eval filter, each Inspect scorer: an entry each, with its ``name``
-    and its options naming the filter or scorer)."""
+    and its options naming the filter or scorer); ``read``: by result name, the filter or
+    scorer of another tool's file that was read (``{"scorer": "match"}``), named in the
+    entry even where the file has only that one."""
     entries = []
     for paths, name in scored if scored is not None else \
             [(paths, input_name(paths)) for paths in inputs]:
@@ -203,6 +208,8 @@ def scoring_config(command: ScoringCommand, inputs: Sequence[Sequence[Path]],
             "options": used}
         if name != input_name(paths):
             entry["name"] = name
+        if read and read.get(name):
+            entry["read"] = read[name]
         resolved = _resolved_globs(paths[0], used)
         if resolved:
             entry["resolved"] = resolved
