@@ -309,3 +309,16 @@ def test_a_grader_that_graded_counts_partial_credit_and_skips_nan_as_inspect_doe
     from confeval.suites.score.scoring import tool_accuracy
 
     assert tool_accuracy(rs, "correct")["value"] == pytest.approx(inspects, abs=1e-12)
+
+
+def test_import_averages_epochs_per_scorer():
+    log = read_eval_log(str(SCORERS))
+    to_float = value_to_float()
+    frame, counts = import_records(SCORERS, "score", epochs="mean")
+    # match, includes and f1 scored every sample; model_graded_qa none (excluded, counted)
+    assert len(frame) == 30 and counts["excluded"] == {"inspect_unscored": 20}
+    assert not frame.duplicated(["doc_id", "scorer"]).any()
+    for _, row in frame.iterrows():
+        values = [to_float(s.scores[row["scorer"]].value) for s in log.samples
+                  if str(s.id) == row["doc_id"]]
+        assert row["correct"] == pytest.approx(np.mean(values), abs=1e-15)

@@ -185,7 +185,7 @@ def _generation_confidences(tokens: list | None, answer: str | None, reply: str
 
     found: dict[str, float] = {}
     if tokens:
-        chosen = answer_tokens(tokens, answer or reply)
+        chosen = answer_tokens(tokens, answer)   # no answer: none (as the scorer extension)
         if not isinstance(chosen, str):
             import numpy as np
 

@@ -93,14 +93,14 @@ def read_records(path: str | Path, layout: Layout | None, from_format: str = "au
     if epochs == "mean" and fmt.epoch is not None and not layout.averaged:
         raise ValueError(f"--epochs mean: {layout.what} cannot be averaged over epochs "
                          "(--epochs first or each)")
-    samples, sample_reasons, model, notes, variants = samples_of(path, found, layout, data,
-                                                                 levels)
-    chosen = None
     for given, flag, reads in ((filter_name, "--filter", "lm-eval"),
                                (scorer, "--scorer", "inspect")):
         if given is not None and found != reads:
             raise ValueError(f"{path}: {flag} names what an {reads} file scores under; this "
                              f"is an {found} file")
+    samples, sample_reasons, model, notes, variants = samples_of(path, found, layout, data,
+                                                                 levels)
+    chosen = None
     if fmt.variants is not None:
         named = {"filter_name": filter_name, "scorer": scorer}[fmt.variants.option]
         if named is None and not layout.verdicts:   # the same rows under each: the first
@@ -202,8 +202,8 @@ def _mean_over_epochs(rows: list[dict], reasons: list[str], key: str,
     """One row per sample id: the first usable epoch's row with each ``averaged`` column the
     mean over its usable epochs (``n_epochs`` of them); unusable epochs stay excluded rows."""
     groups: dict = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(row.get(key), []).append(i)
+    for i, row in enumerate(rows):   # a sample under one scorer (import keeps every one)
+        groups.setdefault((row.get(key), row.get("scorer")), []).append(i)
     out_rows, out_reasons = [], []
     for members in groups.values():
         usable = [i for i in members if not reasons[i]]
