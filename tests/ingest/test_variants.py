@@ -322,3 +322,24 @@ def test_import_averages_epochs_per_scorer():
         values = [to_float(s.scores[row["scorer"]].value) for s in log.samples
                   if str(s.id) == row["doc_id"]]
         assert row["correct"] == pytest.approx(np.mean(values), abs=1e-15)
+
+
+def test_a_custom_scorers_dict_value_gives_its_verdict_and_confidence(tmp_path):
+    """A custom scorer returning ``{"correct": ..., "confidence": ...}`` (the convention of
+    the confeval metrics inside Inspect): its verdict is ``correct``, its confidence is taken
+    first; a dict without ``correct`` is no verdict, counted."""
+    log = read_eval_log(str(SCORERS))
+    values = []
+    for k, sample in enumerate(log.samples):
+        value = {"correct": k % 2, "confidence": round(0.05 * (k + 1), 2)} if k else \
+            {"grade": 1}
+        sample.scores["f1"].value = value
+        values.append(value)
+    custom = tmp_path / "custom.eval"
+    write_eval_log(log, str(custom))
+    rs = read_records(custom, "score", scorer="f1")
+    assert rs.excluded == {"inspect_score_not_a_number": 1}
+    assert rs.notes["confidence"].startswith("scorer_confidence")
+    assert rs.frame.loc[rs.mask, "correct"].tolist() == [v["correct"] for v in values[1:]]
+    assert rs.frame.loc[rs.mask, "confidence"].tolist() == [v["confidence"]
+                                                            for v in values[1:]]
