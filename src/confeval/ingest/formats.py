@@ -120,19 +120,44 @@ def _is_openai(path: Path) -> bool:
     return looks_like_responses(first, whole)
 
 
-def _inspect_samples(path: Path, layout: Layout, data: str | None,
-                     levels: tuple[int, ...]) -> Samples:
+_READ_CACHE: dict[tuple, Any] = {}
+_READ_CACHE_SIZE = 2
+
+
+def _read_once(reader: Callable[[Path], Any], path: Path) -> Any:
+    """``reader(path)``, kept for the next call on the same unchanged file (its path, size
+    and modification time): a file of several filters or scorers is read once, then scored
+    one filter or scorer at a time. The two most recent reads are kept."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return reader(path)
+    key = (reader.__module__, reader.__name__, str(path.resolve()), stat.st_size,
+           stat.st_mtime_ns)
+    if key not in _READ_CACHE:
+        _READ_CACHE[key] = reader(path)
+        while len(_READ_CACHE) > _READ_CACHE_SIZE:
+            _READ_CACHE.pop(next(iter(_READ_CACHE)))
+    return _READ_CACHE[key]
+
+
+def _read_inspect(path: Path) -> tuple:
     from .inspect_log import read_log
 
-    samples, reasons, model, scorers = read_log(path, with_scorers=True)
-    return samples, reasons, model, {}, scorers
+    return read_log(path, with_scorers=True)
+
+
+def _inspect_samples(path: Path, layout: Layout, data: str | None,
+                     levels: tuple[int, ...]) -> Samples:
+    samples, reasons, model, scorers = _read_once(_read_inspect, path)
+    return list(samples), list(reasons), model, {}, list(scorers)
 
 
 def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
                      levels: tuple[int, ...]) -> Samples:
     from .lm_eval import read_samples
 
-    samples = read_samples(path)
+    samples = _read_once(read_samples, path)
     if samples.output_type != "multiple_choice" and not layout.generation:
         raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
                          f"options to read {layout.what} from (a multiple_choice task's "
@@ -141,7 +166,8 @@ def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
         "both_a_choice_text_and_an_index": samples.ambiguous_targets,
         "read_as": "the choice whose text the target is (the line's acc, acc_norm and "
                    "acc_bytes fit either reading)"}} if samples.ambiguous_targets else {}
-    return samples.samples, samples.reasons, samples.model, notes, samples.filters
+    return (list(samples.samples), list(samples.reasons), samples.model, notes,
+            list(samples.filters))
 
 
 def _openai_samples(path: Path, layout: Layout, data: str | None,
