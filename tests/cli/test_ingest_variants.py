@@ -113,3 +113,28 @@ def test_imputed_letters_and_gold_confidences_are_said_naming_the_file(capsys):
            "named no letter, so the most likely option letter stands for the answer\n" in err
     assert f"warning: {MC}: {on_gold} of 40 rows have a confidence about the gold letter " \
            "while the scorer says wrong (it read another answer, or none)\n" in err
+
+
+def test_a_task_logging_no_confidence_under_any_filter_is_one_line(capsys, tmp_path):
+    """The file of issue #38: three filters, exact_match only. No confidence: one line naming
+    the flag; with -c, each filter on its own, lm-eval's own numbers (0.3, 0.4, 0.4 here)."""
+    lines = [json.loads(line) for line in FILTERS.read_text().splitlines()]
+    path = tmp_path / "samples_t_2026-01-01T00-00-00.jsonl"
+    with path.open("w") as f:
+        for line in lines:
+            line = {k: v for k, v in line.items() if k != "verbal_confidence"}
+            line["metrics"] = ["exact_match"]
+            line["resps"] = [[line["resps"][0][0].split(",")[0]]]
+            line["filtered_resps"] = [line["filtered_resps"][0].split(",")[0]]
+            f.write(json.dumps(line) + "\n")
+    assert main(["score", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {path}: its records have no 'confidence' column: name the column "
+                   "holding one with -c/--confidence-col (numeric columns: exact_match, "
+                   "correct) (so under each of its 3 filters: strict-match, "
+                   "flexible-extract, raw)\n")
+    assert main(["score", str(path), "-c", "exact_match", "--bootstrap", "0", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [r["accuracy"] for r in results.values()] == pytest.approx(
+        [REPORTED[f"exact_match,{n}"] for n in ("strict-match", "flexible-extract", "raw")],
+        abs=1e-12)

@@ -178,7 +178,12 @@ def _variants(command: ScoringCommand, paths: list[Path], options: Any, name: st
                 continue
             done.append((each, each_options))
         if not done:
-            raise next(iter(failed.values())) from None
+            messages = {str(exc) for exc in failed.values()}
+            first = str(next(iter(failed.values())))
+            raise ValueError(first + (f" (so under each of its {len(failed)} "
+                                      f"{several.variants.kind}s: "
+                                      f"{', '.join(several.names)})"
+                                      if len(messages) == 1 else "")) from None
         not_scored.update({k: str(v).removeprefix(f"{paths[0]}: ")
                            for k, v in failed.items()})
         return done
