@@ -275,8 +275,11 @@ def _declared_version(path: Path) -> Any:
         with path.open("rb") as f:
             found = re.search(rb'"version"\s*:\s*(-?\d+)', f.read(4096))
         return int(found.group(1)) if found else None
-    except (OSError, ValueError, zipfile.BadZipFile, AttributeError, KeyError):
-        return None   # Inspect's own read says what is wrong
+    # NotImplementedError: a member compressed in a way zipfile cannot read (zstd);
+    # Inspect's own read, and its version check after it, then say what is wrong
+    except (OSError, ValueError, zipfile.BadZipFile, NotImplementedError, AttributeError,
+            KeyError, RuntimeError):
+        return None
 
 
 def _check_version(path: Path, version: Any) -> None:
