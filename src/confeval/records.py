@@ -244,6 +244,10 @@ class RecordSet:
     notes: dict = field(default_factory=dict)
     """Counts that are not exclusions (e.g. rows a --join found no match for), reported in
     :meth:`summary`."""
+    warnings: list = field(default_factory=list)
+    """Sentences about the source a reader must see beside its numbers (e.g. an Inspect
+    log's confidences about a letter the scorer did not read), reported in :meth:`summary`
+    and printed by the command line naming the source."""
     id_col: str | None = None
     """The column naming each row's item, when the source says (another tool's file: its
     document ids); ``confeval compare`` aligns models by it unless ``--id-col`` names one."""
@@ -414,6 +418,8 @@ class RecordSet:
                "excluded": self.excluded, "flagged": sorted(examples, key=lambda e: e["row"])}
         if self.notes:
             out["notes"] = dict(self.notes)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 

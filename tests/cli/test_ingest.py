@@ -88,13 +88,18 @@ LL = next((FIXTURES.parent / "lm_eval_gen").glob("samples_confeval_arith_ll_*.js
 
 def test_generation_task_scored_with_the_confidence_it_names(capsys):
     """generate_until samples: exact match is the correctness, the task's own stated
-    confidence the confidence once named; three confidences above 1 counted, not dropped."""
-    assert main(["score", str(GEN), "--json"]) == 2
+    confidence the confidence with no flag (named), as when named; three confidences above 1
+    counted, not dropped. A task logging none (loglikelihood) is one line naming the flag."""
+    assert main(["score", str(LL), "--json"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and GEN.name in err and "-c/--confidence-col" in err
-    assert "verbal_confidence" in err
-    res = _result(capsys, ["score", str(GEN), "-c", "verbal_confidence", "--bootstrap", "0",
-                           "--json"])
+    assert err.count("\n") == 1 and LL.name in err and "-c/--confidence-col" in err
+    assert "p_target" in err
+    named = _result(capsys, ["score", str(GEN), "-c", "verbal_confidence", "--bootstrap", "0",
+                             "--json"])
+    res = _result(capsys, ["score", str(GEN), "--bootstrap", "0", "--json"])
+    assert res["notes"]["confidence"].endswith("verbal_confidence)")
+    assert {k: v for k, v in res.items() if k not in ("notes", "confidence_column")} == \
+        {k: v for k, v in named.items() if k not in ("notes", "confidence_column")}
     lines = [json.loads(line) for line in GEN.read_text().splitlines()]
     conf = np.array([line["verbal_confidence"] for line in lines])
     em = np.array([line["exact_match"] for line in lines])

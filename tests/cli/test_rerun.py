@@ -93,7 +93,8 @@ def test_score_and_agreement_folders_hold_every_option_and_rerun(tmp_path, capsy
                                 "confidence_scale": 1.0,
                                 "any_confidence": True, "n_bins": 15, "rce_bins": 20,
                                 "bootstrap": 50, "seed": 3, "from_format": "auto",
-                                "data_file": None, "normalise": "none"}
+                                "data_file": None, "normalise": "none",
+                                "filter_name": None, "scorer": None, "epochs": "each"}
     judge = tmp_path / "judge.csv"
     simulate("scores", 200, "compressing", seed=2).to_csv(judge, index=False)
     config = _reruns_identically(tmp_path / "a", capsys, [

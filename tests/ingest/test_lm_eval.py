@@ -201,8 +201,14 @@ def test_one_document_under_two_filters_is_no_duplicate(tmp_path):
     line = _mc_line(0, DIGITS, [-5, -0.5, -3, -4, -6], "2", gold=1)
     path = _write(tmp_path / "samples_t_2026-01-01T00-00-00.jsonl",
                   [line, {**line, "filter": "strict-match"}, line])
-    rs = read_records(path, "score")
-    assert int(rs.mask.sum()) == 2 and rs.excluded == {"duplicate_sample": 1}
+    rs = read_records(path, "score", filter_name="none")
+    assert int(rs.mask.sum()) == 1 and rs.excluded == {"duplicate_sample": 1}
+    strict = read_records(path, "score", filter_name="strict-match")
+    assert int(strict.mask.sum()) == 1 and strict.excluded == {}
+    assert strict.frame["filter"].tolist() == ["strict-match"]
+    with pytest.raises(ValueError, match=r"2 filters, each scored on its own \(none, "
+                                         r"strict-match\): name one with --filter NAME"):
+        read_records(path, "score")   # never the two pooled
 
 
 @pytest.mark.parametrize("value", ["5.0", "inf", "1e400", "nan", "-inf", "1e-3"])

@@ -34,7 +34,12 @@ def test_generation_samples_keep_lm_evals_metrics_and_reply():
         assert sample.reply == line["filtered_resps"][0] and sample.target == line["target"]
         assert sample.metrics == {m: line[m] for m in line["metrics"]}
     rs = read_records(GEN, "score")
-    assert rs.id_col == "doc_id" and "confidence" not in rs.frame.columns
+    assert rs.id_col == "doc_id"
+    # the task's own stated confidence is the confidence, named
+    np.testing.assert_array_equal(rs.frame["confidence"], rs.frame["verbal_confidence"])
+    assert rs.notes["confidence"] == ("task_confidence (the confidence the task logged: "
+                                      "verbal_confidence)")
+    assert (rs.frame["filter"] == "none").all() and "filter" not in rs.notes
     assert rs.frame["correct"].mean() == pytest.approx(
         REPORTED["confeval_arith_gen"]["exact_match,none"], abs=1e-12)
     np.testing.assert_array_equal(rs.frame["verbal_confidence"],

@@ -179,7 +179,8 @@ def test_damaged_lines_are_counted_under_their_reasons(tmp_path, mc_data):
                            "openai_no_data_row": 1, "openai_error": 2,
                            "openai_no_choices": 1, "openai_no_letter_in_top_logprobs": 1,
                            "openai_not_a_json_object": 2}
-    data_note, letters_note = rs.notes.values()
+    data_note, letters_note, confidence_note = rs.notes.values()
+    assert confidence_note.startswith("the probability of the most likely option")
     assert data_note == {"data_rows": 4, "data_rows_without_response": 1}   # q4 unanswered
     assert letters_note["samples_lacking_the_gold_letter"] == 0
     row = rs.frame[rs.mask].iloc[0]

@@ -96,7 +96,10 @@ def test_the_hook_runs_at_the_end_of_a_real_eval(tmp_path, monkeypatch):
     folder = tmp_path / (log.location.rsplit("/", 1)[-1].rsplit(".", 1)[0] + ".confeval")
     assert folder.is_dir(), sorted(p.name for p in tmp_path.iterdir())
     results = _section(folder)
-    want = score_confidence_file(log.location, ConfidenceOptions())
+    with pytest.raises(ValueError, match="2 scorers, each scored on its own "
+                                         r"\(choice, confidence\)"):
+        score_confidence_file(log.location, ConfidenceOptions())   # never one taken silently
+    want = score_confidence_file(log.location, ConfidenceOptions(scorer="confidence"))
     assert 0 < want["accuracy"] < 1 and want["n"] == 24
     assert_matches_confeval_score(results, want)
     assert_matches_confeval_score(reported(log, "confidence"), want, intervals=False)

@@ -137,18 +137,29 @@ def print_table(kind: str, results: Mapping[str, Any], *, title: str | None = No
     out.print(table)
 
 
-def emit(results: dict[str, dict], as_json: bool, kind: str) -> None:
-    """``{"results": ...}`` as JSON, or the verdicts, the table and each file's exclusion
-    counts."""
+def emit(results: dict[str, dict], as_json: bool, kind: str,
+         not_scored: Mapping[str, str] | None = None) -> None:
+    """``{"results": ...}`` as JSON, or the verdicts, the table, what was read of each
+    other tool's file and each file's exclusion counts; each reader's warning, and each filter
+    or scorer that could not be scored (``not_scored``), on stderr naming its input."""
+    from ..report.sources import source_lines, source_warnings
+
     if as_json:
-        print_json({"results": results})
+        print_json({"results": results, **({"not_scored": dict(not_scored)}
+                                           if not_scored else {})})
         return
     print_table(kind, results)
+    for line in source_lines(results):
+        out.print(line, markup=False, highlight=False)
     for source, res in results.items():
         if res.get("excluded"):
             detail = ", ".join(f"{k}={v}" for k, v in res["excluded"].items())
             out.print(f"{source}: excluded {sum(res['excluded'].values())} row(s): {detail}",
                       style="yellow")
+    for line in source_warnings(results):
+        err.print(f"warning: {line}", markup=False, highlight=False)
+    for name, why in (not_scored or {}).items():
+        err.print(f"warning: {name}: not scored: {why}", markup=False, highlight=False)
 
 
 def score_and_print(command: ScoringCommand, inputs: Sequence[Sequence[Path]], given: Given,
@@ -167,7 +178,7 @@ def score_and_print(command: ScoringCommand, inputs: Sequence[Sequence[Path]], g
             progress=lambda name, done, total: step.note(f"{name}: bootstrap {done}/{total}"),
             step=lambda name: step(f"scored {name}"))
     write_run(out_dir, scored.config, scored.section, force=force)
-    emit(scored.results, as_json, command.kind)
+    emit(scored.results, as_json, command.kind, scored.not_scored)
     return scored.results
 
 

@@ -147,6 +147,15 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
                       f"{sp['mean_coverage']:.1%}")
 
 
+def _help(name: str) -> str:
+    """The help of an option ``import`` shares with the suites' scoring (declared once)."""
+    from ..suites.options import IngestOptions, spec_of
+
+    return spec_of(IngestOptions.__dataclass_fields__[name]).help.replace(
+        "(none named: `score` scores each on its own)", "(none named: all, each row naming "
+        "its own)")
+
+
 def import_file(
     source: Annotated[Path, typer.Argument(metavar="FILE", help="An lm-eval samples file, "
                                                               "an Inspect log, or "
@@ -164,6 +173,10 @@ def import_file(
     data: Annotated[str | None, typer.Option("--data", help="OpenAI-compatible responses: "
                                                             "the data file they answer.")
                     ] = None,
+    filter_name: Annotated[str | None, typer.Option("--filter", help=_help("filter_name"))
+                           ] = None,
+    scorer: Annotated[str | None, typer.Option("--scorer", help=_help("scorer"))] = None,
+    epochs: Annotated[str, typer.Option("--epochs", help=_help("epochs"))] = "each",
     min_score: Annotated[int, typer.Option("--min-score", help="A judge's lowest rating "
                                                                "(intervals).")] = 1,
     max_score: Annotated[int, typer.Option("--max-score", help="A judge's highest rating "
@@ -173,14 +186,16 @@ def import_file(
 ) -> None:
     """Write another tool's file as confeval records (the layout `confeval SUITE score` reads
     with no column flag), to look at before scoring; unusable samples are counted, not
-    written."""
+    written. Every lm-eval filter and Inspect scorer is written, each row naming its own,
+    unless --filter or --scorer names one."""
     from ..records import write_table
     from ..verbs.importing import import_file as import_records
 
     if out_file.exists() and not force:
         raise UserError(f"--out {out_file} exists; use --force to overwrite it")
     frame, counts = import_records(source, suite, from_format, normalise, data=data,
-                                   levels=tuple(range(min_score, max_score + 1)))
+                                   levels=tuple(range(min_score, max_score + 1)),
+                                   filter_name=filter_name, scorer=scorer, epochs=epochs)
     write_table(frame, out_file)
     if as_json:
         print_json({"import": {"source": str(source), "out": str(out_file), **counts}})

@@ -7,7 +7,8 @@ ones still override) — with every unusable line an excluded row under a named 
 of no known format is read as confeval's own records.
 
 Formats (:mod:`.formats`, one reader module each): :mod:`.lm_eval` — lm-evaluation-harness
-``--log_samples`` files; :mod:`.inspect_log` — Inspect logs of multiple-choice tasks;
+``--log_samples`` files; :mod:`.inspect_log` — Inspect logs (multiple choice and generation,
+each scorer on its own);
 :mod:`.openai` — OpenAI-compatible responses (batch output, response objects), read with the
 data file they answer (``--data``, :mod:`.matching`).
 
@@ -22,9 +23,22 @@ the layouts are documented in the suites' ``ingest`` modules
 from __future__ import annotations
 
 from .formats import FORMATS, READERS, Format, detect
-from .layout import CORRECTNESS_METRICS, Layout, option_letters, softmax_top
-from .reader import NoLayout, import_records, rating_levels, read_records
+from .layout import (
+    CONFIDENCE_SOURCES,
+    CORRECTNESS_METRICS,
+    Layout,
+    option_letters,
+    softmax_top,
+)
+from .reader import (
+    EPOCHS,
+    NoLayout,
+    SeveralVariants,
+    import_records,
+    rating_levels,
+    read_records,
+)
 
-__all__ = ["CORRECTNESS_METRICS", "FORMATS", "READERS", "Format", "Layout", "NoLayout",
-           "detect", "import_records", "option_letters", "rating_levels", "read_records",
-           "softmax_top"]
+__all__ = ["CONFIDENCE_SOURCES", "CORRECTNESS_METRICS", "EPOCHS", "FORMATS", "READERS",
+           "Format", "Layout", "NoLayout", "SeveralVariants", "detect", "import_records",
+           "option_letters", "rating_levels", "read_records", "softmax_top"]

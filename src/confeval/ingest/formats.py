@@ -15,7 +15,7 @@ from .._registry import Registry
 if TYPE_CHECKING:
     from .layout import Layout
 
-__all__ = ["FORMATS", "READERS", "Format", "SampleKey", "detect", "samples_of"]
+__all__ = ["FORMATS", "READERS", "Format", "SampleKey", "Variants", "detect", "samples_of"]
 
 _PEEK_CHARS = 1 << 20
 _PEEK_LINES = 5
@@ -24,8 +24,9 @@ _LINE_PEEK = 1 << 16
 64 KB: one damaged line is no other format, and a first line of several megabytes (a long
 document in an lm-eval sample) is recognised by the keys its start holds."""
 
-Samples = tuple[list, list[str], "str | None", dict]
-"""(the samples, each one's reason when unusable, the model, notes)."""
+Samples = tuple[list, list[str], "str | None", dict, "list[str | None]"]
+"""(the samples, each one's reason when unusable, the model, notes, each one's variant: the
+lm-eval filter or Inspect scorer it was scored under, None where it names none)."""
 
 SampleKey = Callable[[Any], "Hashable | None"]
 """What identifies one sample of a format (None: nothing does), so that a repeated one is
@@ -33,15 +34,30 @@ known."""
 
 
 @dataclass(frozen=True)
+class Variants:
+    """What a format scores one sample several times under (lm-eval's filters, Inspect's
+    scorers): each is read on its own, never pooled. ``kind`` names one in messages, ``flag``
+    is the option naming one and ``option`` its field."""
+
+    kind: str
+    flag: str
+    option: str
+
+
+@dataclass(frozen=True)
 class Format:
     """One tool's file format: whether a file is one, its samples (each the object a
-    layout's row function takes, or None with its reason), and what identifies a sample
-    (``key``: a sample logged twice — a line repeated, a response retried — is one)."""
+    layout's row function takes, or None with its reason), what identifies a sample
+    (``key``: a sample logged twice — a line repeated, a response retried — is one), what
+    it scores a sample several times under (``variants``) and a sample's ``(id, epoch)``
+    (``epoch``: formats that sample an id more than once)."""
 
     name: str
     looks_like: Callable[[Path], bool]
     samples: Callable[[Path, Layout, str | None, tuple[int, ...]], Samples]
     key: SampleKey = lambda sample: None
+    variants: Variants | None = None
+    epoch: Callable[[Any], tuple[str, int]] | None = None
 
 
 def _first_lines(path: Path) -> list[tuple[str, bool]]:
@@ -104,18 +120,44 @@ def _is_openai(path: Path) -> bool:
     return looks_like_responses(first, whole)
 
 
-def _inspect_samples(path: Path, layout: Layout, data: str | None,
-                     levels: tuple[int, ...]) -> Samples:
+_READ_CACHE: dict[tuple, Any] = {}
+_READ_CACHE_SIZE = 2
+
+
+def _read_once(reader: Callable[[Path], Any], path: Path) -> Any:
+    """``reader(path)``, kept for the next call on the same unchanged file (its path, size
+    and modification time): a file of several filters or scorers is read once, then scored
+    one filter or scorer at a time. The two most recent reads are kept."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return reader(path)
+    key = (reader.__module__, reader.__name__, str(path.resolve()), stat.st_size,
+           stat.st_mtime_ns)
+    if key not in _READ_CACHE:
+        _READ_CACHE[key] = reader(path)
+        while len(_READ_CACHE) > _READ_CACHE_SIZE:
+            _READ_CACHE.pop(next(iter(_READ_CACHE)))
+    return _READ_CACHE[key]
+
+
+def _read_inspect(path: Path) -> tuple:
     from .inspect_log import read_log
 
-    return (*read_log(path), {})
+    return read_log(path, with_scorers=True)
+
+
+def _inspect_samples(path: Path, layout: Layout, data: str | None,
+                     levels: tuple[int, ...]) -> Samples:
+    samples, reasons, model, scorers = _read_once(_read_inspect, path)
+    return list(samples), list(reasons), model, {}, list(scorers)
 
 
 def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
                      levels: tuple[int, ...]) -> Samples:
     from .lm_eval import read_samples
 
-    samples = read_samples(path)
+    samples = _read_once(read_samples, path)
     if samples.output_type != "multiple_choice" and not layout.generation:
         raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
                          f"options to read {layout.what} from (a multiple_choice task's "
@@ -124,7 +166,8 @@ def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
         "both_a_choice_text_and_an_index": samples.ambiguous_targets,
         "read_as": "the choice whose text the target is (the line's acc, acc_norm and "
                    "acc_bytes fit either reading)"}} if samples.ambiguous_targets else {}
-    return samples.samples, samples.reasons, samples.model, notes
+    return (list(samples.samples), list(samples.reasons), samples.model, notes,
+            list(samples.filters))
 
 
 def _openai_samples(path: Path, layout: Layout, data: str | None,
@@ -148,7 +191,8 @@ def _openai_samples(path: Path, layout: Layout, data: str | None,
             continue
         samples.append(Answered(response, item, levels))
     return samples, reasons, model, {f"data {data}": {
-        "data_rows": len(rows.items), "data_rows_without_response": rows.unanswered}}
+        "data_rows": len(rows.items), "data_rows_without_response": rows.unanswered}}, \
+        [None] * len(samples)
 
 
 def _lm_eval_key(sample) -> Hashable | None:
@@ -156,7 +200,11 @@ def _lm_eval_key(sample) -> Hashable | None:
 
 
 def _inspect_key(sample) -> Hashable | None:
-    return (sample.doc_id, sample.epoch)
+    return (sample.doc_id, sample.epoch, sample.scorer)
+
+
+def _inspect_epoch(sample) -> tuple[str, int]:
+    return sample.doc_id, sample.epoch
 
 
 def _openai_key(answered) -> Hashable | None:
@@ -164,8 +212,10 @@ def _openai_key(answered) -> Hashable | None:
 
 
 READERS: Registry[Format] = Registry("format", {
-    "inspect": Format("inspect", _is_inspect, _inspect_samples, _inspect_key),
-    "lm-eval": Format("lm-eval", _is_lm_eval, _lm_eval_samples, _lm_eval_key),
+    "inspect": Format("inspect", _is_inspect, _inspect_samples, _inspect_key,
+                      Variants("scorer", "--scorer", "scorer"), _inspect_epoch),
+    "lm-eval": Format("lm-eval", _is_lm_eval, _lm_eval_samples, _lm_eval_key,
+                      Variants("filter", "--filter", "filter_name")),
     "openai": Format("openai", _is_openai, _openai_samples, _openai_key),
 })
 """Every format confeval reads, in the order a file is tried against them."""

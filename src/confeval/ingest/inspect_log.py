@@ -4,17 +4,38 @@ Why the library: an ``.eval`` log is a zip archive of zstd-compressed JSON membe
 standard library cannot read; Inspect's own reader also knows every log version. It is an
 optional extra (``pip install 'confeval[ingest]'``), imported only when a log is read.
 
-Per sample (an id sampled in several epochs gives one sample per epoch): ``id``, ``epoch``,
-``target`` (for ``choice()``, the gold letter), ``choices``, each scorer's ``value`` turned into
-a number by Inspect's own rules (``value_to_float``: C = 1, I = 0, P = 0.5, N = 0, numbers as
-they are) and its ``answer``; and from the output's log-probabilities the option letters at the
-first generated token that is one (or whose top alternatives list one), read by the same reader
-the OpenAI backend uses (:func:`confeval.parse.option_tokens.extract_from_tokens`): a small
-model's reply and its log-prob tokens need not line up, so the letter is found among the tokens
-themselves. A sample with no option letter there, without log-probabilities, or whose scorer gave
-no value, is an excluded row under its reason (``inspect_*``); one with a log-probability that
-is none (above 0, NaN, +-inf) under ``impossible_logprob``. A sample id logged twice in one
-epoch is one sample (:func:`confeval.ingest.read_records` keeps the first).
+One :class:`InspectSample` per sample, epoch and **scorer** (a log scored by ``includes()`` and
+``choice()`` holds two verdicts per sample, which may disagree: each scorer is read on its own,
+never pooled; :func:`confeval.ingest.read_records` keeps one, ``--scorer NAME``). Per sample:
+``id``, ``epoch``, the scorer's name, ``target`` (for ``choice()``, the gold letter), the
+scorer's ``value`` turned into a number by Inspect's own rules (``value_to_float``: C = 1,
+I = 0, P = 0.5, N = 0, numbers as they are, so a partial score counts as such; a dict value's
+``correct`` key) and its ``answer``, and the reply.
+
+Confidences, from what the log holds:
+
+* multiple choice (``choices``): the option letters' log-probabilities at the first generated
+  token that is one (or whose top alternatives list one), read by the reader the OpenAI backend
+  uses (:func:`confeval.parse.option_tokens.extract_from_tokens`); the letter is the scorer's
+  answer when it names one, else the most likely letter (``letter_imputed``);
+* every log with log-probabilities: the probability of the scorer's answer from the tokens that
+  spell it — the sequence probability, its length-normalised form and the first answer token's
+  (:mod:`confeval.parse.answer_tokens`; a reply without the answer's text has none);
+* a confidence stated in the reply ("Confidence: 80%", :func:`confeval.parse.
+  parse_stated_confidence`, read only after such a word);
+* a confidence the scorer attached (a dict value's ``confidence``, or
+  ``metadata["confidence"]``: what the ``confeval/confidence`` scorer writes);
+* across epochs: how often the other epochs of the sample gave the same answer.
+
+Unusable samples are excluded rows under their reason: ``inspect_no_score`` (the sample holds
+no score of that scorer, or no scores at all), ``inspect_unscored`` (the value is NaN:
+``Score.unscored()``, a grader whose reply held no grade; Inspect's metrics skip it too),
+``inspect_score_not_a_number`` (a list, or a dict without ``correct``),
+``inspect_target_not_a_choice``; a log-probability that is none (above 0, NaN, +-inf) makes
+the sample ``impossible_logprob``. A sample id logged twice in one epoch is one sample
+(:func:`confeval.ingest.read_records` keeps the first). A log whose format version is newer
+than :data:`KNOWN_VERSION`, or that Inspect cannot read (a truncated ``.eval``), is one error
+naming the file.
 
 An ``.eval`` archive is untrusted: before Inspect reads it, every member is decompressed in
 chunks and counted, without being kept (:func:`confeval._untrusted.check_archive`), and one
@@ -34,13 +55,24 @@ from typing import Any
 from .._numeric import as_logprob
 from .._untrusted import check_archive
 
-__all__ = ["InspectSample", "looks_like_log", "read_log"]
+__all__ = ["KNOWN_VERSION", "InspectSample", "looks_like_log", "read_log"]
+
+KNOWN_VERSION = 2
+"""The newest Inspect log format version this reader knows (Inspect 0.3 writes 2)."""
+
+ANSWER_POOLINGS = {"p_answer": "sequence", "p_answer_norm": "normalised",
+                   "p_answer_first": "first"}
+"""The answer-token confidences of a sample, by column, with their pooling
+(:mod:`confeval.parse.answer_tokens`)."""
 
 
 @dataclass
 class InspectSample:
-    """One sample of one epoch: its id, gold letter, option letters, the scorer's value as a
-    number, and the letters' log-probabilities at the answer position (None: not read)."""
+    """One sample of one epoch under one scorer: its id, the scorer, its gold (``target``),
+    the scorer's value as a number (``correct``) and answer, the reply, and what the log holds
+    for a confidence: the option letters' log-probabilities at the answer position (multiple
+    choice; None: not read) and ``confidences`` by column (``p_answer``, ``p_answer_norm``,
+    ``p_answer_first``, ``stated_confidence``, ``scorer_confidence``, ``epoch_agreement``)."""
 
     doc_id: str
     epoch: int
@@ -51,6 +83,19 @@ class InspectSample:
     n_missing: int = 0
     missing: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    scorer: str = ""
+    answer: str | None = None
+    reply: str = ""
+    confidences: dict[str, float] = field(default_factory=dict)
+    letter: str | None = None
+    letter_imputed: bool = False
+
+    @property
+    def answer_key(self) -> str:
+        """What the sample answered, to compare epochs: the letter (multiple choice), else the
+        scorer's answer (else the reply), stripped and in lower case."""
+        text = self.letter if self.letters else (self.answer or self.reply)
+        return (text or "").strip().lower()
 
 
 def looks_like_log(path: Path) -> bool:
@@ -98,55 +143,197 @@ def _tokens(output) -> list | str | None:
     return tokens
 
 
-def _sample(sample, to_float, scorer: str | None) -> tuple[InspectSample | None, str]:
-    from ..parse.option_tokens import extract_from_tokens
+def _verdict(score, to_float) -> float | str:
+    """The scorer's value as a number by Inspect's rules (a dict value: its ``correct``), or
+    the reason it is none."""
+    value = score.value
+    if isinstance(value, dict):
+        if "correct" not in value:
+            return "inspect_score_not_a_number"
+        value = value["correct"]
+    if isinstance(value, (list, tuple, dict)):
+        return "inspect_score_not_a_number"
+    if value is None:
+        return "inspect_unscored"
+    try:
+        number = float(to_float(value))
+    except (TypeError, ValueError):
+        return "inspect_score_not_a_number"
+    return number if math.isfinite(number) else "inspect_unscored"
 
-    n = len(sample.choices or [])
-    if n < 2:
-        return None, "inspect_no_choices"
-    letters = list(string.ascii_uppercase[:n])
-    target = sample.target if isinstance(sample.target, str) else \
-        (sample.target[0] if sample.target else "")
-    if target not in letters:
-        return None, "inspect_target_not_a_choice"
-    scores = sample.scores or {}
-    score = scores.get(scorer) if scorer else next(iter(scores.values()), None)
-    correct = None
-    if score is not None:
-        try:
-            correct = float(to_float(score.value))
-        except (TypeError, ValueError):
-            correct = None
-    if correct is None or not math.isfinite(correct):
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _scorer_confidence(score) -> float | None:
+    """A confidence the scorer attached: a dict value's ``confidence``, else
+    ``metadata["confidence"]``."""
+    value = score.value
+    if isinstance(value, dict) and "confidence" in value:
+        return _number(value["confidence"])
+    return _number((score.metadata or {}).get("confidence"))
+
+
+def _generation_confidences(tokens: list | None, answer: str | None, reply: str
+                            ) -> dict[str, float]:
+    from ..parse import parse_stated_confidence
+    from ..parse.answer_tokens import answer_tokens, pooled_probability
+
+    found: dict[str, float] = {}
+    if tokens:
+        chosen = answer_tokens(tokens, answer)   # no answer: none (as the scorer extension)
+        if not isinstance(chosen, str):
+            import numpy as np
+
+            lps = np.array([t.logprob for t in chosen], dtype=np.float64)
+            for column, pooling in ANSWER_POOLINGS.items():
+                found[column] = pooled_probability(lps, pooling)
+    stated = parse_stated_confidence(reply)
+    if stated.value is not None:
+        found["stated_confidence"] = stated.value
+    return found
+
+
+def _target(sample) -> str:
+    target = sample.target
+    return target if isinstance(target, str) else (str(target[0]) if target else "")
+
+
+def _sample(sample, name: str, score, to_float, tokens) -> tuple[InspectSample | None, str]:
+    """One sample's reading under the scorer ``name`` (``tokens``: its output's, read once)."""
+    from ..parse.option_tokens import extract_from_tokens
+    from .layout import answered_letter
+
+    if score is None:
         return None, "inspect_no_score"
-    tokens = _tokens(sample.output)
-    if tokens is None:
-        return None, "inspect_no_logprobs"
+    correct = _verdict(score, to_float)
+    if isinstance(correct, str):
+        return None, correct
     if isinstance(tokens, str):
         return None, tokens
-    read = extract_from_tokens(tokens, letters)
-    if read["raw"] is None:
-        return None, "inspect_no_letter_in_top_logprobs"
-    return InspectSample(str(sample.id), int(sample.epoch or 1), target, letters, correct,
-                         read["raw"], read["n_missing"], tuple(read["missing"]),
-                         {"answer": getattr(score, "answer", None)}), ""
+    n = len(sample.choices or [])
+    letters = list(string.ascii_uppercase[:n]) if n >= 2 else []
+    target = _target(sample)
+    answer = score.answer if isinstance(score.answer, str) else None
+    reply = getattr(sample.output, "completion", "") or ""
+    got = InspectSample(str(sample.id), int(sample.epoch or 1), target, letters, correct, None,
+                        extra={"answer": answer}, scorer=name, answer=answer, reply=reply)
+    if letters:
+        if target not in letters:
+            return None, "inspect_target_not_a_choice"
+        read = extract_from_tokens(tokens, letters) if tokens else None
+        if read is not None and read["raw"] is not None:
+            got.letter_logprobs, got.n_missing = read["raw"], read["n_missing"]
+            got.missing = tuple(read["missing"])
+            got.letter, got.letter_imputed = answered_letter(got.letter_logprobs, letters,
+                                                             answer)
+        got.extra["logprobs"] = "none" if tokens is None else \
+            "no_letter" if got.letter_logprobs is None else "read"
+    else:
+        got.confidences.update(_generation_confidences(tokens, answer, reply))
+    attached = _scorer_confidence(score)
+    if attached is not None:
+        got.confidences["scorer_confidence"] = attached
+    return got, ""
 
 
-def read_log(path: str | Path, scorer: str | None = None) -> tuple[list, list[str], str | None]:
-    """(samples or None per sample, the reason of each unusable one, the model) of a log."""
+def _epoch_agreement(samples: list) -> None:
+    """Each sample's ``epoch_agreement``: the share of the other epochs of its id (under its
+    scorer) whose answer is its own; none with one epoch."""
+    answers: dict[tuple, list] = {}
+    for s in samples:
+        if s is not None:
+            answers.setdefault((s.doc_id, s.scorer), []).append(s)
+    for group in answers.values():
+        if len(group) < 2:
+            continue
+        for s in group:
+            others = [o for o in group if o is not s]
+            s.confidences["epoch_agreement"] = \
+                sum(o.answer_key == s.answer_key for o in others) / len(others)
+
+
+def _declared_version(path: Path) -> Any:
+    """The format version a log declares, read before Inspect reads it (None: not found):
+    an ``.eval``'s ``header.json`` (or ``_journal/start.json``), a ``.json`` log's first
+    ``"version"`` key within its first 4 KB."""
+    import json
+    import re
+    import zipfile
+
+    try:
+        if path.name.lower().endswith(".eval"):
+            with zipfile.ZipFile(path) as archive:   # within the caps: checked before
+                names = set(archive.namelist())
+                member = next((m for m in ("header.json", "_journal/start.json")
+                               if m in names), None)
+                return json.loads(archive.read(member)).get("version") if member else None
+        with path.open("rb") as f:
+            found = re.search(rb'"version"\s*:\s*(-?\d+)', f.read(4096))
+        return int(found.group(1)) if found else None
+    # NotImplementedError: a member compressed in a way zipfile cannot read (zstd);
+    # Inspect's own read, and its version check after it, then say what is wrong
+    except (OSError, ValueError, zipfile.BadZipFile, NotImplementedError, AttributeError,
+            KeyError, RuntimeError):
+        return None
+
+
+def _check_version(path: Path, version: Any) -> None:
+    """A log of a format version this reader does not know is one error naming it."""
+    if version is None:
+        return
+    if isinstance(version, bool) or not isinstance(version, int) or version > KNOWN_VERSION:
+        raise ValueError(f"{path}: an Inspect log of format version {version!r}, which this "
+                         f"confeval does not know (it reads up to {KNOWN_VERSION}): update "
+                         "confeval and inspect-ai")
+
+
+def _scorer_names(log) -> list[str]:
+    """The log's scorers in its order: its results', else those its samples hold."""
+    names = [str(r.name) for r in (getattr(getattr(log, "results", None), "scores", None)
+                                   or [])]
+    for sample in log.samples or []:
+        names.extend(str(k) for k in (sample.scores or {}) if str(k) not in names)
+    return list(dict.fromkeys(names))
+
+
+def read_log(path: str | Path, scorer: str | None = None, *, with_scorers: bool = False
+             ) -> tuple:
+    """(samples or None per sample, epoch and scorer, the reason of each unusable one, the
+    model) of a log; ``scorer`` keeps only that scorer's. A sample without scores is one
+    unusable entry (``inspect_no_score``) that belongs to no scorer. ``with_scorers``: each
+    entry's scorer too (None for a sample without scores), as a fourth element."""
     read_eval_log, to_float = _import_reader()
     path = Path(path)
     if path.name.lower().endswith(".eval"):
         check_archive(path)   # every member within the caps before Inspect reads it whole
+    _check_version(path, _declared_version(path))
     try:
         log = read_eval_log(str(path))
     except Exception as exc:   # a truncated zip, a foreign JSON: Inspect says which
         raise ValueError(f"{path}: not a readable Inspect log ({type(exc).__name__}: "
                          f"{str(exc)[:200]})") from None
-    samples, reasons = [], []
+    _check_version(path, getattr(log, "version", None))
+    names = [scorer] if scorer else _scorer_names(log)
+    samples, reasons, scorers = [], [], []
     for sample in log.samples or []:
-        got, reason = _sample(sample, to_float, scorer)
-        samples.append(got)
-        reasons.append(reason)
+        scores = sample.scores or {}
+        if not scores:
+            samples.append(None)
+            reasons.append("inspect_no_score")
+            scorers.append(None)
+            continue
+        tokens = _tokens(sample.output)
+        for name in names:
+            got, reason = _sample(sample, name, scores.get(name), to_float, tokens)
+            samples.append(got)
+            reasons.append(reason)
+            scorers.append(name)
+    _epoch_agreement(samples)
     model = getattr(getattr(log, "eval", None), "model", None)
-    return samples, reasons, (str(model) if model else None)
+    model = str(model) if model else None
+    return (samples, reasons, model, scorers) if with_scorers else (samples, reasons, model)

@@ -77,6 +77,7 @@ class LmEvalSample:
     gold: int
     metrics: dict[str, float] = field(default_factory=dict)
     key: tuple | None = None
+    filter: str = "none"
 
     def scores(self, normalise: str = "none") -> np.ndarray:
         """The log-likelihoods as lm-eval compares them under ``normalise``."""
@@ -102,6 +103,8 @@ class LmEvalScored:
     loglikelihood: float | None = None
     is_greedy: bool | None = None
     key: tuple | None = None
+    filter: str = "none"
+    raw_reply: str | None = None
 
 
 @dataclass
@@ -118,6 +121,8 @@ class LmEvalFile:
     ambiguous_targets: int = 0
     """Samples whose target is both a choice's text and an index the line's metrics could not
     tell apart (read as the choice text)."""
+    filters: list[str | None] = field(default_factory=list)
+    """Each line's filter (None: a line that is no JSON object names none)."""
 
 
 def looks_like_samples(first_line: str, complete: bool = True) -> bool:
@@ -244,6 +249,13 @@ def _key(obj: dict) -> tuple | None:
     return (str(obj["doc_id"]), str(obj.get("filter")), names)
 
 
+def _filter_of(obj: dict) -> str:
+    """The filter a line was scored under (lm-eval logs a document once per filter; a task
+    without a ``filter_list`` has the one filter ``none``)."""
+    name = obj.get("filter")
+    return str(name) if isinstance(name, (str, int, float)) and str(name) else "none"
+
+
 def _sample(obj: dict, task: str, delimiter: str) -> tuple[LmEvalSample | None, str]:
     """(the sample, "") or (None, the reason it cannot be used); a sample whose target was
     ambiguous and left undecided has the reason ``"ambiguous"`` beside it (it is usable)."""
@@ -260,7 +272,8 @@ def _sample(obj: dict, task: str, delimiter: str) -> tuple[LmEvalSample | None, 
         return None, "lm_eval_no_choices"
     metrics = {k: value for k in ("acc", "acc_norm", "acc_bytes", "exact_match")
                if (value := _finite(obj.get(k))) is not None}
-    sample = LmEvalSample(str(obj.get("doc_id")), task, lls, choices, -1, metrics, _key(obj))
+    sample = LmEvalSample(str(obj.get("doc_id")), task, lls, choices, -1, metrics, _key(obj),
+                          _filter_of(obj))
     sample.gold, ambiguous = _gold(obj.get("target"), choices, _agrees_with_metrics(sample))
     if sample.gold < 0:
         return None, "lm_eval_target_not_a_choice"
@@ -308,12 +321,17 @@ def _scored_sample(obj: dict, task: str, output_type: str) -> tuple[LmEvalScored
     metrics = {str(k): v for k in names if (v := _finite_or_nan(obj.get(k))) is not None}
     target = obj.get("target")
     sample = LmEvalScored(str(obj.get("doc_id")), task, output_type, metrics,
-                          target=None if target is None else str(target), key=_key(obj))
+                          target=None if target is None else str(target), key=_key(obj),
+                          filter=_filter_of(obj))
     first = resps[0] if isinstance(resps, list) and resps else None
     if output_type == "generate_until":
         if not isinstance(first, str):
             return None, "lm_eval_no_reply"
         sample.reply = first
+        raw = obj.get("resps")
+        raw = raw[0] if isinstance(raw, list) and raw else None
+        raw = raw[0] if isinstance(raw, list) and raw else raw
+        sample.raw_reply = raw if isinstance(raw, str) else first
     elif output_type == "loglikelihood":
         lls = _floats(resps[:1]) if isinstance(first, (list, tuple)) else \
             "lm_eval_bad_loglikelihood"
@@ -334,12 +352,14 @@ def read_samples(path: str | Path) -> LmEvalFile:
     model, delimiter, output_type = _results_beside(path, task)
     samples: list[LmEvalSample | LmEvalScored | None] = []
     reasons: list[str] = []
+    filters: list[str | None] = []
     ambiguous = 0
     with open_text(path) as f:
         for line in bounded_lines(f, MAX_LINE_CHARS):
             if line is None:
                 samples.append(None)
                 reasons.append("lm_eval_line_too_long")
+                filters.append(None)
                 continue
             if not line.strip():
                 continue
@@ -350,6 +370,7 @@ def read_samples(path: str | Path) -> LmEvalFile:
             if not isinstance(obj, dict):
                 samples.append(None)
                 reasons.append("lm_eval_not_a_json_object")
+                filters.append(None)
                 continue
             if output_type is None and "filtered_resps" in obj:
                 output_type = _told_output_type(obj["filtered_resps"])   # the first line told
@@ -360,5 +381,6 @@ def read_samples(path: str | Path) -> LmEvalFile:
                 ambiguous, reason = ambiguous + 1, ""
             samples.append(sample)
             reasons.append(reason)
+            filters.append(_filter_of(obj))
     return LmEvalFile(samples, reasons, task, model, output_type or "multiple_choice",
-                      ambiguous)
+                      ambiguous, filters)

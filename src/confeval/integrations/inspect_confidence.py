@@ -5,10 +5,12 @@ Three methods:
 
 * ``letters`` — for multiple choice: the option letters' log-probabilities at the answer
   position (the first generated token that is a letter, or whose top alternatives list one),
-  renormalised over the letters, at the most likely letter: what ``confeval score LOG.eval``
-  reads from an Inspect log (:func:`confeval.parse.extract_from_tokens`, then
-  :func:`confeval.ingest.softmax_top`; a letter missing from the top alternatives gets
-  ln 1e-5). Needs ``logprobs=True`` and ``top_logprobs`` (5 or more) in the generate config.
+  renormalised over the letters, at the verdict's letter (where its answer names none, the
+  most likely letter): what ``confeval score LOG.eval`` reads from an Inspect log
+  (:func:`confeval.parse.extract_from_tokens`, then
+  :func:`confeval.ingest.layout.answered_letter` and :func:`~confeval.ingest.layout.softmax_at`;
+  a letter missing from the top alternatives gets ln 1e-5). Needs ``logprobs=True`` and
+  ``top_logprobs`` (5 or more) in the generate config.
 * ``answer_logprobs`` — the probability of the answer's own tokens: the generated tokens that
   overlap the verdict's ``answer`` (its last occurrence in the reply; ``span="reply"``: every
   generated token), pooled as ``tokens`` says — ``sequence`` (exp of the sum of their
@@ -29,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from ..parse.answer_tokens import POOLINGS, SPANS
+
 __all__ = ["METHODS", "POOLINGS", "SPANS", "answer_confidence", "generated_tokens",
            "letters_confidence", "sample_confidence", "stated_confidence"]
 
 METHODS = ("letters", "answer_logprobs", "verbalised")
-POOLINGS = ("sequence", "normalised", "first")
-SPANS = ("answer", "reply")
 
 
 def generated_tokens(output: Any) -> list | None:
@@ -58,9 +60,12 @@ def _missing(reason: str, **details: Any) -> tuple[None, dict]:
     return None, {"confidence_missing": reason, **details}
 
 
-def letters_confidence(output: Any, n_choices: int) -> tuple[float | None, dict]:
-    """The most likely option letter's probability, renormalised over the letters."""
-    from ..ingest import option_letters, softmax_top
+def letters_confidence(output: Any, n_choices: int, answer: str | None = None
+                       ) -> tuple[float | None, dict]:
+    """The probability of the verdict's letter (its ``answer``; where it names none, the most
+    likely letter: ``letter_imputed``), renormalised over the letters — as ``confeval score``
+    reads a multiple-choice log (:func:`confeval.ingest.layout.answered_letter`)."""
+    from ..ingest.layout import answered_letter, option_letters, softmax_at
     from ..parse import extract_from_tokens
 
     if n_choices < 2:
@@ -72,49 +77,26 @@ def letters_confidence(output: Any, n_choices: int) -> tuple[float | None, dict]
     read = extract_from_tokens(tokens, letters)
     if read["raw"] is None:
         return _missing("no_letter_in_top_logprobs")
-    top, confidence = softmax_top(np.array([read["raw"][L] for L in letters]))
-    return confidence, {"letter": letters[top], "n_missing": read["n_missing"]}
-
-
-def _span(tokens: list, answer: str | None, span: str) -> list | str:
-    """The tokens of the answer (the last occurrence of its text in the reply), or the
-    reason there are none."""
-    if span == "reply":
-        return tokens
-    if not answer or not answer.strip():
-        return "no_answer"
-    text = "".join(t.token for t in tokens)
-    start = text.rfind(answer.strip())
-    if start < 0:
-        return "answer_not_in_tokens"
-    end = start + len(answer.strip())
-    chosen, position = [], 0
-    for token in tokens:
-        following = position + len(token.token)
-        if following > start and position < end:
-            chosen.append(token)
-        position = following
-    return chosen
+    letter, imputed = answered_letter(read["raw"], letters, answer)
+    confidence = softmax_at(np.array([read["raw"][L] for L in letters]), letters.index(letter))
+    return confidence, {"letter": letter, "letter_imputed": imputed,
+                        "n_missing": read["n_missing"]}
 
 
 def answer_confidence(output: Any, answer: str | None, *, tokens: str = "sequence",
                       span: str = "answer") -> tuple[float | None, dict]:
-    """The answer tokens' probability, pooled as ``tokens`` says."""
-    from ..measures.likelihood import normalised_likelihood, sequence_likelihood
+    """The answer tokens' probability, pooled as ``tokens`` says
+    (:func:`confeval.parse.answer_tokens.answer_probability`: the one formula, which
+    ``confeval score`` uses on a log too)."""
+    from ..parse.answer_tokens import answer_probability
 
     generated = generated_tokens(output)
     if generated is None:
         return _missing("no_logprobs")
-    chosen = _span(generated, answer, span)
-    if isinstance(chosen, str):
-        return _missing(chosen)
-    if not chosen:
-        return _missing("no_tokens")
-    lps = np.array([t.logprob for t in chosen], dtype=np.float64)
-    pooled = {"sequence": sequence_likelihood, "normalised": normalised_likelihood,
-              "first": lambda lp: float(lp[0])}[tokens](lps)
-    return float(np.exp(pooled)), {"n_tokens": len(chosen),
-                                   "answer_tokens": "".join(t.token for t in chosen)}
+    confidence, details = answer_probability(generated, answer, pooling=tokens, span=span)
+    if confidence is None:
+        return _missing(details["confidence_missing"])
+    return confidence, details
 
 
 def stated_confidence(output: Any, *, fallback: str = "none") -> tuple[float | None, dict]:
@@ -133,7 +115,7 @@ def sample_confidence(method: str, output: Any, *, n_choices: int, answer: str |
                       fallback: str = "none") -> tuple[float | None, dict]:
     """The confidence of one sample's output by ``method`` (see the module docstring)."""
     if method == "letters":
-        return letters_confidence(output, n_choices)
+        return letters_confidence(output, n_choices, answer)
     if method == "answer_logprobs":
         return answer_confidence(output, answer, tokens=tokens, span=span)
     return stated_confidence(output, fallback=fallback)

@@ -12,8 +12,9 @@ Where the confidence comes from, first found first:
 1. a score carrying one (the ``confeval/confidence`` scorer's ``metadata["confidence"]``, or a
    dict value with ``confidence``), read as the ``confeval/*`` metrics read it
    (:mod:`.inspect_scores`): the first scorer of the log whose scores carry one;
-2. else the log as ``confeval score LOG.eval`` reads it (a multiple-choice log with
-   log-probabilities: the letters at the answer position, the first scorer's verdict).
+2. else the log as ``confeval score LOG.eval --scorer FIRST`` reads it, FIRST the log's first
+   scorer (the letters at the answer position for multiple choice, the answer tokens'
+   probability or a stated confidence for generation).
 
 A log with neither gets no folder (said once in Inspect's log at info level). The numbers are
 ``confeval score``'s: ``confeval score NAME.confeval/records.jsonl -c confidence -y correct``
@@ -115,15 +116,18 @@ def _scored(log: Any, path: Path) -> tuple[Any, list[dict], dict] | None:
         rs = RecordSet.from_records(rows, source=str(path))
         source = {"confidence": f"the scores of {scorer}", "scorer": scorer}
         return SUITE.score(rs, options), rows, {**source, "options": to_json(options)}
-    options = ConfidenceOptions()
+    first = next((str(name) for sample in log.samples or [] for name in sample.scores or {}),
+                 None)
+    options = ConfidenceOptions(scorer=first)
     try:
         rs = SUITE.load(path, options)
         results = SUITE.score(rs, options)
     except ValueError as exc:
         logger.info("confeval: no report for %s: no confidence to score (%s)", path, exc)
         return None
-    source = {"confidence": "the option letters at the answer position, as `confeval score` "
-              "reads the log", "scorer": "the log's first"}
+    source = {"confidence": rs.notes.get("confidence", "the option letters at the answer "
+                                         "position, as `confeval score` reads the log"),
+              "scorer": first}
     return results, _records_of(rs), {**source, "options": to_json(options)}
 
 

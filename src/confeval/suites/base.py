@@ -425,7 +425,10 @@ class Suite:
         rs = read_records(path, self.layout(), from_format,
                           getattr(options, "normalise", "none"),
                           data=getattr(options, "data_file", None),
-                          levels=rating_levels(options), what=f"{self.name} records") \
+                          levels=rating_levels(options), what=f"{self.name} records",
+                          filter_name=getattr(options, "filter_name", None),
+                          scorer=getattr(options, "scorer", None),
+                          epochs=getattr(options, "epochs", "each")) \
             if from_format != "none" else None
         return rs if rs is not None else self.load_own(Path(path))
 

@@ -134,11 +134,30 @@ class FormatOptions(Options):
 @dataclass(frozen=True)
 class IngestOptions(FormatOptions):
     """:class:`FormatOptions` and, for lm-evaluation-harness log-likelihoods, the length
-    normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses."""
+    normalisation lm-eval's ``acc_norm`` (chars) or ``acc_bytes`` (bytes) uses; the lm-eval
+    filter or Inspect scorer read (``--filter``, ``--scorer``) and what becomes of Inspect's
+    epochs (``--epochs``)."""
 
     normalise: str = option("none", "lm-eval log-likelihoods: none (acc), chars (acc_norm: "
                             "divided by the choice's length in characters) or bytes "
                             "(acc_bytes).", stages=("score",), kw_only=True)
+    filter_name: str | None = option(None, "lm-eval samples scored under several filters "
+                                     "(strict-match, flexible-extract, ...): the one to read "
+                                     "(none named: `score` scores each on its own).",
+                                     stages=("score",), flag="--filter", kw_only=True)
+    scorer: str | None = option(None, "Inspect logs scored by several scorers: the one whose "
+                                "verdict is read (none named: `score` scores each on its "
+                                "own).", stages=("score",), kw_only=True)
+    epochs: str = option("each", "Inspect epochs: each (one row per sample and epoch), first "
+                         "(the first epoch's), or mean (one row per sample, its epochs "
+                         "averaged).", stages=("score",), kw_only=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from ..ingest.reader import EPOCHS
+
+        if self.epochs not in EPOCHS:
+            raise ValueError(f"--epochs {self.epochs!r}: choose from {', '.join(EPOCHS)}")
 
 
 def spec_of(field: dataclasses.Field) -> OptionSpec:

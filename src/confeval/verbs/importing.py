@@ -20,10 +20,12 @@ def importable() -> list[str]:
 
 def import_file(path: str | Path, suite: str, from_format: str = "auto",
                 normalise: str = "none", *, data: str | None = None,
-                levels: tuple[int, ...] = (1, 2, 3, 4, 5)) -> tuple[Any, dict]:
+                levels: tuple[int, ...] = (1, 2, 3, 4, 5), filter_name: str | None = None,
+                scorer: str | None = None, epochs: str = "each") -> tuple[Any, dict]:
     """(the usable rows of ``path`` in ``suite``'s layout, the counts ``{n_read, n_used,
-    excluded}``); a file of no known format, or one the suite has no layout for, is one
-    :class:`ValueError` naming the file."""
+    excluded}``; every lm-eval filter and Inspect scorer unless ``filter_name`` or ``scorer``
+    names one, each row naming its own); a file of no known format, or one the suite has no
+    layout for, is one :class:`ValueError` naming the file."""
     from ..ingest import import_records
 
     if suite not in importable():
@@ -36,4 +38,5 @@ def import_file(path: str | Path, suite: str, from_format: str = "auto",
 
     with load_layout_error():
         return import_records(path, SUITES[suite].layout(), from_format, normalise,
-                              data=data, levels=levels)
+                              data=data, levels=levels, filter_name=filter_name,
+                              scorer=scorer, epochs=epochs)

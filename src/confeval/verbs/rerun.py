@@ -58,8 +58,10 @@ def _scoring_metrics(config: dict) -> dict:
         if cmd.together:
             groups.append(found)
             continue
-        # the results are named by the paths as given, as the run named them
-        results[" vs ".join(paths)] = cmd.score(found, options)
+        # the results are named by the paths as given (or, for one filter or scorer of a
+        # file, by its name), as the run named them
+        name = given.get("name") if isinstance(given.get("name"), str) else " vs ".join(paths)
+        results[name] = cmd.score(found, options)
     if cmd.together:
         results[cmd.together] = cmd.score(groups, options)
     if config.get("extra") and cmd.finish is not None:

@@ -25,7 +25,7 @@ from ..suites.base import ScoringCommand, Suite
 from ..suites.options import build, options_for_input, to_json
 
 __all__ = ["Scored", "check_unchanged", "input_name", "load", "load_layout_error", "score_inputs",
-           "scoring_command", "scoring_commands", "scoring_config"]
+           "scoring_command", "scoring_commands", "scoring_config", "variant_name"]
 
 
 def scoring_commands() -> Registry[ScoringCommand]:
@@ -72,12 +72,15 @@ def input_name(paths: Sequence[Path]) -> str:
 @dataclasses.dataclass
 class Scored:
     """What a scoring command computed: each input's results (by input name), the options each
-    was scored with, the run folder's ``run.json`` config and its section."""
+    was scored with, the run folder's ``run.json`` config and its section; ``not_scored``:
+    the filters or scorers of a file that could not be scored (by name: why), where the
+    file's others were."""
 
     results: dict[str, dict]
     used: dict[str, dict]
     config: dict
     section: dict
+    not_scored: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def metrics(self) -> dict:
         """The folder's ``metrics.json``: the command's one section."""
@@ -106,11 +109,14 @@ def score_inputs(command: ScoringCommand, inputs: Sequence[Sequence[str | Path]]
     what = f"confeval {command.command}"
     results: dict[str, dict] = {}
     used: dict[str, dict] = {}
+    scored: list[tuple[list[Path], str]] = []
+    not_scored: dict[str, str] = {}
     with load_layout_error():
         if command.together:
             options = build(command.Options, values, what=what)
             results[command.together] = command.score(inputs, options)
             used = {input_name(paths): to_json(options) for paths in inputs}
+            scored = [(paths, input_name(paths)) for paths in inputs]
         for paths in inputs if not command.together else ():
             name = input_name(paths)
             options = options_for_input(command.Options, paths[0], values, explicit,
@@ -119,8 +125,10 @@ def score_inputs(command: ScoringCommand, inputs: Sequence[Sequence[str | Path]]
             if command.progress and progress is not None:
                 kwargs["progress"] = lambda done, total, n=paths[0].name: progress(n, done,
                                                                                     total)
-            results[name] = command.score(paths, options, **kwargs)
-            used[name] = to_json(options)
+            for each, each_options in _variants(command, paths, options, name, kwargs,
+                                                results, not_scored):
+                used[each] = to_json(each_options)
+                scored.append((paths, each))
             if step is not None:
                 step(paths[0].name)
     more: dict[str, Any] = {}
@@ -128,25 +136,85 @@ def score_inputs(command: ScoringCommand, inputs: Sequence[Sequence[str | Path]]
         options = build(command.Options, values, what=what)
         command.finish(results, extra, options)
         more = {"extra": extra, "extra_options": to_json(options)}
-    config = scoring_config(command, inputs, used, **more)
-    return Scored(results, used, config, command.section(results))
+    read = {name: {k: v for k, v in (res.get("notes") or {}).items()
+                   if k in ("filter", "scorer")}
+            for name, res in results.items() if isinstance(res, dict)}
+    config = scoring_config(command, inputs, used, scored=scored, read=read, **more)
+    return Scored(results, used, config, command.section(results), not_scored)
+
+
+def variant_name(name: str, kind: str, variant: str) -> str:
+    """The result name of one filter or scorer of an input: ``NAME (scorer match)``."""
+    return f"{name} ({kind} {variant})"
+
+
+def _variants(command: ScoringCommand, paths: list[Path], options: Any, name: str,
+              kwargs: dict, results: dict, not_scored: dict) -> list[tuple[str, Any]]:
+    """Score one input into ``results``: as it is, or — a file of several lm-eval filters or
+    Inspect scorers, none named — each filter or scorer on its own, its result named by it
+    (:func:`variant_name`) and its options naming it, never pooled. A filter or scorer that
+    cannot be scored (a grader that graded nothing) is ``not_scored`` with its one-line
+    reason, where the file's others are; none can: the first reason is the error. Returns
+    (result name, options) of each scored."""
+    from ..ingest import SeveralVariants
+
+    try:
+        results[name] = command.score(paths, options, **kwargs)
+        return [(name, options)]
+    except SeveralVariants as several:
+        if command.n_files != 1:
+            raise
+        done: list[tuple[str, Any]] = []
+        failed: dict[str, ValueError] = {}
+        for variant in several.names:
+            each = variant_name(name, several.variants.kind, variant)
+            each_options = dataclasses.replace(options, **{several.variants.option: variant})
+            try:
+                results[each] = command.score(paths, each_options, **kwargs)
+            except SeveralVariants:
+                raise
+            except ValueError as exc:
+                failed[each] = exc
+                continue
+            done.append((each, each_options))
+        if not done:
+            messages = {str(exc) for exc in failed.values()}
+            first = str(next(iter(failed.values())))
+            raise ValueError(first + (f" (so under each of its {len(failed)} "
+                                      f"{several.variants.kind}s: "
+                                      f"{', '.join(several.names)})"
+                                      if len(messages) == 1 else "")) from None
+        not_scored.update({k: str(v).removeprefix(f"{paths[0]}: ")
+                           for k, v in failed.items()})
+        return done
 
 
 def scoring_config(command: ScoringCommand, inputs: Sequence[Sequence[Path]],
-                   options: Mapping[str, dict], **extra: Any) -> dict:
+                   options: Mapping[str, dict], *,
+                   scored: Sequence[tuple[Sequence[Path], str]] | None = None,
+                   read: Mapping[str, dict] | None = None, **extra: Any) -> dict:
     """The ``run.json`` config of a scoring command: the working directory the paths are
     relative to, every input as given (``path``: one file, or the list of files scored
     together), its SHA-256, every option it was scored with, the columns each column glob
     matched (``resolved``) and the SHA-256 of files named by options (what ``confeval rerun``
-    needs to repeat it)."""
+    needs to repeat it). ``scored``: (paths, result name) of each result, where one input
+    gave several (each lm-eval filter, each Inspect scorer: an entry each, with its ``name``
+    and its options naming the filter or scorer); ``read``: by result name, the filter or
+    scorer of another tool's file that was read (``{"scorer": "match"}``), named in the
+    entry even where the file has only that one."""
     entries = []
-    for paths in inputs:
-        used = options[input_name(paths)]
+    for paths, name in scored if scored is not None else \
+            [(paths, input_name(paths)) for paths in inputs]:
+        used = options[name]
         entry: dict[str, Any] = {
             "path": str(paths[0]) if len(paths) == 1 else [str(p) for p in paths],
             "sha256": file_sha256(paths[0]) if len(paths) == 1 else
             [file_sha256(p) for p in paths],
             "options": used}
+        if name != input_name(paths):
+            entry["name"] = name
+        if read and read.get(name):
+            entry["read"] = read[name]
         resolved = _resolved_globs(paths[0], used)
         if resolved:
             entry["resolved"] = resolved

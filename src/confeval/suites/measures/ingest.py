@@ -23,4 +23,4 @@ def lm_eval_rows(sample, normalise: str) -> list[dict]:
 
 
 LAYOUT = Layout({"lm-eval": lm_eval_rows}, key="question_id", what="measures records",
-                aligns=False)
+                aligns=False, verdicts=False)

@@ -50,15 +50,52 @@ def _check_ingested_columns(rs: RecordSet, columns: tuple[str, str]) -> None:
                      f"holding one with {flag} (numeric columns: {', '.join(numeric) or 'none'})")
 
 
+def tool_accuracy(rs: RecordSet, correct_col: str) -> dict | None:
+    """The accuracy the tool itself reports for another tool's file, over every row with a
+    verdict (those a confidence is missing for included): lm-eval's mean of the per-sample
+    metric, Inspect's mean over samples of the mean over their epochs (its default reducer;
+    an unscored epoch left out, as Inspect leaves it out). None for confeval's own records."""
+    import numpy as np
+    import pandas as pd
+
+    if rs.fmt is None or correct_col not in rs.frame.columns:
+        return None
+    values = pd.to_numeric(rs.frame[correct_col], errors="coerce").to_numpy(np.float64)
+    keep = rs.mask & np.isfinite(values)
+    if not keep.any():
+        return None
+    if "epoch" in rs.frame.columns and "doc_id" in rs.frame.columns:
+        per_sample = pd.Series(values[keep]).groupby(
+            rs.frame["doc_id"].astype(str).to_numpy()[keep]).mean()
+        return {"value": float(per_sample.mean()), "n_samples": int(per_sample.size),
+                "n_verdicts": int(keep.sum())}
+    return {"value": float(values[keep].mean()), "n_samples": int(keep.sum()),
+            "n_verdicts": int(keep.sum())}
+
+
 def score_confidence(rs: RecordSet, options: ConfidenceOptions, *,
                      progress: Callable[[int, int], None] | None = None) -> dict:
     """``confeval score`` on one input's records:
-    :func:`~confeval.evaluate.score_confidence_records` with the options."""
+    :func:`~confeval.evaluate.score_confidence_records` with the options; for another tool's
+    file, with ``tool_accuracy`` (:func:`tool_accuracy`) and the confidence read named
+    (``confidence_column``). A warning of the metrics (an AUROC undefined) names the input."""
+    import warnings
+
     from ...evaluate import score_confidence_records
 
     confidence_col, correct_col = columns(rs, options)
-    return score_confidence_records(
-        rs, confidence_col, correct_col, any_confidence=options.any_confidence,
-        confidence_scale=options.confidence_scale, n_bins=options.n_bins,
-        rce_bins=options.rce_bins, n_resamples=options.bootstrap, seed=options.seed,
-        progress=progress)
+    told = tool_accuracy(rs, correct_col)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = score_confidence_records(
+            rs, confidence_col, correct_col, any_confidence=options.any_confidence,
+            confidence_scale=options.confidence_scale, n_bins=options.n_bins,
+            rce_bins=options.rce_bins, n_resamples=options.bootstrap, seed=options.seed,
+            progress=progress)
+    for message in dict.fromkeys((str(w.message), w.category) for w in caught):
+        warnings.warn(f"{rs.source}: {message[0]}", message[1], stacklevel=2)
+    if told is not None:
+        result["tool_accuracy"] = told
+    if rs.fmt is not None:
+        result["confidence_column"] = confidence_col
+    return result

@@ -33,7 +33,12 @@ def lm_eval_rows(sample, normalise: str) -> list[dict]:
     return [row]
 
 
-def inspect_rows(sample, normalise: str) -> list[dict]:
+def inspect_rows(sample, normalise: str) -> list[dict] | str:
+    if not sample.letters:
+        return "inspect_no_choices"
+    if sample.letter_logprobs is None:
+        return ("inspect_no_logprobs" if sample.extra.get("logprobs") == "none"
+                else "inspect_no_letter_in_top_logprobs")
     row: dict[str, Any] = {"doc_id": sample.doc_id, "epoch": sample.epoch,
                            "answer": sample.target, "n_missing": sample.n_missing,
                            "gold_in_top_logprobs": int(sample.target not in sample.missing)}
@@ -53,4 +58,4 @@ def openai_rows(answered, normalise: str) -> list[dict] | str:
 
 
 LAYOUT = Layout({"lm-eval": lm_eval_rows, "inspect": inspect_rows, "openai": openai_rows},
-                what="sets records")
+                what="sets records", verdicts=False)
