@@ -75,10 +75,16 @@ def _numbers(res: Mapping[str, Any], kind: str) -> str:
             ["threshold (answer if confidence ≥)", fmt(res.get("threshold"), 6)],
             [f"certified bound (a batch of {res['batch']:,})" if res.get("batch")
              else "certified bound", fmt(res.get("bound"))],
-            ["best achievable bound", fmt(res.get("best_achievable_bound"))],
             ["calibration items", f"{res['n_calibration']:,}"],
             ["calibration answered", f"{cal['answered']:,}" if cal else "–"],
             ["calibration risk", fmt(cal.get("risk"))]]
+    where = res.get("best_achievable")
+    if res.get("threshold") is None and res.get("best_achievable_bound") is not None:
+        # nothing certified: the lowest bound this method reached, and where (its sentence)
+        rows.insert(6, ["lowest bound the method reached", fmt(res["best_achievable_bound"])])
+        if where:
+            rows.insert(7, ["… at confidence ≥ (answered)",
+                            f"{fmt(where['threshold'], 6)} ({where['answered']:,})"])
     if test:
         rows += [["test items", f"{test['n']:,}"], ["test answer rate", fmt(test["coverage"])],
                  ["test risk", fmt(test.get("risk"))]]
