@@ -638,3 +638,27 @@ def test_apply_of_a_policy_certifying_nothing_warns(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "answer 0, abstain 2,000" in captured.out
     assert f"warning: {policy} certifies no threshold: every record abstains" in captured.err
+
+
+def test_the_report_of_nothing_certified_marks_where_the_method_stopped(tmp_path, capsys,
+                                                                         monkeypatch):
+    """With no threshold, the section's table gives the lowest bound the method reached and
+    where, and its figure marks that point (answer rate, bound) instead of a certified one."""
+    from confeval.report.sections import guarantee as section
+
+    path = _readme_judge(tmp_path)
+    assert main(["guarantee", str(path), "-c", "confidence", "-y", "correct", "--target",
+                 "0.1", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    drawn = {}
+
+    def figure(curve, **kwargs):
+        drawn.update(kwargs)
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(section, "guarantee_figure", figure)
+    html = section.render_guarantee({"results": {"judge.csv": g}})
+    where = g["best_achievable"]
+    assert drawn["chosen"] is None
+    assert drawn["stopped"] == (where["answered"] / 2000, g["best_achievable_bound"])
+    assert "lowest bound the method reached" in html and f"({where['answered']:,})" in html

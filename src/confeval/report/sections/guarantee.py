@@ -32,9 +32,13 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
         if res.get("threshold") is not None and res.get("calibration"):
             chosen = (res["calibration"]["answered"] / res["n_calibration"], res["bound"])
         test = res.get("test")
+        where, stopped = res.get("best_achievable"), None
+        if res.get("threshold") is None and where and res.get("best_achievable_bound") \
+                is not None and res.get("n_calibration"):
+            stopped = (where["answered"] / res["n_calibration"], res["best_achievable_bound"])
         parts.append(chart(
             f"risk-coverage of {name}", guarantee_figure, curve, target=res["target"],
-            chosen=chosen,
+            chosen=chosen, stopped=stopped,
             test=(test["coverage"], test["risk"]) if test and test.get("risk") is not None
             else None, risk_label=_RISK[kind]))
     splits = res.get("splits")
