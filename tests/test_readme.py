@@ -55,6 +55,8 @@ def test_the_examples_that_need_no_data_or_model_run(tmp_path, monkeypatch, caps
     (tmp_path / "tests").symlink_to(ROOT / "tests")
     ran = []
     for line in _examples():
+        if line.startswith("source .venv/bin/activate"):
+            continue   # the install's environment: here confeval is called in-process
         if re.match(r"[A-Z]+=", line) or "$" in line or " run " in line:
             continue   # the shared data (../shared/data) or a live model
         for command in line.split(" && "):
@@ -76,3 +78,16 @@ def test_the_examples_that_need_no_data_or_model_run(tmp_path, monkeypatch, caps
                  "0.1", "--json"]) == 0
     said = json.loads(capsys.readouterr().out)["guarantee"]
     assert said["threshold"] is None and "stops at its first threshold" in said["guarantee"]
+
+
+def test_confeval_is_on_the_path_before_it_is_called():
+    """The install puts confeval in .venv/bin: the README's examples and the getting-started
+    page activate that environment before their first bare `confeval` command."""
+    from tests.cli.test_docs_commands import blocks, commands
+
+    for page in (README, ROOT / "docs" / "getting-started.md"):
+        lines = [line for language, code in blocks(page.read_text(encoding="utf-8"))
+                 if language == "bash" for line in commands(code)]
+        first = next(k for k, line in enumerate(lines) if line.startswith("confeval "))
+        assert any(line.startswith("source .venv/bin/activate") for line in lines[:first]), \
+            page.name

