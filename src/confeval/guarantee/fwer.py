@@ -81,8 +81,9 @@ def fwer_levels(p: np.ndarray, tested: np.ndarray, delta: float, method: str,
 
 
 def reachable(p: np.ndarray, tested: np.ndarray, method: str, starts: int = 1) -> np.ndarray:
-    """The tested hypotheses ``method`` tests first whatever the outcome — where the best
-    bound this data can certify is found when nothing is rejected: a fixed sequence's walk
+    """The tested hypotheses ``method`` tests first whatever the outcome — where the lowest
+    bound the procedure reached is sought when nothing is rejected (what it did, not what
+    another procedure might certify on the same data): a fixed sequence's walk
     starts (the rest are tested only after a rejection), for Bonferroni every tested one, for
     Holm the one of the smallest p-value (at ``delta / m``, where Holm begins; nothing
     rejected means it failed)."""

@@ -127,12 +127,18 @@ class LTTResult:
     tested: np.ndarray
     rejected: np.ndarray
     best_bound: float | None
-    """The bound at the certified threshold; with none, the best bound the procedure could
-    certify on this data (at the thresholds it tests first, at their levels: above the target
-    then), None when no threshold answers enough items to be tested."""
+    """The bound at the certified threshold; with none, the lowest bound the procedure reached
+    on this data (at the thresholds it tests first whatever the outcome, each at its level:
+    above the target then), None when no threshold answers enough items to be tested."""
     batch: int | None = None
     """The promise is on a new batch of this many items (:mod:`.batch`); ``p_values`` then
     hold each threshold's batch failure bound G (NaN where not computed)."""
+    best_at: int | None = None
+    """With no threshold certified: the candidate where ``best_bound`` was reached."""
+    best_level: float | None = None
+    """... and the level it was tested at (delta, or delta divided by the procedure's count)."""
+    n_first: int = 0
+    """How many thresholds the procedure tested first (where ``best_bound`` was sought)."""
 
     def to_dict(self) -> dict:
         i = None if self.threshold is None else int(np.flatnonzero(
@@ -142,7 +148,20 @@ class LTTResult:
                 "n_tested": int(self.tested.sum()), "n_rejected": int(self.rejected.sum()),
                 "calibration": None if i is None else {
                     "risk": float(self.risk[i]), "answered": int(self.answered[i])},
-                "best_achievable_bound": self.best_bound, "batch": self.batch}
+                "best_achievable_bound": self.best_bound, "batch": self.batch,
+                "best_achievable": self._best()}
+
+    def _best(self) -> dict | None:
+        """Where the procedure reached its lowest bound, when it certified nothing: the
+        threshold, its answered count and calibration risk, the level it was tested at, and
+        how many thresholds were tested first."""
+        if self.threshold is not None or self.best_at is None:
+            return None
+        k = self.best_at
+        risk = self.risk[k]
+        return {"threshold": float(self.candidates[k]), "answered": int(self.answered[k]),
+                "risk": None if not np.isfinite(risk) else float(risk),
+                "level": self.best_level, "n_tested_first": int(self.n_first)}
 
 
 def _candidates(conf: np.ndarray, max_candidates: int) -> np.ndarray:
@@ -218,10 +237,15 @@ def ltt_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
                                      binary=binary) for k in i])
 
     idx = np.flatnonzero(rejected)
-    if not idx.size:   # how far this n and delta could go, by this procedure
+    if not idx.size:   # how far this n and delta went, by this procedure
         first = np.flatnonzero(reachable(p, tested, fwer, starts))
-        best = float(np.min(bound_at(first))) if first.size else None
-        return LTTResult(None, None, cands, p, risk, answered, tested, rejected, best)
+        if not first.size:
+            return LTTResult(None, None, cands, p, risk, answered, tested, rejected, None)
+        bounds = bound_at(first)
+        k = int(first[np.argmin(bounds)])
+        return LTTResult(None, None, cands, p, risk, answered, tested, rejected,
+                         float(bounds.min()), best_at=k, best_level=float(levels[k]),
+                         n_first=int(first.size))
     i = int(idx.max())   # the lowest rejected threshold (candidates run high to low)
     bound = float(bound_at(np.array([i]))[0])
     return LTTResult(float(cands[i]), bound, cands, p, risk, answered, tested, rejected, bound)
@@ -255,10 +279,12 @@ def _clustered_ltt(conf, y, groups, cands, target, delta, fwer, starts) -> LTTRe
         bounds[at] = clustered_bound(answered[at], errors[at], squares[at], float(level))
     idx = np.flatnonzero(rejected)
     if not idx.size:
-        first = reachable(p, tested, fwer, starts)
-        best = float(np.min(bounds[first])) if first.any() else None
+        first = np.flatnonzero(reachable(p, tested, fwer, starts))
+        k = int(first[np.argmin(bounds[first])]) if first.size else None
         return LTTResult(None, None, cands, p, risk, answered.astype(np.int64), tested,
-                         rejected, best)
+                         rejected, None if k is None else float(bounds[k]), best_at=k,
+                         best_level=None if k is None else float(levels[k]),
+                         n_first=int(first.size))
     i = int(idx.max())
     return LTTResult(float(cands[i]), float(bounds[i]), cands, p, risk,
                      answered.astype(np.int64), tested, rejected, float(bounds[i]))
@@ -318,9 +344,14 @@ def _batch_ltt(conf, y, cands, target, delta, fwer, starts, m, binary) -> LTTRes
         sample = order[list(walk_starts(order.size, walks))] if fwer == "fixed-sequence" \
             else order[np.unique(np.linspace(0, order.size - 1, 50).astype(int))] \
             if order.size else order
-        best = float(bound_at(sample).min()) if sample.size else None
-        return LTTResult(None, None, cands, failure, risk, answered, tested, rejected, best,
-                         batch=int(m))
+        if not sample.size:
+            return LTTResult(None, None, cands, failure, risk, answered, tested, rejected,
+                             None, batch=int(m))
+        bounds = bound_at(sample)
+        k = int(sample[np.argmin(bounds)])
+        return LTTResult(None, None, cands, failure, risk, answered, tested, rejected,
+                         float(bounds.min()), batch=int(m), best_at=k, best_level=float(alpha),
+                         n_first=int(sample.size))
     i = int(idx.max())
     bound = float(bound_at(np.array([i]))[0])
     return LTTResult(float(cands[i]), bound, cands, failure, risk, answered, tested, rejected,

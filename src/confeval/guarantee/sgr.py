@@ -79,20 +79,23 @@ def sgr_threshold(confidence: ArrayLike, correct: ArrayLike, *, target: float, d
     k = max(1, math.ceil(math.log2(n))) if n > 1 else 1
     lo, hi = 0, n - 1                      # positions in the ascending order
     found: list[tuple[float, float, float, int]] = []
-    best = 1.0
+    best, best_at = 1.0, None
     for _ in range(k):
         mid = math.ceil((lo + hi) / 2)
         theta = ascending[mid]
         answered = n - int(np.searchsorted(ascending, theta, side="left"))   # ties included
         errors = float(wrong_desc[answered - 1])
         bound = float(binomial_upper(errors, answered, delta / k))
-        best = min(best, bound)
+        if best_at is None or bound < best:
+            best, best_at = bound, {"threshold": float(theta), "answered": answered,
+                                    "risk": errors / answered, "level": delta / k,
+                                    "n_tested_first": k}
         if bound <= target:
             found.append((float(theta), bound, errors / answered, answered))
             hi = mid
         else:
             lo = mid
     if not found:
-        return ThresholdResult(None, None, None, None, best, k)
+        return ThresholdResult(None, None, None, None, best, k, best_achievable=best_at)
     theta, bound, risk, answered = min(found)            # the lowest certified threshold
     return ThresholdResult(theta, bound, risk, answered, bound, k)

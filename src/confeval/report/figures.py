@@ -500,10 +500,13 @@ def pvalue_heatmap(table: Mapping, metric: str, alpha: float = 0.05) -> str:
 
 @_plain_text
 def guarantee_figure(curve: Mapping, *, target: float, chosen: tuple[float, float] | None,
-                     test: tuple[float, float] | None, risk_label: str) -> str:
+                     test: tuple[float, float] | None, risk_label: str,
+                     stopped: tuple[float, float] | None = None) -> str:
     """The calibration risk-coverage curve, each threshold's own upper bound (dashed), the
     target, the certified threshold (its answer rate and certified bound) and, with a split,
-    the test half's point."""
+    the test half's point; with nothing certified, ``stopped``: where the method reached its
+    lowest bound (the answer rate there and that bound, at the level it tested — above the
+    dashed curve, which corrects for nothing), and the title says none is certified."""
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     cov = np.asarray(curve["coverage"], dtype=float)
     risk = np.array([np.nan if r is None else r for r in curve["risk"]], dtype=float)
@@ -513,11 +516,16 @@ def guarantee_figure(curve: Mapping, *, target: float, chosen: tuple[float, floa
     if chosen is not None:
         ax.plot(*chosen, marker="o", ms=8, color="C3", ls="none",
                 label="certified threshold (bound)")
+    if stopped is not None:
+        ax.plot(*stopped, marker="s", ms=7, mfc="none", mew=1.8, color="C3", ls="none",
+                label="where the method stopped (its bound): none certified")
     if test is not None:
         ax.plot(*test, marker="x", ms=9, mew=2, color="C2", ls="none", label="test half")
     top = np.nanmax([np.nanmax(risk) if np.isfinite(risk).any() else 0, target]) * 1.6
     ax.set(xlabel="coverage (share answered)", ylabel=risk_label, xlim=(0, 1),
-           ylim=(0, min(1.0, max(top, 0.05))), title="Risk-coverage, certified")
+           ylim=(0, min(1.0, max(top, 0.05))),
+           title="Risk-coverage, certified" if chosen is not None or stopped is None
+           else "Risk-coverage: no threshold certified")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()

