@@ -465,7 +465,7 @@ def _accept(threshold, answered=300, n=1000, best=0.31) -> dict:
 
 def test_accept_names_the_threshold_and_answer_rate_or_that_none_is_certified():
     line = card_lines(_card(accept=_accept(0.9999941)))["accept"]
-    assert (line.number, line.reading) == ("30%", "certified")
+    assert (line.number, line.reading) == ("30%", "error <= 0.2")
     assert line.verdict == (
         "accept its score when its confidence is at least 0.999994: 300 of 1,000 items (30%) "
         "accepted, at most 0.2 of them more than 1 from the human's, with probability 0.9 "

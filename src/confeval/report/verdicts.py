@@ -973,7 +973,7 @@ def _accept_line(a: Mapping[str, Any]) -> CardLine | None:
     rate = float(a.get("answer_rate") or 0.0)
     answered = a.get("answered", 0)
     rest = "every item accepted" if answered == n else "review the rest"
-    return CardLine(f"{rate:.0%}", "certified",
+    return CardLine(f"{rate:.0%}", f"error <= {target:g}",
                     f"accept its score when its confidence is at least "
                     f"{float(a['threshold']):.6g}: {answered:,} of {n:,} items ({rate:.0%}) "
                     f"accepted, at most {target:g} of them more than {tolerance:g} from the "
