@@ -40,6 +40,14 @@ def test_three_judges_equal_intervals_score_with_the_same_split(capsys):
     assert {p["test"] for p in doc["metrics"]["lvd_coverage_adj"]["pairs"]} == {
         "mcnemar_exact"}
     assert not doc["metrics"]["naive_width_raw"]["higher_is_better"]
+    # each judge's trust card: its first interval method's raw coverage and width, ranked
+    for name in JUDGES:
+        card = doc["cards"][name]
+        for aspect, metric in (("coverage", "naive_coverage_raw"),
+                               ("interval width", "naive_width_raw")):
+            row = doc["metrics"][metric]["models"][name]
+            assert card[aspect]["metric"] == metric and card[aspect]["of"] == 3
+            assert (card[aspect]["value"], card[aspect]["rank"]) == (row["value"], row["rank"])
 
 
 def test_simulated_judges_rated_on_different_scales_are_refused(tmp_path, capsys):

@@ -15,6 +15,7 @@ from confeval.report.verdicts import (
     Z95,
     bias_half_width,
     calibration_clause,
+    card_lines,
     discrimination_clause,
     section_verdicts,
     wilson,
@@ -394,3 +395,122 @@ def test_length_slopes_against_zero():
     assert text == ("at a fixed human score its score (per 100 words) rises with length "
                     "(0.30 [0.10, 0.50]); no clear excess over the humans' own slope (0.02 "
                     "[-0.10, 0.12])")
+
+
+# ---------------------------------------------------------------- judge trust card
+
+def _card(**aspects) -> dict:
+    return {"aspects": aspects}
+
+
+def _ranking(rho_ci, tau_ci=(0.2, 0.3), rho=None, tau=0.25, n=500) -> dict:
+    rho = sum(rho_ci) / 2 if rho is None and rho_ci else (rho if rho is not None else 0.5)
+    return {"measured": True, "n": n,
+            "spearman": {"estimate": rho, "low": rho_ci and rho_ci[0],
+                         "high": rho_ci and rho_ci[1]},
+            "kendall": {"estimate": tau, "low": tau_ci and tau_ci[0],
+                        "high": tau_ci and tau_ci[1]}}
+
+
+@pytest.mark.parametrize(("rho_ci", "reading"), [
+    ((0.10, 0.39), "weak"), ((0.35, 0.45), "weak to moderate"), ((0.40, 0.69), "moderate"),
+    ((0.65, 0.75), "moderate to strong"), ((0.70, 0.90), "strong"),
+    ((0.30, 0.75), "weak to strong"), ((-0.05, 0.10), "none clear"),
+    ((-0.30, -0.10), "reversed")])
+def test_ranking_reads_the_spearman_interval_against_zero_and_the_bands(rho_ci, reading):
+    line = card_lines(_card(ranking=_ranking(rho_ci)))["ranking"]
+    assert line.reading == reading
+    assert line.number == f"{sum(rho_ci) / 2:.2f} [{rho_ci[0]:.2f}, {rho_ci[1]:.2f}]"
+    if reading in ("none clear", "reversed"):
+        assert line.verdict.startswith(("no clear ranking agreement", "orders items against"))
+    else:
+        assert line.verdict.startswith(
+            "orders items as the humans do, " + reading.replace("weak", "weakly")
+            .replace("moderate", "moderately").replace("strong", "strongly"))
+    assert "Kendall tau-b 0.25 [0.20, 0.30]; 500 items" in line.verdict
+
+
+def test_ranking_without_an_interval_gives_the_numbers_and_judges_nothing():
+    line = card_lines(_card(ranking=_ranking(None, None, rho=0.5)))["ranking"]
+    assert (line.number, line.reading) == ("0.50", "not judged")
+    assert line.verdict == ("Spearman 0.50, Kendall tau-b 0.25; 500 items; not judged (no "
+                            "interval)")
+
+
+def _scoring(coverage, width, share=0.0, n_test=1000) -> dict:
+    return {"measured": True, "method": "ordinal_aps", "target": 0.9, "n_test": n_test,
+            "seeds": [1, 2, 3], "coverage": {"mean": coverage, "std": 0.01},
+            "width": {"mean": width, "std": 0.01}, "scale_range": 4.0,
+            "uninformative_share": share}
+
+
+def test_scoring_undercovers_is_uninformative_from_half_or_covers_with_its_width():
+    lines = card_lines(_card(scoring=_scoring(0.85, 2.0)))
+    assert lines["scoring"].reading == "undercovers"   # Wilson [0.83, 0.87] below 0.9
+    line = card_lines(_card(scoring=_scoring(0.90, 3.6, share=0.5)))["scoring"]
+    assert line.reading == "uninformative"
+    assert "50% are wider than three quarters of it" in line.verdict
+    line = card_lines(_card(scoring=_scoring(0.89, 2.7, share=0.49)))["scoring"]
+    assert (line.number, line.reading) == ("2.70, 0.89", "covers")
+    assert line.verdict.startswith("its 90% intervals cover at the target, 2.70 points wide "
+                                   "on average (68% of the scale)")
+
+
+def _accept(threshold, answered=300, n=1000, best=0.31) -> dict:
+    return {"measured": True, "tolerance": 1.0, "target": 0.2, "delta": 0.1,
+            "threshold": threshold, "bound": None if threshold is None else 0.198,
+            "best_achievable_bound": best, "n_calibration": n, "answered": answered,
+            "answer_rate": answered / n}
+
+
+def test_accept_names_the_threshold_and_answer_rate_or_that_none_is_certified():
+    line = card_lines(_card(accept=_accept(0.9999941)))["accept"]
+    assert (line.number, line.reading) == ("30%", "error <= 0.2")
+    assert line.verdict == (
+        "accept its score when its confidence is at least 0.999994: 300 of 1,000 items (30%) "
+        "accepted, at most 0.2 of them more than 1 from the human's, with probability 0.9 "
+        "(bound 0.198); review the rest")
+    every = card_lines(_card(accept=_accept(0.02, answered=1000)))["accept"]
+    assert every.verdict.endswith("every item accepted")
+    none = card_lines(_card(accept=_accept(None, answered=0)))["accept"]
+    assert (none.number, none.reading) == ("–", "none certified")
+    assert "the best bound this data certifies is 0.310" in none.verdict
+
+
+def _mean(own, low=3.33, high=3.56, drawn=None) -> dict:
+    out = {"measured": True, "method": "ppi++", "estimate": 3.444, "low": low, "high": high,
+           "width": high - low, "lambda": 0.47, "level": 0.9, "judge_mean": own,
+           "n_labelled": 300, "n_unlabelled": 5416,
+           "classical": {"width": 0.256}}
+    if drawn is not None:
+        out["labels_drawn"] = {"kept": 300, "seed": 0, "human_mean_all_labelled": drawn}
+    return out
+
+
+def test_the_judges_own_mean_against_the_corrected_interval():
+    above = card_lines(_card(mean=_mean(3.805, drawn=3.425)))["mean"]
+    assert (above.number, above.reading) == ("3.44 [3.33, 3.56]", "own mean too high")
+    assert above.verdict == (
+        "its own mean 3.805 overstates the humans': the corrected mean 3.444 [3.330, 3.560] "
+        "(PPI++, 90%, 300 human labels, lambda 0.47); the judge narrows the humans-only "
+        "interval by 10%; 300 labels drawn (seed 0): the mean of all the human scores, "
+        "3.425, is inside it")
+    assert card_lines(_card(mean=_mean(3.2)))["mean"].reading == "own mean too low"
+    # an own mean on the interval's end is within it
+    assert card_lines(_card(mean=_mean(3.56)))["mean"].reading == "own mean agrees"
+    outside = card_lines(_card(mean=_mean(3.5, drawn=3.6)))["mean"].verdict
+    assert outside.endswith("3.600, is outside it")
+
+
+def test_a_card_says_plainly_what_it_did_not_measure_and_sums_up_the_rest():
+    card = _card(ranking=_ranking((0.33, 0.38), rho=0.36),
+                 reruns={"measured": False, "why": "give the judge's reruns: --reruns FILE"},
+                 position={"measured": False, "why": "give a pairwise file: --pairs FILE"})
+    lines = card_lines(card)
+    assert lines["reruns"].verdict == ("not measured: give the judge's reruns: --reruns "
+                                       "FILE")
+    assert VERDICTS["judge_card"](card) == (
+        "ranking: weak (Spearman 0.36 [0.33, 0.38]); not measured: rerun stability and "
+        "position bias")
+    assert section_verdicts({"kind": "judge_card", "results": {"j": card}}) == {
+        "j": VERDICTS["judge_card"](card)}

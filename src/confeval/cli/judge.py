@@ -11,7 +11,7 @@ import typer
 
 from ..runs import check_output_folder
 from ..verbs.judge import COMMAND, JudgeMeanOptions
-from . import judge_tests
+from . import judge_card, judge_tests
 from ._common import ForceOpt, JsonOpt, OutOpt, err, group, out, print_json, write_run
 from ._options import Given, with_options
 
@@ -20,7 +20,8 @@ __all__ = ["app", "mean"]
 app = group("Can this judge be trusted? `confeval judge mean FILE`: the mean human score of "
             "all items, corrected for the judge's error (PPI, PPI++); `judge reruns`: how much "
             "its scores change when asked again; `judge position`, `judge length`: whether "
-            "it prefers the first answer shown, or the longer one.")
+            "it prefers the first answer shown, or the longer one; `judge card`: all of it "
+            "on one page, what the judge can be trusted for.")
 
 FileArg = Annotated[Path, typer.Argument(
     metavar="FILE", help="Records (.csv, .csv.gz, .tsv, .jsonl, .jsonl.gz, .parquet): a judge "
@@ -82,3 +83,4 @@ def mean(given: Given, file: FileArg, as_json: JsonOpt = False, out_dir: OutOpt 
 
 app.command("mean")(with_options(JudgeMeanOptions, "score")(mean))
 judge_tests.register(app)
+judge_card.register(app)

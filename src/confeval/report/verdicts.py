@@ -868,6 +868,245 @@ def judge_length_verdict(result: Mapping[str, Any]) -> str | None:
     return "; ".join(c for c in clauses if c) or None
 
 
+# ---------------------------------------------------------------- judge trust card
+
+CARD_LABELS = {"ranking": "ranking", "scoring": "per-item scores",
+               "accept": "accept/abstain", "mean": "the mean", "reruns": "rerun stability",
+               "position": "position bias", "length": "length bias"}
+"""The card's aspects, in its order, as it names them."""
+
+CARD_METRICS = {"ranking": "Spearman", "scoring": "width, coverage",
+                "accept": "accepted", "mean": "mean", "reruns": "alpha",
+                "position": "first slot", "length": "slope"}
+"""The number each aspect shows (:attr:`CardLine.number`)."""
+
+RANKING_BANDS = (0.4, 0.7)
+"""Spearman's rho below the first is a weak ranking agreement, from it to the second
+moderate, from the second on strong (the usual reading of a correlation's size); a 95%
+interval across a band's edge is said as a span ("weak to moderate")."""
+
+_STRENGTH = ("weak", "moderate", "strong")
+
+
+@dataclass(frozen=True)
+class CardLine:
+    """One aspect of a judge's card: the number behind it (with its interval), a few words
+    that read it, and the verdict sentence."""
+
+    number: str
+    reading: str
+    verdict: str
+
+
+def _band(value: float) -> int:
+    return sum(value >= edge for edge in RANKING_BANDS)
+
+
+def _ranking_line(a: Mapping[str, Any]) -> CardLine | None:
+    rho = _value((a.get("spearman") or {}).get("estimate"))
+    tau = _value((a.get("kendall") or {}).get("estimate"))
+    if rho is None or tau is None:
+        return CardLine("–", "undefined", "Spearman and Kendall undefined: the judge's or "
+                                          "the humans' scores do not vary")
+    rho_ci = _share_with_ci(a["spearman"], "estimate")[1]
+    tau_ci = _share_with_ci(a["kendall"], "estimate")[1]
+    numbers = (f"Spearman {_num(rho)}{_span(rho_ci)}, Kendall tau-b {_num(tau)}"
+               f"{_span(tau_ci)}; {a.get('n', 0):,} items")
+    number = f"{_num(rho)}{_span(rho_ci)}"
+    if rho_ci is None:
+        return CardLine(number, "not judged", f"{numbers}; not judged (no interval)")
+    where = _against(rho_ci, 0.0)
+    if where == "below":
+        return CardLine(number, "reversed", f"orders items against the humans ({numbers})")
+    if where == "within":
+        return CardLine(number, "none clear", f"no clear ranking agreement with the humans "
+                                              f"({numbers})")
+    low, high = _band(rho_ci[0]), _band(rho_ci[1])
+    strength = _STRENGTH[low] if low == high else f"{_STRENGTH[low]} to {_STRENGTH[high]}"
+    how = f"{_STRENGTH[low]}ly" if low == high else \
+        f"{_STRENGTH[low]}ly to {_STRENGTH[high]}ly"
+    return CardLine(number, strength, f"orders items as the humans do, {how} ({numbers})")
+
+
+def _scoring_line(a: Mapping[str, Any]) -> CardLine | None:
+    coverage, width = _value(a.get("coverage")), _value(a.get("width"))
+    target, n_test = _value(a.get("target")), a.get("n_test")
+    if coverage is None or width is None or target is None or not isinstance(n_test, int):
+        return None
+    span, share = _value(a.get("scale_range")), _value(a.get("uninformative_share"))
+    level = f"{target:.0%}"
+    seeds = a.get("seeds") or []
+    where = _coverage_status(coverage, target, max(n_test, 1))
+    splits = f"{len(seeds)} split{'s' if len(seeds) != 1 else ''}"
+    numbers = (f"{a.get('method')}, {splits}: coverage {_num(coverage)} of {n_test:,} test "
+               "items each")
+    width_text = f"mean width {_num(width)}" + (f" of a {span:g}-point range" if span else "")
+    number = f"{_num(width)}, {_num(coverage)}"
+    if where == "below":
+        return CardLine(number, "undercovers", f"its {level} intervals cover less than "
+                        f"promised: per-item intervals cannot be relied on ({numbers}, "
+                        f"{width_text})")
+    if share is not None and share >= UNINFORMATIVE_SHARE:
+        return CardLine(number, "uninformative", f"its {level} intervals cover only by "
+                        f"spanning the scale: {share:.0%} are wider than three quarters of it, "
+                        f"so a single score says little ({numbers}, {width_text})")
+    of = "" if not span else f" ({width / span:.0%} of the scale)"
+    return CardLine(number, "covers", f"its {level} intervals cover {_AT_TARGET[where]} the "
+                    f"target, {_num(width)} points wide on average{of}: trust a single score "
+                    f"only as such a range ({numbers})")
+
+
+def _accept_line(a: Mapping[str, Any]) -> CardLine | None:
+    target, tolerance = _value(a.get("target")), _value(a.get("tolerance"))
+    n = a.get("n_calibration")
+    if target is None or tolerance is None or not isinstance(n, int):
+        return None
+    delta = _value(a.get("delta"))
+    odds = "" if delta is None else f", with probability {1 - delta:g}"
+    if a.get("threshold") is None:
+        best = _value(a.get("best_achievable_bound"))
+        said = "" if best is None else f"; the best bound this data certifies is {_num3(best)}"
+        return CardLine("–", "none certified",
+                        f"no confidence threshold certifies at most {target:g} of accepted "
+                        f"scores more than {tolerance:g} from the human's{odds} ({n:,} items"
+                        f"{said}): review every score")
+    rate = float(a.get("answer_rate") or 0.0)
+    answered = a.get("answered", 0)
+    rest = "every item accepted" if answered == n else "review the rest"
+    return CardLine(f"{rate:.0%}", f"error <= {target:g}",
+                    f"accept its score when its confidence is at least "
+                    f"{float(a['threshold']):.6g}: {answered:,} of {n:,} items ({rate:.0%}) "
+                    f"accepted, at most {target:g} of them more than {tolerance:g} from the "
+                    f"human's{odds} (bound {_num3(float(a['bound']))}); {rest}")
+
+
+def _mean_line(a: Mapping[str, Any]) -> CardLine | None:
+    estimate, own = _value(a.get("estimate")), _value(a.get("judge_mean"))
+    if estimate is None or own is None:
+        return None
+    low, high = _value(a.get("low")), _value(a.get("high"))
+    level = _value(a.get("level")) or 0.9
+    n = a.get("n_labelled", 0)
+    if low is None or high is None:
+        return CardLine(_num(estimate), "not judged", f"the mean {_num3(estimate)} has no "
+                        f"interval ({a.get('note') or 'no variance'}); its own mean "
+                        f"{_num3(own)}")
+    interval = f"{_num3(estimate)} [{_num3(low)}, {_num3(high)}]"
+    if a.get("method") == "classical":
+        what = f"the humans' mean of {n:,} items, {interval} ({level:.0%})"
+    else:
+        what = (f"the corrected mean {interval} (PPI++, {level:.0%}, {n:,} human labels, "
+                f"lambda {_num(float(a.get('lambda') or 0))})")
+    where = "above" if own > high else "below" if own < low else "within"
+    reading = {"above": "own mean too high", "below": "own mean too low",
+               "within": "own mean agrees"}[where]
+    head = {"above": f"its own mean {_num3(own)} overstates the humans': {what}",
+            "below": f"its own mean {_num3(own)} understates the humans': {what}",
+            "within": f"its own mean {_num3(own)} agrees with {what}"}[where]
+    classical = a.get("classical") or {}
+    if a.get("method") == "ppi++" and _value(classical.get("width")) and \
+            _value(a.get("width")) is not None:
+        gain = 1 - float(a["width"]) / float(classical["width"])
+        head += (f"; the judge narrows the humans-only interval by {gain:.0%}" if gain > 0
+                 else "; the judge does not narrow the humans-only interval")
+    drawn = a.get("labels_drawn")
+    if drawn:
+        truth = _value(drawn.get("human_mean_all_labelled"))
+        if truth is not None:
+            inside = "inside" if low <= truth <= high else "outside"
+            head += (f"; {drawn.get('kept', 0):,} labels drawn (seed {drawn.get('seed')}): the "
+                     f"mean of all the human scores, {_num3(truth)}, is {inside} it")
+    elif a.get("method") == "classical":
+        head += "; every item has a human score, so nothing is corrected"
+    return CardLine(f"{_num(estimate)} [{_num(low)}, {_num(high)}]", reading, head)
+
+
+def _reruns_line(a: Mapping[str, Any]) -> CardLine | None:
+    verdict = judge_reruns_verdict(a)
+    flipping = a.get("items_flipping") or {}
+    if verdict is None or not _defined(flipping.get("share")):
+        return None
+    alpha = a.get("alpha") or {}
+    value = _value(alpha.get("estimate"))
+    number = "–" if value is None else \
+        f"{_num(value)}{_span(_share_with_ci(alpha, 'estimate')[1])}"
+    reading = "stable" if flipping.get("count") == 0 else \
+        f"{float(flipping['share']):.0%} of items change"
+    return CardLine(number, reading, verdict)
+
+
+def _position_line(a: Mapping[str, Any]) -> CardLine | None:
+    verdict = judge_position_verdict(a)
+    first = a.get("first_slot") or {}
+    if verdict is None:
+        return None
+    if first.get("share") is None:
+        return CardLine("–", "no information", verdict)
+    share, ci = _share_with_ci(first)
+    reading = "not judged" if ci is None else {
+        "above": "prefers first", "below": "prefers second",
+        "within": "no clear preference"}[_against(ci, 0.5)]
+    return CardLine(f"{_num(share)}{_span(ci)}", reading, verdict)
+
+
+def _length_line(a: Mapping[str, Any]) -> CardLine | None:
+    verdict = judge_length_verdict(a)
+    slope = a.get("judge_slope_at_fixed_human") or {}
+    value = _value(slope.get("estimate"))
+    if verdict is None or value is None:
+        return None
+    ci = _share_with_ci(slope, "estimate")[1]
+    reading = "not judged" if ci is None else {
+        "above": "favours longer", "below": "favours shorter",
+        "within": "no clear effect"}[_against(ci, 0.0)]
+    return CardLine(f"{_num(value)}{_span(ci)}", reading, verdict)
+
+
+_CARD_RULES: dict[str, Callable[[Mapping[str, Any]], CardLine | None]] = {
+    "ranking": _ranking_line, "scoring": _scoring_line, "accept": _accept_line,
+    "mean": _mean_line, "reruns": _reruns_line, "position": _position_line,
+    "length": _length_line}
+
+
+def card_lines(card: Mapping[str, Any]) -> dict[str, CardLine]:
+    """Every aspect of a judge's card (``confeval judge card``) as a :class:`CardLine`, in the
+    card's order: an aspect not measured says so and why; one whose numbers are missing
+    is left out."""
+    aspects = card.get("aspects") or {}
+    out = {}
+    for aspect in CARD_LABELS:
+        found = aspects.get(aspect)
+        if not isinstance(found, Mapping):
+            continue
+        if not found.get("measured"):
+            out[aspect] = CardLine("–", "not measured",
+                                   f"not measured: {found.get('why') or 'no data'}")
+            continue
+        line = _CARD_RULES[aspect](found)
+        if line is not None:
+            out[aspect] = line
+    return out
+
+
+def card_verdicts(card: Mapping[str, Any]) -> dict[str, str]:
+    """{aspect: verdict sentence} of a judge's card (:func:`card_lines`)."""
+    return {aspect: line.verdict for aspect, line in card_lines(card).items()}
+
+
+@register_verdict("judge_card")
+def judge_card_verdict(card: Mapping[str, Any]) -> str | None:
+    """The card in one line: each measured aspect's reading with its number, then the
+    aspects not measured."""
+    lines = card_lines(card)
+    shown = [f"{CARD_LABELS[a]}: {line.reading}" + (
+        "" if line.number == "–" else f" ({CARD_METRICS[a]} {line.number})")
+        for a, line in lines.items() if line.reading != "not measured"]
+    missing = [CARD_LABELS[a] for a, line in lines.items() if line.reading == "not measured"]
+    if missing:
+        shown.append(f"not measured: {_names(missing)}")
+    return "; ".join(shown) or None
+
+
 # ---------------------------------------------------------------- a section's verdicts
 
 def section_verdicts(section: Mapping[str, Any]) -> dict[str, str]:

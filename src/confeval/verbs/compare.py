@@ -396,8 +396,9 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
 CARD_ASPECTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("calibration", (("score", "ece"), ("sets", "ece"), ("steps", "ccs"))),
     ("discrimination", (("score", "auroc"), ("measures", "*_auroc"))),
-    ("coverage", (("sets", "*_coverage"),)),
+    ("coverage", (("sets", "*_coverage"), ("intervals", "*_coverage_raw"))),
     ("set size", (("sets", "*_set_size"),)),
+    ("interval width", (("intervals", "*_width_raw"),)),
     ("robustness", (("steps", "crs"),)),
     ("diagnosis", (("diagnose", "accuracy_strict"),)),
     ("accuracy", (("score", "accuracy"), ("sets", "accuracy"))),

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMAND", "JudgeMeanOptions", "judge_mean_file", "judge_mean_metrics",
            "judge_mean_records", "judge_mean_run_config", "judge_mean_section",
-           "rerun_judge_mean"]
+           "read_judge_and_human", "rerun_judge_mean"]
 
 COMMAND = "judge mean"
 """The command's name in a run folder's ``run.json`` (``confeval rerun`` repeats it)."""
@@ -112,6 +112,13 @@ def _read(rs: RecordSet, options: JudgeMeanOptions) -> tuple[np.ndarray, np.ndar
         rs.exclude((human < lo) | (human > hi), "human_score_off_scale")
     keep = rs.mask
     return judge[keep], human[keep]
+
+
+def read_judge_and_human(rs: RecordSet, options: JudgeMeanOptions
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's and the human scores of the rows ``judge mean`` uses (human NaN:
+    unlabelled), the rest excluded from ``rs`` and counted as ``judge mean`` counts them."""
+    return _read(rs, options)
 
 
 def _no_estimate(rs: RecordSet, options: JudgeMeanOptions, judge: np.ndarray,

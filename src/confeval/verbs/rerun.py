@@ -4,7 +4,7 @@ every command that writes one.
 A scoring folder (``confeval <suite> score ... --out`` and every other scoring command) holds
 every input's path, SHA-256 and every option it was scored with: each input is checked to be
 the file it was (else a :class:`ValueError` naming it and where it looked) and scored again by
-the command's one scoring path. A ``compare``, ``guarantee`` or ``judge mean | reruns |
+the command's one scoring path. A ``compare``, ``guarantee`` or ``judge mean | card | reruns |
 position | length`` folder is repeated the same way. A live folder (``confeval <suite> run``,
 and a live ``judge reruns`` or ``judge position``) is scored again from its records with its
 options — no model is called. Either way the metrics are those the folder would get now;
@@ -97,6 +97,12 @@ def _judge_mean_metrics(config: dict) -> dict:
     return rerun_judge_mean(config)
 
 
+def _judge_card_metrics(config: dict) -> dict:
+    from .judge_card import rerun_judge_card
+
+    return rerun_judge_card(config)
+
+
 def _judge_test_metrics(config: dict) -> dict:
     from .judge_tests import rerun_judge_test
 
@@ -108,6 +114,7 @@ REPEATABLE: Registry[Callable[[dict], dict]] = Registry("repeatable command", {
     "guarantee": _guarantee_metrics,
     "guarantee apply": _apply_metrics,
     "judge mean": _judge_mean_metrics,
+    "judge card": _judge_card_metrics,
     "judge reruns": _judge_test_metrics,
     "judge position": _judge_test_metrics,
     "judge length": _judge_test_metrics,

@@ -7,6 +7,7 @@ from . import (
     diagnose,
     guarantee,
     intervals,
+    judge_card,
     judge_mean,
     judge_tests,
     measures,
@@ -15,5 +16,5 @@ from . import (
     validity,
 )
 
-__all__ = ["compare", "conformal", "diagnose", "guarantee", "intervals", "judge_mean",
+__all__ = ["compare", "conformal", "diagnose", "guarantee", "intervals", "judge_card", "judge_mean",
            "judge_tests", "measures", "sets", "steps", "validity"]
