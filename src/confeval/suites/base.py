@@ -368,6 +368,10 @@ class Suite:
     not_compared: ClassVar[tuple[str, ...]] = ()
     """Its options a comparison does not use or replaces with its own (its bootstrap, its
     seed): neither offered by ``confeval compare`` nor required to agree across models."""
+    card_aspects: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(aspect, metric) pairs its comparison gives a model's trust card (``*_x``: its first
+    metric ending in ``_x``, e.g. its first set score's coverage); an aspect several suites
+    measure is taken from the first suite registered."""
 
     @property
     def section_kind(self) -> str:

@@ -393,27 +393,25 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
             "suites": suites, "cards": trust_cards(suites)}
 
 
-CARD_ASPECTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("calibration", (("score", "ece"), ("sets", "ece"), ("steps", "ccs"))),
-    ("discrimination", (("score", "auroc"), ("measures", "*_auroc"))),
-    ("coverage", (("sets", "*_coverage"), ("intervals", "*_coverage_raw"))),
-    ("set size", (("sets", "*_set_size"),)),
-    ("interval width", (("intervals", "*_width_raw"),)),
-    ("robustness", (("steps", "crs"),)),
-    ("diagnosis", (("diagnose", "accuracy_strict"),)),
-    ("accuracy", (("score", "accuracy"), ("sets", "accuracy"))),
-)
-"""A trust card's aspects, each from the first (suite, metric) a comparison has (``*_x``: the
-suite's first metric ending in ``_x``, e.g. its first set score's coverage)."""
+CARD_ASPECTS: tuple[str, ...] = ("calibration", "discrimination", "coverage", "set size",
+                               "interval width", "robustness", "diagnosis", "accuracy")
+"""A trust card's aspects, in its order; each suite says which of its metrics gives which
+(:attr:`~confeval.suites.base.Suite.card_aspects`)."""
 
 
 def trust_cards(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
     """One card per model: for each aspect of :data:`CARD_ASPECTS` that some compared suite
-    measures for it, the suite and metric, the value with its interval, the rank among the
-    models compared there (``of``), its rank interval and its group letters."""
+    measures for it (the first registered suite that does), the suite and metric, the value
+    with its interval, the rank among the models compared there (``of``), its rank interval
+    and its group letters."""
+    from ..suites import SUITES
+
+    sources = {aspect: [(name, pattern) for name in SUITES if name in suites
+                        for own, pattern in SUITES[name].card_aspects if own == aspect]
+               for aspect in CARD_ASPECTS}
     cards: dict[str, dict] = {}
-    for aspect, sources in CARD_ASPECTS:
-        for suite, pattern in sources:
+    for aspect in CARD_ASPECTS:
+        for suite, pattern in sources[aspect]:
             metrics = (suites.get(suite) or {}).get("metrics") or {}
             metric = next((m for m in metrics if m == pattern or (
                 pattern.startswith("*") and m.endswith(pattern[1:]))), None)

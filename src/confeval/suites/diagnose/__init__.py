@@ -80,6 +80,7 @@ class DiagnoseSuite(Suite):
         add_epd_drops(results, extra, options)
 
     not_compared = ("bootstrap", "seed", "n_simulations", "human", "alpha")
+    card_aspects = (("diagnosis", "accuracy_strict"),)
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON

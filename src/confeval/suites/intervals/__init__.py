@@ -68,6 +68,7 @@ class IntervalsSuite(Suite):
         return score_intervals_records(rs, options)
 
     not_compared = ("bootstrap", "seed", "seed_sweep", "separately", "pred_col")
+    card_aspects = (("coverage", "*_coverage_raw"), ("interval width", "*_width_raw"))
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON

@@ -109,6 +109,7 @@ class MeasuresSuite(Suite):
 
     not_compared = ("bootstrap", "seed", "hb_bins", "calibration_share", "ece_bins",
                     "rce_bins", "csl_heads", "head_share")
+    card_aspects = (("discrimination", "*_auroc"),)
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON

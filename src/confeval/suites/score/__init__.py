@@ -43,6 +43,7 @@ class ScoreSuite(Suite):
         return score_confidence(rs, options, progress=progress)
 
     not_compared = ("bootstrap", "seed", "rce_bins")
+    card_aspects = (("calibration", "ece"), ("discrimination", "auroc"), ("accuracy", "accuracy"))
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON

@@ -63,6 +63,8 @@ class SetsSuite(Suite):
         return score_sets_records(rs, options)
 
     not_compared = ("seeds",)
+    card_aspects = (("calibration", "ece"), ("coverage", "*_coverage"), ("set size", "*_set_size"),
+                    ("accuracy", "accuracy"))
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON

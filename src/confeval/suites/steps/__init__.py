@@ -108,6 +108,7 @@ class StepsSuite(Suite):
         return score_step_rows(rs, options)
 
     not_compared = ("bootstrap", "seed", "group_cols")
+    card_aspects = (("calibration", "ccs"), ("robustness", "crs"))
 
     def comparison(self) -> Comparison:
         from .compare import COMPARISON
