@@ -129,6 +129,34 @@ def test_a_version_1_policy_still_applies(tmp_path):
     assert counts["answer"] == 2 and counts["excluded"] == {"missing_confidence": 1}
 
 
+@pytest.mark.parametrize("suite, applies_to, options, choice", [
+    ("score", {"confidence": "conf"}, {"confidence_col": "conf"}, {}),
+    ("diagnose", {"confidence": "conf"}, {}, {"confidence_col": "conf"}),
+    ("steps", {"confidence": "p(correct)", "p_col": "p_step"}, {"p_col": "p_step"}, {}),
+    ("measures", {"confidence": "sl", "measure_col": "tokensar"}, {},
+     {"confidence_col": "tokensar"}),
+])
+def test_a_version_1_policy_names_its_columns_for_each_suite(suite, applies_to, options,
+                                                             choice):
+    """Version 1's ``confidence`` names the confidence column wherever the suite has one and
+    no ``measure_col`` named it; its other keys are options of the same name."""
+    import dataclasses
+
+    from confeval.suites import SUITES
+    from confeval.verbs.guarantee import policy_options
+
+    doc = {"policy_version": 1, "applies_to": {"suite": suite, **applies_to}}
+    built_options, built_choice = policy_options(doc, SUITES[suite])
+    default_options = SUITES[suite].Options()
+    for name, value in options.items():
+        assert getattr(built_options, name) == value
+    for field in dataclasses.fields(built_options):
+        if field.name not in options:
+            assert getattr(built_options, field.name) == getattr(default_options, field.name)
+    for name, value in choice.items():
+        assert getattr(built_choice, name) == value
+
+
 def test_the_measures_decision_answers_one_option_per_question(tmp_path):
     rng = np.random.default_rng(2)
     rows = []

@@ -670,11 +670,9 @@ def policy_options(doc: Mapping[str, Any], suite: Suite) -> tuple[Any, Any]:
     chosen = {f.name for f in dataclasses.fields(suite.choice)}
     values = {k: v for k, v in target.items() if k in own and v is not None}
     picks = {_V1_CHOICE[k]: v for k, v in target.items() if k in _V1_CHOICE and v is not None}
-    if suite.name in ("score", "diagnose"):   # the confidence column itself
-        key = "confidence_col"
-        (values if key in own else picks)[key] = target.get("confidence")
-    if suite.name == "steps" and target.get("p_col"):
-        values["p_col"] = target["p_col"]
+    key = "confidence_col"   # v1's "confidence" named that column, unless measure_col did
+    if key in own | chosen and key not in picks and target.get("confidence") is not None:
+        (values if key in own else picks)[key] = target["confidence"]
     return build(suite.Options, values, what="the policy's options"), \
         build(suite.choice, {k: v for k, v in picks.items() if k in chosen},
               what="the policy's choice")
