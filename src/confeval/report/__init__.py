@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from ..runs import RunFolder
 from .registries import SECTION_RENDERERS, TERMINAL_TABLES
 from .terminal import register_table
-from .verdicts import VERDICTS, register_verdict
 
 if TYPE_CHECKING:
     from .html import ReportProblem
@@ -27,6 +26,7 @@ __all__ = ["SECTION_RENDERERS", "TERMINAL_TABLES", "VERDICTS", "ReportProblem", 
 
 _FROM_HTML = ("ReportProblem", "metric_table", "register_section", "render_report",
               "render_report_checked")
+_FROM_VERDICTS = ("VERDICTS", "register_verdict")   # a large module: loaded when first used
 
 
 def _register_sections() -> None:
@@ -41,6 +41,8 @@ TERMINAL_TABLES.fill_with(_register_sections)
 def __getattr__(name: str) -> Any:
     if name in _FROM_HTML:
         return getattr(importlib.import_module(".html", __name__), name)
+    if name in _FROM_VERDICTS:
+        return getattr(importlib.import_module(".verdicts", __name__), name)
     if name == "sections":
         return importlib.import_module(".sections", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
