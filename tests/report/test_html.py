@@ -290,6 +290,36 @@ def test_no_table_is_cut_on_a_phone_in_headless_chromium(tmp_path, width, stacke
     assert probe["cut"] == []
     assert (probe["stacked"] >= 2) == stacked
 
+
+def test_charts_name_each_result_as_its_table_and_verdict_do(monkeypatch):
+    """A score of calibrated.csv: its row, its verdict and its chart panel all say
+    "calibrated" (the charts said "calibrated.csv"); two files that would share a short name
+    keep their whole names in the charts."""
+    import confeval.report.html as report_html
+
+    drawn = []
+
+    def spy(data):
+        drawn.append(list(data))
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(report_html, "reliability_figure", spy)
+    monkeypatch.setattr(report_html, "risk_coverage_figure", spy)
+    reliability = {"edges": [0, 1], "accuracy": [0.5], "mean_confidence": [0.5], "counts": [2]}
+    curve = {"coverage": [0.5, 1.0], "risk": [0.0, 0.5]}
+    result = {**OVERCONFIDENT, "reliability": reliability, "risk_coverage": curve}
+
+    def page(names):
+        return render_report({"title": "t", "sections": [
+            {"kind": "confidence", "title": "C", "results": {n: result for n in names}}]})
+
+    shown = page(["calibrated.csv", "runs/over.jsonl"])
+    assert drawn == [["calibrated", "runs/over"]] * 2
+    assert "<th scope='row'>calibrated</th>" in shown and "<strong>runs/over</strong>" in shown
+    drawn.clear()
+    page(["judge.csv", "judge.jsonl"])
+    assert drawn == [["judge.csv", "judge.jsonl"]] * 2
+
 def _sets_result(size: float, accuracy: float) -> dict:
     return {"n_test": 9, "accuracy": accuracy, "alpha": 0.1,
             "scores": {s: {"coverage": 1.0, "set_size": size, "uacc": 0.1}

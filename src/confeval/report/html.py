@@ -222,8 +222,12 @@ def chart(alt: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
 
 
 def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> str:
-    """A heading and one figure drawn from ``result[key]`` of every result that has it."""
+    """A heading and one figure drawn from ``result[key]`` of every result that has it, each
+    panel or line named as the tables and verdicts name it (:func:`short_name`), unless two
+    would then share a name."""
     data = {name: r[key] for name, r in results.items() if r.get(key)}
+    if len({short_name(name) for name in data}) == len(data):
+        data = {short_name(name): value for name, value in data.items()}
     return f"<h3>{esc(heading)}</h3>" + chart(heading.lower(), draw, data) if data else ""
 
 
