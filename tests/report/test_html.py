@@ -320,6 +320,25 @@ def test_charts_name_each_result_as_its_table_and_verdict_do(monkeypatch):
     page(["judge.csv", "judge.jsonl"])
     assert drawn == [["judge.csv", "judge.jsonl"]] * 2
 
+
+def test_risk_coverage_curves_that_coincide_are_named():
+    """calibrated and overconfident (the simulator's same answers, confidences in the same
+    order) draw one risk-coverage curve: the legend lists three, the chart shows two. The
+    page names the ones drawn on one line; different curves get no note."""
+    same = {"coverage": [0.5, 1.0], "risk": [0.1, 0.3]}
+    other = {"coverage": [0.5, 1.0], "risk": [0.3, 0.3]}
+
+    def page(curves):
+        return render_report({"title": "t", "sections": [
+            {"kind": "confidence", "title": "C",
+             "results": {n: {**OVERCONFIDENT, "risk_coverage": c} for n, c in curves.items()}}]})
+
+    shown = page({"calibrated.csv": same, "overconfident.csv": dict(same),
+                  "uninformative.csv": other})
+    assert ("Drawn on one line, so only the last is seen: calibrated, overconfident (the same "
+            "curve: their confidences order the answers alike).") in shown
+    assert "Drawn on one line" not in page({"a": same, "b": other})
+
 def _sets_result(size: float, accuracy: float) -> dict:
     return {"n_test": 9, "accuracy": accuracy, "alpha": 0.1,
             "scores": {s: {"coverage": 1.0, "set_size": size, "uacc": 0.1}

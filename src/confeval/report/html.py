@@ -244,7 +244,26 @@ def render_confidence(section: Mapping[str, Any]) -> str:
     parts.append(_figure_of(results, "reliability", "Reliability diagrams", reliability_figure))
     parts.append(_figure_of(results, "risk_coverage", "Risk–coverage curves",
                             risk_coverage_figure))
+    parts.append(_one_line(results, "risk_coverage"))
     return "".join(parts)
+
+
+def _one_line(results: Mapping[str, Mapping], key: str) -> str:
+    """A note naming the results whose curves ``result[key]`` (``coverage`` and ``risk``)
+    are the same to four decimals: drawn on one axis, the last one drawn hides the others."""
+    lines: dict[tuple, list[str]] = {}
+    for name, r in results.items():
+        curve = r.get(key)
+        if curve:
+            points = tuple(round(float(v), 4) for axis in ("coverage", "risk")
+                           for v in curve.get(axis) or ())
+            lines.setdefault(points, []).append(short_name(name))
+    shared = [", ".join(names) for names in lines.values() if len(names) > 1]
+    if not shared:
+        return ""
+    return ("<p class='muted'>Drawn on one line, so only the last is seen: "
+            f"{esc('; '.join(shared))} (the same curve: their confidences order the answers "
+            "alike).</p>")
 
 
 @register_section("agreement")
