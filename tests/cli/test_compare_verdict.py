@@ -7,6 +7,7 @@ with pandas, McNemar's p-value as SciPy's exact binomial test on the discordant 
 import csv
 import html
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -69,11 +70,13 @@ def test_two_models_terminal_report_and_csv_show_the_difference_and_whole_ranks(
     page = (out / "report.html").read_text()
     assert f"<li><strong>accuracy</strong>: {html.escape(verdict, quote=False)}</li>" in page
     # the pairs table: the difference with its interval, p and Holm p (one pair: the same)
-    assert (f"<td>{pair['diff']:.4f}<div class='ci'>[{pair['low']:.4f}, "
-            f"{pair['high']:.4f}]</div></td><td>{pair['p']:.4g}</td><td>{pair['p']:.4g}</td>"
-            "<td>exact McNemar</td>") in page
+    pairs = page.split("<table class='pairs")[1].split("</table>")[0]
+    cells = [re.sub(r"<[^>]+>", " ", c).split() for c in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                                    pairs)]
+    assert cells == [[f"{pair['diff']:.4f}", f"[{pair['low']:.4f},", f"{pair['high']:.4f}]"],
+                      [f"{pair['p']:.4g}"], [f"{pair['p']:.4g}"], ["exact", "McNemar"]]
     row = doc["metrics"]["accuracy"]["models"]["A"]
-    assert f"1 <span class='muted'>[{row['rank_low']}–{row['rank_high']}]</span>" in page
+    assert f"1 <span class='muted nowrap'>[{row['rank_low']}–{row['rank_high']}]</span>" in page
     assert ".0]</span>" not in page and ".0–" not in page
     rows = list(csv.DictReader((out / "compare.csv").open()))
     assert rows[0]["accuracy_rank_low"] == str(row["rank_low"])

@@ -1,3 +1,4 @@
+import re
 import shutil
 import subprocess
 
@@ -54,7 +55,8 @@ def test_diagnose_section_shows_pick_rates_and_no_empty_chart():
     page = render_report({"title": "t", "sections": [{"kind": "diagnose", "title": "D",
                                                        "results": {"m": result}}]})
     assert "what the model picks" in page and "if uniform" in page
-    assert "<td>A</td><td>1.0000</td><td>0.2500</td>" in page
+    rows = [re.sub(r"<[^>]+>", " ", row).split() for row in re.findall(r"<tr>(.*?)</tr>", page)]
+    assert ["letter", "A", "1.0000", "0.2500"] in rows
     assert "Per error type" not in page
 
 
@@ -163,7 +165,7 @@ def test_the_page_and_every_section_open_with_the_verdicts():
     # before its description and its tables
     assert contents < page.index(item) < heading
     after = page[heading:]
-    assert after.index(item) < after.index("what it is") < after.index("<table>")
+    assert after.index(item) < after.index("what it is") < after.index("<table")
 
 
 def test_the_binned_ece_note_is_only_on_a_page_that_shows_an_ece():
@@ -196,6 +198,146 @@ def test_charts_keep_a_readable_width_and_tables_scroll_in_their_own_box():
     assert "table{display:block;max-width:100%;overflow-x:auto" in page
     assert "figure{overflow-x:auto;max-width:100%}" in page
 
+
+
+def test_a_table_that_a_narrow_screen_would_cut_is_stacked_there():
+    """#37 item 10, no cut table at 420 px: a table is shown one block per row, each cell
+    beside its column's header and its interval beneath its value, on a screen narrower than
+    it can be (rounded up to 40 px); on a wider screen it is unchanged, and a table that fits
+    a phone is never stacked."""
+    from confeval.report.html import stack_below, stack_css, stack_wide_tables, table_min_width
+
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C",
+         "results": {"a.csv": OVERCONFIDENT, "b.csv": OVERCONFIDENT}}]})
+    table = page[page.index("<table"):page.index("</table>") + len("</table>")]
+    below = stack_below(table)   # the labels are attributes: the same as before marking
+    assert 420 < below <= 1000 and table.startswith(f"<table class='stack-{below}'>")
+    assert "<thead><tr><th>judge</th><th>n</th><th>accuracy</th>" in table   # wide screens
+    assert ("<tr><th scope='row'>a</th><td data-label='n'><span class='v'>2,000</span></td>"
+            "<td data-label='accuracy'><span class='v'>0.6700<div class='ci'>[0.6500, "
+            "0.6900]</div></span></td><td data-label='mean conf.'>") in table
+    assert table.count("data-label=") == 2 * 11                 # every cell but the name
+    assert stack_css(below) in page and f"@media (max-width:{below - 1}px){{" in page
+    assert f"table.stack-{below} thead{{display:none}}" in page
+    assert page.count("@media") == 1
+
+    narrow = ("<table><thead><tr><th>quantity</th><th>value</th></tr></thead><tbody><tr>"
+              "<th scope='row'>selective error</th><td>0.1500</td></tr></tbody></table>")
+    assert stack_below(narrow) <= 320 and stack_wide_tables(narrow) == narrow
+    guarantee = {"guarantee": "Answer when the confidence is at least 0.9: selective error "
+                              "at most 0.1 with probability 0.9.",
+                 "method": "ltt", "target": 0.1, "n_calibration": 100}
+    page = render_report({"title": "t", "sections": [
+        {"kind": "guarantee", "title": "G", "results": {"j": guarantee}}]})
+    assert "<table" in page and "stack-" not in page and "@media" not in page
+
+    # the narrowest a column can be: its longest word, an interval's in the small type; a
+    # line breaks after a hyphen, never at a no-break space
+    def cell(inner):
+        return table_min_width(f"<table><tr><td>{inner}</td></tr></table>")
+
+    assert cell("llava-v1.6-34b") == pytest.approx(6 * 8.3 + 19)
+    assert cell("&lt;&nbsp;0.0001") == pytest.approx(8 * 8.3 + 19)
+    assert cell("0.5<div class='ci'>[0.4000, 0.6000]</div>") == pytest.approx(8 * 6.9 + 19)
+
+
+PROBE = ("(function(d){const w=d.documentElement.clientWidth;"
+         "const cut=[...d.querySelectorAll('table')].filter(t=>t.scrollWidth>t.clientWidth+1"
+         "||t.getBoundingClientRect().right>w+1).map(t=>t.querySelector('th').textContent);"
+         "const stacked=[...d.querySelectorAll('thead')].filter("
+         "h=>d.defaultView.getComputedStyle(h).display==='none').length;"
+         "document.body.setAttribute('data-probe',JSON.stringify({width:w,cut,stacked}));"
+         "})(this.contentDocument)")
+"""Run in the page holding the report in an iframe: the iframe's width, the first header of
+every table wider than its box or than the screen, and how many tables are stacked."""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed "
+                                             "(apt-get install chromium)")
+@pytest.mark.parametrize("width, stacked", [(360, True), (420, True), (1400, False)])
+def test_no_table_is_cut_on_a_phone_in_headless_chromium(tmp_path, width, stacked):
+    """The report laid out by Chromium in a frame as wide as a phone (a window cannot be made
+    narrower than 500 px): no table sticks out of its box, and the wide ones are stacked."""
+    import html
+    import json
+
+    import numpy as np
+
+    from confeval.metrics.compare import compare_metric
+
+    rng = np.random.default_rng(0)
+    names = [f"model-{j}-of-the-comparison" for j in range(6)]
+    compared = compare_metric(rng.normal(np.linspace(0.1, 0.3, 6), 0.05, size=(100, 6)),
+                              list(np.linspace(0.1, 0.3, 6)), names, higher_is_better=True)
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C",
+         "results": {f"judge-{k}.csv": OVERCONFIDENT for k in range(3)}},
+        {"kind": "compare", "title": "K", "results": {"models": names,
+                                                      "metrics": {"x": compared}}}]})
+    frame = tmp_path / "frame.html"
+    frame.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe width='{width}' "
+                     f"height='1000' style='border:0' onload=\"{html.escape(PROBE)}\" "
+                     f"srcdoc=\"{html.escape(page)}\"></iframe></body></html>")
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--no-first-run", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100", "--dump-dom",
+         frame.as_uri()], check=True, capture_output=True, timeout=120, text=True).stdout
+    probe = json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
+    assert width - 20 <= probe["width"] <= width          # less a scroll bar
+    assert probe["cut"] == []
+    assert (probe["stacked"] >= 2) == stacked
+
+
+def test_charts_name_each_result_as_its_table_and_verdict_do(monkeypatch):
+    """A score of calibrated.csv: its row, its verdict and its chart panel all say
+    "calibrated" (the charts said "calibrated.csv"); two files that would share a short name
+    keep their whole names in the charts."""
+    import confeval.report.html as report_html
+
+    drawn = []
+
+    def spy(data):
+        drawn.append(list(data))
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(report_html, "reliability_figure", spy)
+    monkeypatch.setattr(report_html, "risk_coverage_figure", spy)
+    reliability = {"edges": [0, 1], "accuracy": [0.5], "mean_confidence": [0.5], "counts": [2]}
+    curve = {"coverage": [0.5, 1.0], "risk": [0.0, 0.5]}
+    result = {**OVERCONFIDENT, "reliability": reliability, "risk_coverage": curve}
+
+    def page(names):
+        return render_report({"title": "t", "sections": [
+            {"kind": "confidence", "title": "C", "results": {n: result for n in names}}]})
+
+    shown = page(["calibrated.csv", "runs/over.jsonl"])
+    assert drawn == [["calibrated", "runs/over"]] * 2
+    assert "<th scope='row'>calibrated</th>" in shown and "<strong>runs/over</strong>" in shown
+    drawn.clear()
+    page(["judge.csv", "judge.jsonl"])
+    assert drawn == [["judge.csv", "judge.jsonl"]] * 2
+
+
+def test_risk_coverage_curves_that_coincide_are_named():
+    """calibrated and overconfident (the simulator's same answers, confidences in the same
+    order) draw one risk-coverage curve: the legend lists three, the chart shows two. The
+    page names the ones drawn on one line; different curves get no note."""
+    same = {"coverage": [0.5, 1.0], "risk": [0.1, 0.3]}
+    other = {"coverage": [0.5, 1.0], "risk": [0.3, 0.3]}
+
+    def page(curves):
+        return render_report({"title": "t", "sections": [
+            {"kind": "confidence", "title": "C",
+             "results": {n: {**OVERCONFIDENT, "risk_coverage": c} for n, c in curves.items()}}]})
+
+    shown = page({"calibrated.csv": same, "overconfident.csv": dict(same),
+                  "uninformative.csv": other})
+    assert ("Drawn on one line, so only the last is seen: calibrated, overconfident (the same "
+            "curve: their confidences order the answers alike).") in shown
+    assert "Drawn on one line" not in page({"a": same, "b": other})
 
 def _sets_result(size: float, accuracy: float) -> dict:
     return {"n_test": 9, "accuracy": accuracy, "alpha": 0.1,
@@ -236,7 +378,8 @@ def test_a_compare_section_shows_whole_ranks_even_from_an_older_document():
            "metrics": {"ece": table}}
     page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
                                                        "results": doc}]})
-    assert "2 <span class='muted'>[2–2]</span>" in page and "[2.0" not in page
+    # whole, never broken over two lines in a narrow column
+    assert "2 <span class='muted nowrap'>[2–2]</span>" in page and "[2.0" not in page
     old = {**table, "models": {**table["models"],
                                "A": {**table["models"]["A"], "rank_low": 1.9875}}}
     page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
@@ -263,7 +406,7 @@ def test_the_pairs_table_has_every_pair_of_five_models_and_the_neighbours_of_mor
     page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
                                                        "results": {"models": names,
                                                                    "metrics": {"x": table}}}]})
-    pairs_html = page.split("<table class='pairs'>")[1].split("</table>")[0]
+    pairs_html = page.split("<table class='pairs")[1].split("</table>")[0]
     assert f"<caption class='muted'>{caption}</caption>" in pairs_html
     assert pairs_html.count("<tr><th scope='row'>") == rows
     if k == 6:   # neighbours in rank order: m5 − m4, m4 − m3, ...

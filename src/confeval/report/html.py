@@ -222,8 +222,12 @@ def chart(alt: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
 
 
 def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> str:
-    """A heading and one figure drawn from ``result[key]`` of every result that has it."""
+    """A heading and one figure drawn from ``result[key]`` of every result that has it, each
+    panel or line named as the tables and verdicts name it (:func:`short_name`), unless two
+    would then share a name."""
     data = {name: r[key] for name, r in results.items() if r.get(key)}
+    if len({short_name(name) for name in data}) == len(data):
+        data = {short_name(name): value for name, value in data.items()}
     return f"<h3>{esc(heading)}</h3>" + chart(heading.lower(), draw, data) if data else ""
 
 
@@ -240,7 +244,26 @@ def render_confidence(section: Mapping[str, Any]) -> str:
     parts.append(_figure_of(results, "reliability", "Reliability diagrams", reliability_figure))
     parts.append(_figure_of(results, "risk_coverage", "Risk–coverage curves",
                             risk_coverage_figure))
+    parts.append(_one_line(results, "risk_coverage"))
     return "".join(parts)
+
+
+def _one_line(results: Mapping[str, Mapping], key: str) -> str:
+    """A note naming the results whose curves ``result[key]`` (``coverage`` and ``risk``)
+    are the same to four decimals: drawn on one axis, the last one drawn hides the others."""
+    lines: dict[tuple, list[str]] = {}
+    for name, r in results.items():
+        curve = r.get(key)
+        if curve:
+            points = tuple(round(float(v), 4) for axis in ("coverage", "risk")
+                           for v in curve.get(axis) or ())
+            lines.setdefault(points, []).append(short_name(name))
+    shared = [", ".join(names) for names in lines.values() if len(names) > 1]
+    if not shared:
+        return ""
+    return ("<p class='muted'>Drawn on one line, so only the last is seen: "
+            f"{esc('; '.join(shared))} (the same curve: their confidences order the answers "
+            "alike).</p>")
 
 
 @register_section("agreement")
@@ -331,6 +354,127 @@ def _footer(body: str) -> str:
     return f"<p class='muted'>{note}</p>"
 
 
+PAGE_MARGIN_PX = 48
+"""What a screen gives the page beyond a table's width: the page's 1rem padding either side,
+and room for a scroll bar."""
+
+STACK_STEP_PX, STACK_WIDEST_PX, NARROWEST_SCREEN_PX = 40, 1000, 320
+"""Screen widths below which a table is stacked are multiples of this step, and at most this
+(a table too wide even for that screen scrolls in its box there); a table that fits the
+narrowest screen in use is never stacked."""
+
+_CHAR_PX, _SMALL_CHAR_PX, _CELL_PAD_PX = 8.3, 6.9, 19
+"""A character of a table cell (0.86rem, about 0.6em a character), of an interval beneath a
+value (0.72rem), and a cell's padding and border, in CSS pixels: the estimate errs wide."""
+
+_TABLE = re.compile(r"<table(?P<attrs>[^>]*)>(?P<inner>.*?)</table>", re.S)
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<(?P<tag>t[hd])(?P<attrs>[^>]*)>(?P<inner>.*?)</(?P=tag)>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+_BREAK = re.compile(r"[ \t\n]+|(?<=-)")   # where a line may wrap (not at a no-break space)
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(_TAG.sub("", fragment))
+
+
+def _cell_min_width(inner: str) -> float:
+    """The narrowest a cell can be: its longest unbreakable word, a line under a ``<div>``
+    (an interval) in the small type."""
+    widest = 0.0
+    for k, piece in enumerate(inner.split("<div")):
+        text = _text(piece if k == 0 else "<div" + piece)
+        longest = max((len(w) for w in _BREAK.split(text)), default=0)
+        widest = max(widest, longest * (_SMALL_CHAR_PX if k else _CHAR_PX))
+    return widest + _CELL_PAD_PX
+
+
+def table_min_width(table_html: str) -> float:
+    """An estimate of the narrowest a rendered ``<table>`` can be, in CSS pixels: the sum over
+    its columns of each column's widest unbreakable cell."""
+    columns: dict[int, float] = {}
+    for row in _ROW.findall(table_html):
+        for i, cell in enumerate(_CELL.finditer(row)):
+            columns[i] = max(columns.get(i, 0.0), _cell_min_width(cell["inner"]))
+    return sum(columns.values())
+
+
+def stack_below(table_html: str) -> int:
+    """The screen width, in CSS pixels, below which ``table_html`` would be cut at the edge of
+    its box: its narrowest (:func:`table_min_width`) and the page's margins, rounded up to
+    :data:`STACK_STEP_PX`, at most :data:`STACK_WIDEST_PX`."""
+    need = table_min_width(table_html) + PAGE_MARGIN_PX
+    return min(STACK_WIDEST_PX, math.ceil(need / STACK_STEP_PX) * STACK_STEP_PX)
+
+
+def _stacked(table: re.Match, below: int) -> str:
+    """``table`` marked to stack on a screen narrower than ``below`` pixels (class
+    ``stack-<below>``): every cell but a row's first header labelled with its column's header
+    (``data-label``), a data cell's content in one box (``span.v``) beside the label."""
+    inner = table["inner"]
+    head = re.search(r"<thead>\s*<tr>(.*?)</tr>", inner, re.S)
+    start, end = inner.find("<tbody>"), inner.rfind("</tbody>")
+    if head is None or start < 0 or end < 0:
+        return table[0]
+    labels = [" ".join(_text(c["inner"]).split()) for c in _CELL.finditer(head[1])]
+
+    def row(match: re.Match) -> str:
+        cells = []
+        for i, cell in enumerate(_CELL.finditer(match[1])):
+            if (i == 0 and cell["tag"] == "th") or i >= len(labels):
+                cells.append(cell[0])
+                continue
+            inner = (cell["inner"] if cell["tag"] == "th"   # a name: one line of text
+                     else f"<span class='v'>{cell['inner']}</span>")
+            cells.append(f"<{cell['tag']}{cell['attrs']} data-label='{esc(labels[i])}'>"
+                         f"{inner}</{cell['tag']}>")
+        return "<tr>" + "".join(cells) + "</tr>"
+
+    body = _ROW.sub(row, inner[start:end])
+    attrs, mark = table["attrs"], f"stack-{below}"
+    named = re.search(r"class='([^']*)'", attrs)
+    attrs = (f"{attrs[:named.end(1)]} {mark}{attrs[named.end(1):]}" if named
+             else f"{attrs} class='{mark}'")
+    return f"<table{attrs}>{inner[:start]}{body}{inner[end:]}</table>"
+
+
+_STACK_RULES = """{t}{{width:100%;overflow-x:visible}} {t} thead{{display:none}}
+{t} caption{{display:block}} {t} tbody,{t} tr{{display:block}}
+{t} tr{{border:1px solid #dde3ee;margin:0 0 .6rem}} {t} tbody th,{t} td{{display:block;border:0}}
+{t} [data-label]{{display:flex;justify-content:space-between;gap:.8rem;text-align:left;
+border-top:1px solid #eef1f6;background:none}}
+{t} [data-label]::before{{content:attr(data-label);font-weight:600}} {t} .v{{text-align:right}}"""
+
+
+def stack_css(below: int) -> str:
+    """The CSS that stacks the tables marked ``stack-<below>`` on a screen narrower than
+    ``below`` pixels: one block per row under the row's name, each cell beside its column's
+    header, the header row hidden."""
+    rules = _STACK_RULES.format(t=f"table.stack-{below}")
+    return f"@media (max-width:{below - 1}px){{\n{rules}\n}}\n"
+
+
+def stack_wide_tables(page: str) -> str:
+    """``page`` with every table that would be cut on a narrow screen shown stacked there
+    instead (:func:`stack_below`, :func:`stack_css`; the rules go into the page's
+    ``<style>``); on a wider screen every table is unchanged. The page's own tables are
+    regular (a ``<thead>`` of one row, no spans), as every renderer writes them."""
+    widths: set[int] = set()
+
+    def mark(match: re.Match) -> str:
+        below = stack_below(match[0])
+        if below <= NARROWEST_SCREEN_PX:
+            return match[0]
+        stacked = _stacked(match, below)
+        if stacked != match[0]:
+            widths.add(below)
+        return stacked
+
+    page = _TABLE.sub(mark, page)
+    css = "".join(stack_css(w) for w in sorted(widths, reverse=True))
+    return page.replace("</style>", css + "</style>", 1) if css else page
+
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
 max-width:1150px;color:#1d2330;padding:0 1rem}
@@ -349,6 +493,7 @@ ul.verdict{margin:.4rem 0 .8rem;padding-left:1.2rem} ul.verdict li{margin:.2rem 
 ol.contents ul.verdict{font-size:.9rem;margin:.2rem 0 .5rem}
 ul.excluded{font-size:.82rem;color:#8a4b08} caption{text-align:left;padding:.2rem 0}
 details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
+.nowrap{white-space:nowrap}
 """
 
 
@@ -422,7 +567,7 @@ def render_report_checked(metrics: Mapping[str, Any], run_info: Mapping[str, Any
         parts.append("<details><summary>Run configuration and versions</summary><pre>"
                      f"{esc(json.dumps(run_info, indent=2))}</pre></details>")
     parts.append(footer + "</body></html>")
-    return "".join(parts), problems
+    return stack_wide_tables("".join(parts)), problems
 
 
 def _render_section(renderer: Callable[[Mapping[str, Any]], str], section: Mapping[str, Any]

@@ -60,7 +60,7 @@ def _cards(cards: Mapping[str, Mapping]) -> str:
         rows = "".join(
             f"<tr><th scope='row'>{esc(aspect)}</th><td>{fmt(e['value'])}"
             f"<div class='ci'>[{fmt(e['low'])}, {fmt(e['high'])}]</div></td>"
-            f"<td>#{e['rank']} of {e['of']} <span class='muted'>{_rank_span(e)}</span></td>"
+            f"<td>#{e['rank']} of {e['of']} <span class='muted nowrap'>{_rank_span(e)}</span></td>"
             f"<td>{esc(e['group'] or '–')}</td>"
             f"<td class='muted'>{esc(e['suite'])}: {esc(e['metric'])} "
             f"({'↑' if e['higher_is_better'] else '↓'})</td></tr>"
@@ -142,7 +142,8 @@ def _ranked_table(table: Mapping[str, Any]) -> str:
     rows = []
     shown = display_names(table["models"])
     for name, row in sorted(table["models"].items(), key=lambda kv: kv[1]["rank"]):
-        rows.append(f"<tr><td>{row['rank']} <span class='muted'>{_rank_span(row)}</span></td>"
+        rows.append(f"<tr><td>{row['rank']} "
+                    f"<span class='muted nowrap'>{_rank_span(row)}</span></td>"
                     f"{_name_cell(name, shown[name])}"
                     f"<td>{fmt(row['value'])}<div class='ci'>[{fmt(row['low'])}, "
                     f"{fmt(row['high'])}]</div></td><td>{esc(row['group'] or '–')}</td></tr>")
