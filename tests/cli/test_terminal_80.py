@@ -51,7 +51,7 @@ def test_score_of_three_long_file_names_at_80_columns(long_named, capsys, monkey
     for behaviour, result in zip(BEHAVIOURS, results.values()):
         assert f"{behaviour}: {VERDICTS['confidence'](result)}" in flat, (behaviour, text)
     assert "overconfident: overconfident: states 0.8" in flat
-    assert "uninformative: no clear gap between confidence and accuracy" in flat
+    assert "uninformative: no clear gap between mean confidence and accuracy" in flat
     # the table: files as rows under short labels, every header whole, the key beneath
     assert _header_above_rule(lines) == ["file", "n", "acc", "ECE", "MCE", "Brier", "AUROC",
                                          "AUARC", "PRR", "RCE"]

@@ -49,7 +49,7 @@ def test_underconfident_when_the_accuracy_interval_lies_above_the_stated_confide
 def test_an_accuracy_interval_touching_the_stated_confidence_is_no_clear_gap(acc_ci, stated):
     text = calibration_clause(_confidence(accuracy=0.67 if stated > 0.6 else 0.60,
                                           acc_ci=acc_ci, stated=stated))
-    assert text.startswith("no clear gap between confidence and accuracy: ")
+    assert text.startswith("no clear gap between mean confidence and accuracy: ")
     assert "overconfident" not in text and "underconfident" not in text
 
 

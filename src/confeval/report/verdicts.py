@@ -154,7 +154,7 @@ def calibration_clause(result: Mapping[str, Any]) -> str | None:
         return f"{numbers}; calibration not judged (no interval)"
     where = _against(acc_ci, stated)
     if where == "within":
-        return f"no clear gap between confidence and accuracy: {numbers}"
+        return f"no clear gap between mean confidence and accuracy: {numbers}"
     word = "overconfident" if where == "below" else "underconfident"
     if abs(stated - accuracy) < MIN_CONFIDENCE_GAP - 1e-9:
         word = "slightly " + word
