@@ -20,7 +20,7 @@ from . import metrics as M
 from ._threads import parallel_map
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
 from .metrics.bootstrap import _interval
-from .metrics.weighted import SortedSample, bootstrap_metrics
+from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample, bootstrap_metrics
 from .records import RecordSet
 
 __all__ = ["compare_confidence", "confidence_metrics", "evaluate_agreement",
@@ -92,10 +92,12 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         Equal-mass bins of the rank-calibration error.
     n_resamples : int, default 1000
         Bootstrap resamples for the 95% intervals in ``ci`` (0 to skip): percentile intervals
-        for every metric, AUROC's included (DeLong's variance is not used). At every size the
-        resamples are drawn as multinomial counts over one sort (:mod:`confeval.metrics.weighted`:
-        the ordinary bootstrap, a few passes per block of resamples instead of a sort each,
-        blocks shared between the cores; every metric from the same resamples).
+        for every metric, AUROC's included (DeLong's variance is not used). From
+        :data:`~confeval.metrics.weighted.FAST_BOOTSTRAP_ROWS` (50) rows on, resamples are
+        drawn as multinomial counts over one sort (:mod:`confeval.metrics.weighted`: the
+        ordinary bootstrap, a few passes per block of resamples instead of a sort each, blocks
+        shared between the cores; every metric from the same resamples); below, each metric is
+        bootstrapped on its own (:func:`~confeval.metrics.bootstrap_ci`, seed + its position).
     seed : int, default 0
     progress : callable(done, total), optional
         Called after each block of resamples.
@@ -134,9 +136,18 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         prr=_quiet(M.prediction_rejection_ratio, conf, target),
         rce=M.rank_calibration_error(conf, target, n_bins=rce_bins),
     )
-    if n_resamples:
+    if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
         result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,
                                           binary, result, n_resamples, seed, progress)
+    elif n_resamples:   # a few dozen rows: the index route, no slower there
+        specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
+        if probability_scale:
+            specs["ece"] = (M.expected_calibration_error, (conf, target), {"n_bins": n_bins})
+            specs["brier"] = (M.brier_score, (conf, target), {})
+        if binary:
+            specs["auroc"] = (M.auroc, (conf, target), {})
+        specs["auarc"] = (M.auarc, (conf, target), {})
+        result["ci"] = _intervals(specs, n_resamples, seed)
     if probability_scale:
         result["reliability"] = M.reliability_diagram(conf, target, n_bins=n_bins).to_dict()
     coverage, risk = M.risk_coverage_curve(conf, 1.0 - target)

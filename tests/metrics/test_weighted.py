@@ -1,4 +1,4 @@
-"""The count-weighted bootstrap of ``evaluate_confidence`` (every sample size): for any counts,
+"""The count-weighted bootstrap of ``evaluate_confidence`` (from 50 rows on): for any counts,
 each metric equals the metric of the sample with row i repeated counts[i] times
 (numpy.repeat), ties included, over one chunk or many; given the same resample indices it
 equals the index bootstrap's row-wise metrics; its own draws are the multinomial bootstrap's
@@ -187,3 +187,24 @@ def test_blocks_are_the_same_numbers_as_one_call():
         again = sample.bootstrap(size, np.random.default_rng(stream))
         for name in found:
             np.testing.assert_array_equal(found[name], again[name])
+
+
+def test_below_the_threshold_each_metric_is_bootstrapped_by_index(monkeypatch):
+    """Under FAST_BOOTSTRAP_ROWS rows the intervals are bootstrap_ci's, one metric at a time
+    (seed + its position); from it on, the counts route's (SortedSample over the blocks)."""
+    import confeval.evaluate as E
+    from confeval.metrics.weighted import FAST_BOOTSTRAP_ROWS
+
+    rng = np.random.default_rng(8)
+    for n in (FAST_BOOTSTRAP_ROWS - 1, FAST_BOOTSTRAP_ROWS):
+        conf, target = _sample("rounded", n, rng)
+        ci = evaluate_confidence(conf, target, n_resamples=100, seed=3)["ci"]
+        if n < FAST_BOOTSTRAP_ROWS:
+            res = M.bootstrap_ci(M.auarc, conf, target, n_resamples=100, seed=3 + 4)
+            assert (ci["auarc"]["low"], ci["auarc"]["high"]) == (res.low, res.high)
+        else:
+            reps = np.concatenate([found["auarc"] for _, found in bootstrap_metrics(
+                SortedSample(conf, target, n_bins=15), 100, 3, map)])
+            assert ci["auarc"]["low"] == pytest.approx(np.quantile(reps, 0.025), abs=1e-12)
+            assert ci["auarc"]["high"] == pytest.approx(np.quantile(reps, 0.975), abs=1e-12)
+    assert E.FAST_BOOTSTRAP_ROWS == FAST_BOOTSTRAP_ROWS
