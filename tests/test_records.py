@@ -130,3 +130,26 @@ def test_correctness_words_and_every_problem_of_a_column():
         "(e.g. 87, 42.5)")
     assert rs.problems_of("y", every, lo=0, hi=1, words=CORRECTNESS_WORDS) == [
         ("not numeric", 2, ["maybe"])]
+
+
+def test_numeric_columns_are_read_as_the_cell_by_cell_reference():
+    """The one-pass reading of numeric columns (numbers read as they are, NA texts looked for
+    only in text columns) against the cell-by-cell reference: pandas' isna/isin over the frame
+    and to_numeric of each column. Several thousand rows and several columns, mixed dtypes:
+    the sizes where a strided write once left the missing mask uninitialised."""
+    from confeval.records import NA_TEXT, _as_numbers
+
+    rng = np.random.default_rng(11)
+    n = 6000
+    floats = rng.random(n)
+    floats[rng.random(n) < 0.05] = np.nan
+    texts = rng.random(n).round(3).astype(str).astype(object)
+    texts[rng.random(n) < 0.05] = "NA"
+    texts[rng.random(n) < 0.05] = "high"
+    raw = pd.DataFrame({"i": rng.integers(0, 5, n), "f": floats, "b": rng.random(n) < 0.5,
+                        "t": texts, "f2": rng.random(n)})
+    values, missing = _as_numbers(raw, None)
+    expected = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
+                                for c in raw.columns])
+    np.testing.assert_array_equal(values, expected)
+    np.testing.assert_array_equal(missing, (raw.isna() | raw.isin(NA_TEXT)).to_numpy())

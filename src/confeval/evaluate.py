@@ -19,8 +19,8 @@ from numpy.typing import ArrayLike
 from . import metrics as M
 from ._threads import parallel_map
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
-from .metrics.bootstrap import _interval, resample_counts
-from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample
+from .metrics.bootstrap import _interval
+from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample, bootstrap_metrics
 from .records import RecordSet
 
 __all__ = ["compare_confidence", "confidence_metrics", "evaluate_agreement",
@@ -44,44 +44,23 @@ def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
 
 def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress
                        ) -> dict[str, dict]:
-    """Bootstrap intervals of a large sample from count-weighted resamples over one sort
-    (:mod:`confeval.metrics.weighted`): the same percentile intervals, a few passes over the
-    counts per block of resamples, the blocks shared between the cores."""
+    """Bootstrap intervals from count-weighted resamples over one sort
+    (:mod:`confeval.metrics.weighted`): the ordinary bootstrap, drawn as counts of the sorted
+    rows, a few passes over each chunk of them per block of resamples, the blocks shared
+    between the cores (each with its own stream: the same numbers for any thread count)."""
     sample = SortedSample(conf, target, n_bins)
-    blocks = [(start, min(_COUNT_BLOCK, n_resamples - start))
-              for start in range(0, n_resamples, _COUNT_BLOCK)]
-    streams = np.random.SeedSequence(seed).spawn(len(blocks))
-
-    def block_metrics(i: int) -> dict[str, np.ndarray]:
-        # the ordinary (multinomial) bootstrap: n draws with replacement per resample, as
-        # counts; rows are exchangeable under resampling, so the counts are drawn for the
-        # sorted rows directly. Block i's stream is its own: the numbers do not depend on
-        # how the blocks are shared between threads.
-        counts = next(resample_counts(conf.size, blocks[i][1], np.random.default_rng(streams[i]),
-                                      scheme="multinomial"))
-        found = sample.metrics(counts)
+    reps: dict[str, list] = {}
+    for _, found in bootstrap_metrics(sample, n_resamples, seed, parallel_map, progress):
         if not binary:
             found.pop("auroc", None)
-        return found
-
-    reps: dict[str, list] = {}
-    done = 0
-    for found, (_, size) in zip(parallel_map(block_metrics, range(len(blocks))), blocks):
         for name, values in found.items():
             reps.setdefault(name, []).append(values)
-        done += size
-        if progress is not None:
-            progress(done, n_resamples)
     out = {}
     for name, parts in reps.items():
         lo, hi, se = _interval(point.get(name, np.nan), np.concatenate(parts), 0.95,
                                "percentile")
         out[name] = {"low": lo, "high": hi, "std_error": se}
     return out
-
-
-_COUNT_BLOCK = 4
-"""Resamples per block of the large-sample bootstrap (memory: a few (4, n) float arrays)."""
 
 
 def _intervals(specs: dict[str, tuple], n_resamples: int, seed: int) -> dict[str, dict]:
@@ -114,13 +93,14 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
     n_resamples : int, default 1000
         Bootstrap resamples for the 95% intervals in ``ci`` (0 to skip): percentile intervals
         for every metric, AUROC's included (DeLong's variance is not used). From
-        :data:`~confeval.metrics.weighted.FAST_BOOTSTRAP_ROWS` rows on, resamples are drawn as
-        multinomial counts over one sort (:mod:`confeval.metrics.weighted`: the same bootstrap,
-        a few passes per block of resamples instead of a sort each, blocks shared between the
-        cores).
+        :data:`~confeval.metrics.weighted.FAST_BOOTSTRAP_ROWS` (50) rows on, resamples are
+        drawn as multinomial counts over one sort (:mod:`confeval.metrics.weighted`: the
+        ordinary bootstrap, a few passes per block of resamples instead of a sort each, blocks
+        shared between the cores; every metric from the same resamples); below, each metric is
+        bootstrapped on its own (:func:`~confeval.metrics.bootstrap_ci`, seed + its position).
     seed : int, default 0
     progress : callable(done, total), optional
-        Called after each block of resamples of the large-sample path.
+        Called after each block of resamples.
 
     Returns
     -------
@@ -159,7 +139,7 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
     if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
         result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,
                                           binary, result, n_resamples, seed, progress)
-    elif n_resamples:
+    elif n_resamples:   # a few dozen rows: the index route, no slower there
         specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
         if probability_scale:
             specs["ece"] = (M.expected_calibration_error, (conf, target), {"n_bins": n_bins})

@@ -441,13 +441,30 @@ CORRECTNESS_WORDS: dict[str, float] = {
 
 def _as_numbers(raw: pd.DataFrame, words: Mapping[str, float] | None
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """(the columns as floats, NaN where a cell is no number; which cells are missing)."""
-    if words:
-        raw = raw.apply(lambda column: _words_as_numbers(column, words))
-    values = np.column_stack([pd.to_numeric(raw[c], errors="coerce").to_numpy(np.float64)
-                              for c in raw.columns]) if raw.shape[1] else \
-        np.empty((len(raw), 0))
-    return values, (raw.isna() | raw.isin(NA_TEXT)).to_numpy()
+    """(the columns as floats, NaN where a cell is no number; which cells are missing), one
+    pass per column: a column of numbers is read as it is (its missing cells are its NaN; no
+    text can be in it, so the texts of :data:`NA_TEXT` are looked for only in text columns)."""
+    values = np.empty((len(raw), raw.shape[1]))
+    missing = np.empty((len(raw), raw.shape[1]), dtype=bool)
+    for j, name in enumerate(raw.columns):
+        column = raw[name] if raw.columns.is_unique else raw.iloc[:, j]
+        if _numbers_only(column):
+            values[:, j] = column.to_numpy(np.float64, na_value=np.nan)
+            # assigned, not np.isnan(..., out=missing[:, j]): numpy 2.4 wrote wrong cells
+            # through that strided bool view (tests/test_records.py)
+            missing[:, j] = np.isnan(values[:, j])
+            continue
+        if words:
+            column = _words_as_numbers(column, words)
+        values[:, j] = pd.to_numeric(column, errors="coerce").to_numpy(np.float64)
+        missing[:, j] = (column.isna() | column.isin(NA_TEXT)).to_numpy()
+    return values, missing
+
+
+def _numbers_only(column: pd.Series) -> bool:
+    """A column whose cells can only be numbers or missing (ints, floats, booleans)."""
+    return pd.api.types.is_numeric_dtype(column.dtype) and \
+        not pd.api.types.is_complex_dtype(column.dtype)
 
 
 def _words_as_numbers(column: pd.Series, words: Mapping[str, float]) -> pd.Series:

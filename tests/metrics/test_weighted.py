@@ -1,42 +1,140 @@
-"""Count-weighted metrics for the large-sample bootstrap: for any counts, each equals the
-metric of the sample with row i repeated counts[i] times (numpy.repeat), ties included."""
+"""The count-weighted bootstrap of ``evaluate_confidence`` (from 50 rows on): for any counts,
+each metric equals the metric of the sample with row i repeated counts[i] times
+(numpy.repeat), ties included, over one chunk or many; given the same resample indices it
+equals the index bootstrap's row-wise metrics; its own draws are the multinomial bootstrap's
+(each cell's count Binomial(n, g/n), every resample n draws), and its intervals agree with the
+index bootstrap's within Monte Carlo error over seeds."""
+
+import warnings
 
 import numpy as np
 import pytest
 
 from confeval import metrics as M
 from confeval.evaluate import evaluate_confidence
-from confeval.metrics.bootstrap import resample_counts
-from confeval.metrics.weighted import SortedSample
+from confeval.metrics.bootstrap import BATCHED, resample_counts
+from confeval.metrics.weighted import SortedSample, bootstrap_metrics
+
+KINDS = ["continuous", "likert", "all tied", "graded", "rounded", "graded ties"]
 
 
-@pytest.mark.parametrize("kind", ["continuous", "likert", "all tied", "graded"])
-def test_weighted_metrics_equal_the_repeated_sample(kind):
+def _sample(kind, n, rng):
+    conf = {"continuous": rng.random(n), "likert": np.round(rng.random(n) * 4) / 4,
+            "all tied": np.full(n, 0.7), "graded": rng.random(n),
+            "rounded": np.round(rng.random(n), 2),
+            "graded ties": np.round(rng.random(n), 1)}[kind]
+    if kind.startswith("graded"):
+        target = np.round(rng.random(n) * 4) / 4
+    else:
+        target = (rng.random(n) < conf).astype(float)
+    return conf, target
+
+
+def _repeated(conf, target, counts):
+    idx = np.repeat(np.arange(conf.size), counts.astype(int))
+    c, t = conf[idx], target[idx]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        out = {"accuracy": t.mean(), "brier": M.brier_score(c, t),
+               "ece": M.expected_calibration_error(c, t, n_bins=15), "auarc": M.auarc(c, t)}
+        if np.isin(target, (0.0, 1.0)).all():
+            out["auroc"] = M.auroc(c, t)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [8192, 7, 50])
+@pytest.mark.parametrize("kind", KINDS)
+def test_weighted_metrics_equal_the_repeated_sample(kind, chunk):
     rng = np.random.default_rng(1)
     n = 400
-    conf = {"continuous": rng.random(n), "likert": np.round(rng.random(n) * 4) / 4,
-            "all tied": np.full(n, 0.7), "graded": rng.random(n)}[kind]
-    target = rng.random(n) if kind == "graded" else (rng.random(n) < conf).astype(float)
-    sample = SortedSample(conf, target, n_bins=15)
-    counts = next(resample_counts(n, 4, rng, scheme="poisson"))
-    weights = sample.sort(counts)
-    for r in range(4):
-        idx = np.repeat(np.arange(n), counts[r].astype(int))
-        c, t = conf[idx], target[idx]
-        assert sample.mean(weights)[r] == pytest.approx(t.mean(), abs=1e-12)
-        assert sample.brier(weights)[r] == pytest.approx(M.brier_score(c, t), abs=1e-12)
-        assert sample.ece(weights)[r] == pytest.approx(
-            M.expected_calibration_error(c, t, n_bins=15), abs=1e-12)
-        assert sample.auarc(weights)[r] == pytest.approx(M.auarc(c, t), abs=1e-10)
-        if kind != "graded":
-            expected = M.auroc(c, t) if kind != "all tied" else 0.5
-            assert sample.auroc(weights)[r] == pytest.approx(expected, abs=1e-12)
-    together = sample.metrics(weights)   # one pass for all: the same numbers
-    singles = {"accuracy": sample.mean, "brier": sample.brier, "ece": sample.ece,
-               "auarc": sample.auarc, "auroc": sample.auroc}
-    assert set(together) == set(singles) - ({"auroc"} if kind == "graded" else set())
-    for name, values in together.items():
-        np.testing.assert_allclose(values, singles[name](weights), rtol=1e-13, atol=1e-15)
+    conf, target = _sample(kind, n, rng)
+    sample = SortedSample(conf, target, n_bins=15, chunk=chunk)
+    counts = np.concatenate([next(resample_counts(n, 3, rng, scheme="poisson")),
+                             next(resample_counts(n, 3, rng))])
+    found = sample.metrics(sample.sort(counts))
+    for r in range(counts.shape[0]):
+        expected = _repeated(conf, target, counts[r])
+        assert set(found) == set(expected)
+        for name, value in expected.items():
+            if kind == "all tied" and name == "auroc":
+                value = 0.5
+            assert found[name][r] == pytest.approx(value, abs=1e-12), (name, r)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_given_the_same_indices_the_counts_equal_the_index_bootstrap(kind):
+    """The route of every size against the index route's own row-wise metrics
+    (:data:`confeval.metrics.bootstrap.BATCHED`, what ``bootstrap_ci`` evaluates) on the same
+    resample indices: equal to 1e-12."""
+    rng = np.random.default_rng(2)
+    n, r = 300, 40
+    conf, target = _sample(kind, n, rng)
+    idx = rng.integers(0, n, size=(r, n))
+    counts = np.stack([np.bincount(i, minlength=n) for i in idx]).astype(float)
+    found = SortedSample(conf, target, n_bins=15, chunk=16).metrics(
+        SortedSample(conf, target, n_bins=15, chunk=16).sort(counts))
+    c, t = conf[idx], target[idx]
+    index_route = {"accuracy": BATCHED[np.mean](t), "brier": BATCHED[M.brier_score](c, t),
+                   "ece": BATCHED[M.expected_calibration_error](c, t, n_bins=15),
+                   "auarc": BATCHED[M.auarc](c, t)}
+    if not kind.startswith("graded"):
+        index_route["auroc"] = BATCHED[M.auroc](c, t)
+    for name, values in index_route.items():
+        np.testing.assert_allclose(found[name], values, rtol=0, atol=1e-12, err_msg=name)
+
+
+def _drawn_counts(sample, n_resamples, rng):
+    """The cell counts :meth:`SortedSample.bootstrap` draws, chunk by chunk, as one array."""
+    totals = rng.multinomial(sample.n, sample.chunk_rows / sample.n, size=n_resamples)
+    return np.concatenate([sample._draw(ch, totals[:, j], rng)
+                           for j, ch in enumerate(sample.chunks)], axis=1)
+
+
+@pytest.mark.parametrize("kind", ["continuous", "likert", "rounded"])
+def test_the_drawn_counts_are_the_multinomial_bootstrap(kind):
+    """n draws in every resample; each cell's count has the Binomial(n, g/n) mean and
+    variance, two cells' counts the multinomial covariance -n p_i p_j (4,000 resamples, the
+    tolerance 5 standard errors); sparse, tied and dense chunks alike."""
+    rng = np.random.default_rng(3)
+    n, reps = 200, 4000
+    conf, target = _sample(kind, n, rng)
+    sample = SortedSample(conf, target, n_bins=15, chunk=9)
+    assert kind != "likert" or any(ch.dense for ch in sample.chunks)
+    counts = _drawn_counts(sample, reps, rng)
+    assert counts.shape == (reps, sample.K) and (counts.sum(axis=1) == n).all()
+    p = sample.g / n
+    mean, var = counts.mean(axis=0), counts.var(axis=0, ddof=1)
+    se_mean = np.sqrt(n * p * (1 - p) / reps)
+    assert (np.abs(mean - n * p) < 5 * se_mean + 1e-12).all()
+    se_var = np.sqrt(2 / reps) * n * p * (1 - p) + 1e-12
+    assert (np.abs(var - n * p * (1 - p)) < 5 * se_var + 0.05).all()
+    cov = np.cov(counts[:, 0], counts[:, -1])[0, 1]
+    assert abs(cov + n * p[0] * p[-1]) < 5 * np.sqrt(n * p[0] * n * p[-1] / reps) + 0.01
+
+
+@pytest.mark.parametrize("kind", ["continuous", "rounded"])
+def test_intervals_agree_with_the_index_bootstrap_over_seeds(kind):
+    """The interval endpoints of ``evaluate_confidence`` and of the index bootstrap
+    (``bootstrap_ci``, one metric at a time) over 30 seeds each: their means differ by less
+    than 4 standard errors of the difference (Monte Carlo error), for every metric."""
+    rng = np.random.default_rng(4)
+    n, resamples, seeds = 250, 200, 30
+    conf, target = _sample(kind, n, rng)
+    ours = {k: [] for k in ("accuracy", "brier", "ece", "auroc", "auarc")}
+    index = {k: [] for k in ours}
+    metric = {"accuracy": (np.mean, (target,), {}), "brier": (M.brier_score, (conf, target), {}),
+              "ece": (M.expected_calibration_error, (conf, target), {"n_bins": 15}),
+              "auroc": (M.auroc, (conf, target), {}), "auarc": (M.auarc, (conf, target), {})}
+    for seed in range(seeds):
+        ci = evaluate_confidence(conf, target, n_resamples=resamples, seed=seed)["ci"]
+        for name, (fn, arrays, kw) in metric.items():
+            ours[name].append((ci[name]["low"], ci[name]["high"]))
+            res = M.bootstrap_ci(fn, *arrays, n_resamples=resamples, seed=1000 + seed, **kw)
+            index[name].append((res.low, res.high))
+    for name in metric:
+        a, b = np.array(ours[name]), np.array(index[name])
+        se = np.sqrt(a.var(axis=0, ddof=1) / seeds + b.var(axis=0, ddof=1) / seeds)
+        assert (np.abs(a.mean(axis=0) - b.mean(axis=0)) < 4 * se + 1e-12).all(), name
 
 
 def test_counts_are_seeded_poisson_and_touch_no_global_rng():
@@ -45,28 +143,20 @@ def test_counts_are_seeded_poisson_and_touch_no_global_rng():
     b = np.concatenate(list(resample_counts(1000, 20, np.random.default_rng(3), scheme="poisson")))
     assert a.shape == (20, 1000) and np.array_equal(a, b)
     assert a.mean() == pytest.approx(1.0, abs=0.02) and a.var() == pytest.approx(1.0, abs=0.05)
+    evaluate_confidence(np.linspace(0, 1, 50), np.arange(50) % 2, n_resamples=20, seed=1)
     assert (np.random.get_state()[1] == state).all()  # noqa: NPY002
 
 
-def test_large_sample_intervals_agree_with_the_index_bootstrap(monkeypatch):
-    """Forcing the count path on 3,000 rows gives intervals within sampling noise of the
-    index bootstrap's, and calls progress once per block of resamples."""
-    import confeval.evaluate as E
+def test_progress_is_called_once_per_block_of_resamples():
+    from confeval.metrics.weighted import RESAMPLE_BLOCK
 
     rng = np.random.default_rng(5)
     conf = rng.random(3000)
     correct = (rng.random(3000) < conf).astype(float)
-    slow = evaluate_confidence(conf, correct, n_resamples=400, seed=1)["ci"]
-    monkeypatch.setattr(E, "FAST_BOOTSTRAP_ROWS", 1000)
     seen = []
-    fast = evaluate_confidence(conf, correct, n_resamples=400, seed=1,
-                               progress=lambda done, total: seen.append((done, total)))["ci"]
-    assert set(fast) == set(slow)
-    for name in slow:
-        width = slow[name]["high"] - slow[name]["low"]
-        assert abs(fast[name]["low"] - slow[name]["low"]) < 0.25 * width + 1e-9, name
-        assert abs(fast[name]["std_error"] / slow[name]["std_error"] - 1) < 0.2, name
-    assert seen[-1] == (400, 400) and len(seen) == 400 // E._COUNT_BLOCK
+    evaluate_confidence(conf, correct, n_resamples=100, seed=1,
+                        progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (100, 100) and len(seen) == -(-100 // RESAMPLE_BLOCK)
 
 
 def test_large_sample_intervals_do_not_depend_on_the_threads(monkeypatch):
@@ -79,9 +169,42 @@ def test_large_sample_intervals_do_not_depend_on_the_threads(monkeypatch):
     rng = np.random.default_rng(6)
     conf = np.round(rng.random(2000) * 10) / 10   # with ties
     correct = (rng.random(2000) < conf).astype(float)
-    monkeypatch.setattr(E, "FAST_BOOTSTRAP_ROWS", 1000)
     monkeypatch.setattr(E, "parallel_map", map)   # one thread
     one = evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"]
     with ThreadPoolExecutor(max_workers=3) as pool:
         monkeypatch.setattr(E, "parallel_map", pool.map)
         assert evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"] == one
+
+
+def test_blocks_are_the_same_numbers_as_one_call():
+    """bootstrap_metrics's blocks, each with its stream, are SortedSample.bootstrap of them."""
+    rng = np.random.default_rng(7)
+    conf, target = _sample("rounded", 500, rng)
+    sample = SortedSample(conf, target, n_bins=15)
+    blocks = list(bootstrap_metrics(sample, 40, 9))
+    streams = np.random.SeedSequence(9).spawn(len(blocks))
+    for (size, found), stream in zip(blocks, streams):
+        again = sample.bootstrap(size, np.random.default_rng(stream))
+        for name in found:
+            np.testing.assert_array_equal(found[name], again[name])
+
+
+def test_below_the_threshold_each_metric_is_bootstrapped_by_index(monkeypatch):
+    """Under FAST_BOOTSTRAP_ROWS rows the intervals are bootstrap_ci's, one metric at a time
+    (seed + its position); from it on, the counts route's (SortedSample over the blocks)."""
+    import confeval.evaluate as E
+    from confeval.metrics.weighted import FAST_BOOTSTRAP_ROWS
+
+    rng = np.random.default_rng(8)
+    for n in (FAST_BOOTSTRAP_ROWS - 1, FAST_BOOTSTRAP_ROWS):
+        conf, target = _sample("rounded", n, rng)
+        ci = evaluate_confidence(conf, target, n_resamples=100, seed=3)["ci"]
+        if n < FAST_BOOTSTRAP_ROWS:
+            res = M.bootstrap_ci(M.auarc, conf, target, n_resamples=100, seed=3 + 4)
+            assert (ci["auarc"]["low"], ci["auarc"]["high"]) == (res.low, res.high)
+        else:
+            reps = np.concatenate([found["auarc"] for _, found in bootstrap_metrics(
+                SortedSample(conf, target, n_bins=15), 100, 3, map)])
+            assert ci["auarc"]["low"] == pytest.approx(np.quantile(reps, 0.025), abs=1e-12)
+            assert ci["auarc"]["high"] == pytest.approx(np.quantile(reps, 0.975), abs=1e-12)
+    assert E.FAST_BOOTSTRAP_ROWS == FAST_BOOTSTRAP_ROWS

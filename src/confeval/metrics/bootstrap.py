@@ -13,8 +13,10 @@ millions; the percentile and basic intervals here are the same definitions.
 
 The package's one resampling engine is here too: :func:`resample_counts` draws resamples as
 count vectors (the multinomial bootstrap, or the Poisson bootstrap for very large samples),
-which the count-weighted metrics (:mod:`confeval.metrics.weighted`, the steps suite's item
-sums) take; :func:`percentile_interval` is the one percentile interval of the package.
+which the count-weighted metrics take (the steps suite's item sums; :mod:`confeval.metrics.weighted`
+draws the same multinomial bootstrap for ``evaluate_confidence`` chunk by chunk of its sorted
+rows, tested to have this distribution); :func:`percentile_interval` is the one percentile
+interval of the package.
 
 Randomness comes only from ``numpy.random.default_rng(seed)``; no global RNG is touched.
 """

@@ -1,164 +1,335 @@
 """The confidence metrics of one sample under many bootstrap resamples at once, without
-re-sorting: a resample with replacement is a vector of counts over the original rows, and with
-the rows sorted by confidence once, every metric is a weighted sum over the sorted rows or
-their tie blocks. Metrics take the sorted weights, ``SortedSample.sort(counts)``.
+re-sorting: a resample with replacement is a vector of counts over the rows, and with the rows
+sorted by confidence once, every metric is a weighted sum over the sorted rows or their tie
+blocks.
 
-Used for large inputs (``evaluate_confidence`` with at least :data:`FAST_BOOTSTRAP_ROWS` rows),
-where re-sorting a million rows a thousand times took minutes: one sort, then a few passes over
-the (b, n) weights per block of b resamples — the weighted sums as one matrix product, the ECE
-bins and tie blocks as contiguous ranges of the sorted rows, AUROC and AUARC from the running
-position of each row (one cumulative sum) in closed form. The counts come from the package's
-one resampling engine, :func:`confeval.metrics.bootstrap.resample_counts`. Each function is
-exact for given counts: the metric of the sample in which row i is repeated ``counts[i]`` times
-(tested against :func:`numpy.repeat`). Ties follow the package's
-rule (AUROC: a tied pair counts one half; AUARC: the expectation over orders of a tie block).
+The rows are sorted once (by confidence, descending) and identical rows — the same confidence
+and the same target — merged into *cells* with their multiplicity g: a resample's count of a
+cell is the sum of its rows' counts, and every metric below depends on the counts only through
+these sums. The cells are cut into *chunks* of about :data:`CHUNK_CELLS` cells at tie-block
+boundaries, and a block of resamples is processed chunk by chunk, carrying each resample's
+running position, positives and negatives from one chunk to the next: every pass works on a
+(resamples, chunk) array that stays in the processor's cache.
+
+:meth:`SortedSample.bootstrap` draws the ordinary (multinomial) bootstrap directly as counts of
+the cells, chunk by chunk, exactly in distribution: the number of a resample's n draws that
+fall in each chunk is Multinomial(n, rows of the chunk / n) (``numpy``'s multinomial over the
+chunks); given that, the draws in a chunk are uniform over its rows — drawn as row numbers and
+counted (``bincount``), or, in a chunk with many rows per cell (heavy ties), as one
+Multinomial over its cells. Nothing is approximated: the counts have the distribution of
+``bincount(rng.integers(0, n, n))`` summed over the cells. Each metric is exact for given
+counts: the metric of the sample in which row i is repeated ``counts[i]`` times (tested against
+:func:`numpy.repeat` and against the index bootstrap given the same resample indices).
+
+Formulas, for a resample with N draws and cells in descending confidence, a tie block B of
+cells holding positions (s_B, e_B] with L_B = e_B - s_B draws of which S_B are positive (the
+weighted target):
+
+* accuracy = sum S / N; Brier = sum_w (c - t)^2 / N; ECE from each bin's sum of w (t - c)
+  (a bin is a contiguous range of cells);
+* AUROC (binary targets) = 1 - A / (P N-), A = sum_B pos_B (negatives up to B) - pos_B neg_B / 2
+  = sum_B pos_B e_B - (P^2 + sum_B pos_B^2) / 2 - sum_B pos_B neg_B / 2 (a tied pair counts one
+  half; untied cells have pos neg = 0);
+* AUARC: N AUARC = sum_p target_p (H_N - H_{p-1}) = (H_N + 1) sum S - sum_B m_B (F(e_B) -
+  F(s_B)), F(k) = k H_k, m_B = S_B / L_B the block's mean target (a tie block counts at its
+  mean: the expectation over the orders of its rows, as :func:`~.selective.auarc`).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
-from .calibration import ece_from_bin_sums, uniform_bin_indices
-from .selective import harmonic_numbers, tie_block_areas
+from .calibration import uniform_bin_indices
+from .selective import harmonic_numbers
 
-__all__ = ["FAST_BOOTSTRAP_ROWS", "SortedSample"]
+__all__ = ["CHUNK_CELLS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK", "SortedSample"]
 
-FAST_BOOTSTRAP_ROWS = 200_000
-"""From this many rows on, ``evaluate_confidence`` bootstraps with counts (this module)."""
+FAST_BOOTSTRAP_ROWS = 50
+"""From this many rows on, the bootstrap of ``evaluate_confidence`` draws counts over one sort
+(this module); below, the index route (``bootstrap_ci`` per metric). Why 50: the two routes
+cost the same CPU time at about 40 rows (1,000 resamples of five metrics: 20 rows 8 ms vs
+14 ms, 40 rows 19 vs 19 ms, 60 rows 22 vs 14 ms, 200 rows 89 vs 30 ms, index vs counts), and
+the recorded lm-eval run of ``tests/fixtures/integrations/lm_eval`` (40 rows, its ECE interval
+reported by lm-eval through confeval's aggregation) stays what confeval gives; it can only be
+remade by running lm-eval."""
+
+CHUNK_CELLS = 8192
+"""Cells per chunk: a (resamples, chunk) float64 array of :data:`RESAMPLE_BLOCK` rows is 1 MB."""
+
+RESAMPLE_BLOCK = 16
+"""Resamples drawn and evaluated together; each block has its own random stream."""
+
+_DENSE = 16
+"""A chunk with more rows per cell than this draws its cells' counts as one multinomial per
+resample (about 50 ns a cell) rather than one row number per draw (about 6 ns a draw)."""
+
+_TABLE_PIECE = 1 << 20
+"""Entries of the F(k) = k H_k table computed at once."""
+
+_MAX_BLOCK_ELEMENTS = 2_000_000
+"""Resamples x cells of one chunk held at once (a chunk larger than a block of resamples
+allows, e.g. one tie block of a million distinct graded targets, is taken a few rows at a
+time)."""
+
+
+class _Chunk:
+    """One chunk of cells [a, z): what every resample's pass over it needs."""
+
+    __slots__ = ("a", "blocks", "cellmap", "cols", "dense", "dt", "dt_sum", "gap", "m", "p",
+                 "rows", "seg_bins", "seg_starts", "t", "z")
+
+    def __init__(self, sample: SortedSample, a: int, z: int, bins: np.ndarray | None,
+                 sq: np.ndarray, gap: np.ndarray) -> None:
+        self.a, self.z, self.m = a, z, z - a
+        g = sample.g[a:z]
+        self.rows = int(g.sum())
+        self.dense = self.rows > _DENSE * self.m
+        self.p = g / self.rows if self.dense else None
+        self.cellmap = None if self.dense or self.rows == self.m else \
+            np.repeat(np.arange(self.m, dtype=np.intp), g)
+        t = sample.t[a:z]
+        self.t = t
+        self.dt = t - np.r_[t[1:], 0.0]
+        self.dt_sum = float(self.dt.sum())
+        bs = sample.block_starts          # sorted: this chunk's tie blocks by bisection
+        first, last = np.searchsorted(bs, [a, z])
+        starts = bs[first:last] - a
+        self.blocks = None if starts.size == self.m else starts   # None: every cell a block
+        cols = [t]        # the weighted sums: sum w t, sum w (c - t)^2, each bin's sum w (t - c)
+        self.seg_starts = self.seg_bins = None
+        self.gap = None
+        if bins is not None:
+            cols.append(sq[a:z])
+            bins = bins[a:z]
+            seg = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+            self.seg_bins = bins[seg]
+            if seg.size <= 8:      # a few bins: one column each in the one matrix product
+                gap = gap[a:z]
+                for s, e in zip(seg, np.r_[seg[1:], self.m]):
+                    col = np.zeros(self.m)
+                    col[s:e] = gap[s:e]
+                    cols.append(col)
+            else:
+                self.seg_starts = seg
+                self.gap = gap[a:z]
+        self.cols = np.ascontiguousarray(np.stack(cols, axis=1))
 
 
 class SortedSample:
-    """One sample sorted once by confidence (descending), with its tie blocks and ECE bins;
-    metrics of count-weighted resamples, ``counts`` of shape (b, n) in the original order,
-    taken as weights of the sorted rows (:meth:`sort`).
+    """One sample sorted once by confidence (descending), its identical rows merged into cells,
+    with its tie blocks, ECE bins and chunks; metrics of count-weighted resamples.
 
-    :meth:`metrics` computes them all from one block, sharing the passes they have in common;
-    the single-metric methods are the same formulas one at a time."""
+    ``metrics(w)`` takes counts of the cells (b, K) — :meth:`sort` turns counts of the rows
+    (b, n), in the original order, into them — and gives every metric of the b resamples;
+    :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk."""
 
-    def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None
-                 ) -> None:
-        self.order = np.argsort(-confidence)
-        c = confidence[self.order]
-        self.t = target[self.order]
-        self.conf = c
-        starts = np.r_[True, c[1:] != c[:-1]]
-        self.block_starts = np.flatnonzero(starts)   # tie blocks: contiguous sorted rows
-        self.n_blocks = self.block_starts.size
-        self.tied = self.n_blocks < c.size
+    def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None,
+                 chunk: int = CHUNK_CELLS) -> None:
+        confidence = np.asarray(confidence, dtype=np.float64)
+        target = np.asarray(target, dtype=np.float64)
+        self.n = n = confidence.size
+        order = np.argsort(-confidence)
+        c = confidence[order]
+        t = target[order]
+        tied = c[1:] == c[:-1]
+        if tied.any():   # identical rows next to each other: within a tie, by target
+            order = np.lexsort((target, -confidence))
+            c, t = confidence[order], target[order]
+            tied = c[1:] == c[:-1]
+        self.order = order
+        new_cell = np.r_[True, ~tied | (t[1:] != t[:-1])]
+        starts = np.flatnonzero(new_cell)
+        self.starts = starts                              # each cell's first sorted row
+        self.g = np.diff(np.r_[starts, n])                # rows per cell
+        # (no copy when every row is its own cell)
+        self.c, self.t = (c, t) if starts.size == n else (c[starts], t[starts])
+        self.K = starts.size
         self.binary = bool(((self.t == 0) | (self.t == 1)).all())
-        # the weighted sums every resample needs, as one (n, 3) matrix: target, 1, squared error
-        self._columns = np.stack([self.t, np.ones_like(c), (c - self.t) ** 2], axis=1)
+        self.block_starts = np.flatnonzero(np.r_[True, self.c[1:] != self.c[:-1]])
+        self.tied = self.block_starts.size < n           # rows share a confidence somewhere
         self.n_bins = n_bins
-        self.bins = None if n_bins is None else uniform_bin_indices(c, n_bins)
-        if self.bins is not None:   # descending confidences: each bin is a contiguous range
-            cuts = np.flatnonzero(self.bins[1:] != self.bins[:-1]) + 1
-            self._bin_ranges = list(zip(np.r_[0, cuts], np.r_[cuts, c.size]))
-        self._gap = self.t - c
-        self._scored = np.flatnonzero(self.t != 0)   # rows whose target adds to AUARC
-        self._harmonic = np.zeros(1)
+        bins = None if n_bins is None else uniform_bin_indices(self.c, n_bins)
+        sq = (self.c - self.t) ** 2
+        gap = self.t - self.c
+        # chunks: about ``chunk`` cells each, cut where a tie block starts
+        wanted = np.arange(0, self.K, max(1, chunk))
+        at = np.searchsorted(self.block_starts, wanted)
+        cuts = np.unique(self.block_starts[at[at < self.block_starts.size]])
+        bounds = np.r_[cuts, self.K]
+        self.chunks = [_Chunk(self, int(a), int(z), bins, sq, gap)
+                       for a, z in itertools.pairwise(bounds)]
+        self.chunk_rows = np.array([ch.rows for ch in self.chunks], dtype=np.float64)
+        # F(k) for every position a resample of n draws reaches, made once (not grown by the
+        # threads that share the blocks)
+        self._f = np.zeros(1)
+        self._xh(n)
 
-    def harmonic(self, k: np.ndarray) -> np.ndarray:
-        """H_k for integer-valued k >= 0 from a table (:func:`~.selective.harmonic_numbers`,
-        grown as resamples need)."""
-        k = k.astype(np.int64)
-        top = int(k.max()) if k.size else 0
-        if top >= self._harmonic.size:
-            self._harmonic = harmonic_numbers(np.arange(max(top + 1, 2 * self._harmonic.size),
-                                                        dtype=np.float64))
-        return self._harmonic[k]
+    # ------------------------------------------------------------------ helpers
+    def _xh(self, top: int) -> np.ndarray:
+        """F(k) = k H_k for k = 0..top (at least), from a table grown as resamples need."""
+        if top >= self._f.size:
+            size = max(top + 1, 2 * self._f.size)
+            f = np.empty(size)
+            for a in range(0, size, _TABLE_PIECE):   # in pieces: few temporaries at 10^7
+                k = np.arange(a, min(a + _TABLE_PIECE, size), dtype=np.float64)
+                f[a:a + k.size] = k * harmonic_numbers(k)
+            self._f = f
+        return self._f
 
     def sort(self, counts: np.ndarray) -> np.ndarray:
-        """Counts (b, n) in the original row order -> the weights of the sorted rows, which
-        every metric below takes. (A resample's counts are exchangeable over rows, so a
-        bootstrap may also draw them for the sorted rows directly.)"""
-        return counts[:, self.order]
+        """Counts (b, n) of the rows in the original order -> counts (b, K) of the cells, which
+        :meth:`metrics` takes."""
+        counts = np.atleast_2d(np.asarray(counts, dtype=np.float64))[:, self.order]
+        return np.add.reduceat(counts, self.starts, axis=1)
 
     # ------------------------------------------------------------------ metrics
     def metrics(self, w: np.ndarray) -> dict[str, np.ndarray]:
-        """Every metric of the b resamples of ``w`` (b, n): accuracy (the mean target), Brier
-        and ECE (when bins were given), AUROC (binary targets) and AUARC."""
-        sums = w @ self._columns                  # (b, 3): sum w t, sum w, sum w (c - t)^2
-        total = sums[:, 1]
-        out = {"accuracy": sums[:, 0] / total}
-        if self.bins is not None:
-            out["brier"] = sums[:, 2] / total
-            out["ece"] = self._ece(w, total)
-        ends = np.cumsum(w, axis=1)               # each sorted row's last position
+        """Every metric of the b resamples of cell counts ``w`` (b, K): accuracy (the mean
+        target), Brier and ECE (when bins were given), AUROC (binary targets) and AUARC."""
+        w = np.atleast_2d(np.asarray(w))
+        state = self._state(w.shape[0])
+        for ch in self.chunks:
+            self._pass(ch, w[:, ch.a:ch.z], state)
+        return self._finish(state)
+
+    def bootstrap(self, n_resamples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Every metric of ``n_resamples`` ordinary bootstrap resamples drawn with ``rng``:
+        n draws with replacement each, as counts of the cells, chunk by chunk (exact in
+        distribution, see the module docstring)."""
+        state = self._state(n_resamples)
+        totals = rng.multinomial(self.n, self.chunk_rows / self.n, size=n_resamples)
+        for j, ch in enumerate(self.chunks):
+            self._pass(ch, self._draw(ch, totals[:, j], rng), state)
+        return self._finish(state)
+
+    def _draw(self, ch: _Chunk, d: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Counts (b, m) of the chunk's cells given each resample's draws ``d`` in it."""
+        b = d.size
+        if ch.dense:
+            return np.stack([rng.multinomial(int(k), ch.p) for k in d])
+        draws = rng.integers(0, ch.rows, size=int(d.sum()))
+        if ch.cellmap is not None:
+            draws = ch.cellmap[draws]
+        draws += np.repeat(np.arange(0, b * ch.m, ch.m), d)
+        return np.bincount(draws, minlength=b * ch.m).reshape(b, ch.m)
+
+    def _state(self, b: int) -> dict:
+        z = np.zeros(b)
+        state = {"N": z.copy(), "S": z.copy(), "sq": z.copy(), "ends": z.copy(),
+                 "pe": z.copy(), "area": z.copy()}
+        if self.n_bins is not None:   # closed bins' |sum w (t - c)|, the open bin's sum
+            state.update(ece=z.copy(), ece_open=z.copy(), open_bin=np.full(1, -1))
+        return state
+
+    def _pass(self, ch: _Chunk, w: np.ndarray, st: dict) -> None:
+        """Add one chunk's part of every sum, carrying the running position forward."""
+        b = w.shape[0]
+        step = max(1, _MAX_BLOCK_ELEMENTS // max(ch.m, 1))
+        if b > step:   # a huge chunk: a few resamples at a time (rows are independent)
+            for r0 in range(0, b, step):
+                part = {k: v[r0:r0 + step] for k, v in st.items()}
+                self._pass(ch, w[r0:r0 + step], part)
+            return
+        counts = w                    # integers (drawn) or integral floats (given)
+        w = np.asarray(w, dtype=np.float64)
+        sums = w @ ch.cols
+        pos_before = st["S"].copy()
+        st["S"] += sums[:, 0]
+        if self.n_bins is not None:
+            st["sq"] += sums[:, 1]
+            seg = sums[:, 2:] if ch.seg_starts is None else \
+                np.add.reduceat(w * ch.gap, ch.seg_starts, axis=1)
+            # bins are contiguous ranges of cells: one may go on from the chunk before
+            if ch.seg_bins[0] == st["open_bin"][0]:
+                seg[:, 0] += st["ece_open"]
+            else:
+                st["ece"] += np.abs(st["ece_open"])
+            st["ece"] += np.abs(seg[:, :-1]).sum(axis=1)
+            st["ece_open"][:] = seg[:, -1]
+            st["open_bin"][0] = ch.seg_bins[-1]
+        carry = st["ends"]
+        if ch.blocks is None:          # every cell its own tie block: cells are blocks
+            # with local[k] the draws up to cell k in this chunk and e = carry + local, both
+            # sums telescope over the cells (dt = t - the next cell's t, 0 after the last):
+            # sum_k t_k (F(e_k) - F(e_{k-1})) = sum_k (F(e_k) - F(carry)) dt_k, and
+            # sum_k pos_k e_k - sum_k pos_k^2 / 2 = carry P_chunk + sum_k local_k^2 dt_k / 2,
+            # from which the AUROC's sum_k pos_k (negatives up to k) = that - (positives
+            # before) P_chunk - P_chunk^2 / 2: exact integers below 2^53
+            # (in integers: the positions index the table F directly, no float conversion)
+            local = np.cumsum(np.asarray(counts, dtype=np.int64), axis=1)
+            start_at = carry.astype(np.int64)
+            ends = local + start_at[:, None]
+            f = self._xh(int(ends[:, -1].max()))
+            st["area"] += f.take(ends) @ ch.dt - f.take(start_at) * ch.dt_sum
+            if self.binary:
+                local_f = local.astype(np.float64)
+                local_f *= local_f
+                p_chunk = sums[:, 0]
+                st["pe"] += (carry - pos_before - p_chunk / 2) * p_chunk + (local_f @ ch.dt) / 2
+            st["N"] += local[:, -1]
+            carry += local[:, -1]
+            return
+        length = np.add.reduceat(w, ch.blocks, axis=1)
+        st["N"] += length.sum(axis=1)
+        sums_b = np.add.reduceat(w * ch.t, ch.blocks, axis=1)
+        neg_before = carry - pos_before
+        ends = np.cumsum(length, axis=1)
+        ends += carry[:, None]
+        carry[:] = ends[:, -1]
+        if self.binary:   # sum_B pos_B (negatives up to B) - pos_B neg_B / 2
+            neg = length - sums_b
+            cum_neg = np.cumsum(neg, axis=1)
+            cum_neg += neg_before[:, None]
+            cum_neg -= neg / 2
+            st["pe"] += np.einsum("ij,ij->i", sums_b, cum_neg)
+        f = self._xh(int(ends[:, -1].max()))
+        diff = f.take(ends.astype(np.int64))
+        diff -= f.take((ends - length).astype(np.int64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(length > 0, sums_b / np.where(length > 0, length, 1.0), 0.0)
+        st["area"] += np.einsum("ij,ij->i", mean, diff)
+
+    def _finish(self, st: dict) -> dict[str, np.ndarray]:
+        total, positives = st["N"], st["S"]
+        out = {"accuracy": positives / total}
+        if self.n_bins is not None:
+            out["brier"] = st["sq"] / total
+            out["ece"] = (st["ece"] + np.abs(st["ece_open"])) / total
         if self.binary:
-            out["auroc"] = self._auroc(w, ends, sums[:, 0], total)
-        out["auarc"] = self._auarc(w, ends, total)
+            negatives = total - positives
+            below = st["pe"]
+            pairs = positives * negatives
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["auroc"] = np.where(pairs > 0, (pairs - below) / np.where(pairs > 0, pairs,
+                                                                             1.0), np.nan)
+        h_total = harmonic_numbers(total)
+        out["auarc"] = ((h_total + 1) * positives - st["area"]) / total
         return out
 
-    def mean(self, w: np.ndarray) -> np.ndarray:
-        sums = w @ self._columns
-        return sums[:, 0] / sums[:, 1]
+    def blocks_of(self, n_resamples: int, block: int = RESAMPLE_BLOCK
+                  ) -> list[tuple[int, int]]:
+        """(first resample, size) of each block of resamples."""
+        return [(s, min(block, n_resamples - s)) for s in range(0, n_resamples, block)]
 
-    def brier(self, w: np.ndarray) -> np.ndarray:
-        sums = w @ self._columns
-        return sums[:, 2] / sums[:, 1]
 
-    def ece(self, w: np.ndarray) -> np.ndarray:
-        return self._ece(w, w.sum(axis=1))
+def bootstrap_metrics(sample: SortedSample, n_resamples: int, seed,
+                      parallel: Callable = map,
+                      progress: Callable[[int, int], None] | None = None
+                      ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """The blocks of :meth:`SortedSample.bootstrap`, each with its own stream spawned from
+    ``seed`` (the numbers do not depend on how ``parallel`` shares the blocks)."""
+    blocks = sample.blocks_of(n_resamples)
+    streams = np.random.SeedSequence(seed).spawn(len(blocks))
 
-    def auroc(self, w: np.ndarray) -> np.ndarray:
-        """Weighted Mann-Whitney (binary targets): a tied pair counts one half; NaN with one
-        class."""
-        return self._auroc(w, np.cumsum(w, axis=1), w @ self.t, w.sum(axis=1))
+    def run(i: int) -> dict[str, np.ndarray]:
+        return sample.bootstrap(blocks[i][1], np.random.default_rng(streams[i]))
 
-    def auarc(self, w: np.ndarray) -> np.ndarray:
-        """The mean of the running accuracies over k = 1..N of the resample, tie blocks in
-        closed form (see :func:`confeval.metrics.selective.auarc`)."""
-        return self._auarc(w, np.cumsum(w, axis=1), w.sum(axis=1))
-
-    # ------------------------------------------------------------------ formulas
-    def _ece(self, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-        # the items sorted by confidence hold each bin in one contiguous range
-        gaps = np.stack([w[:, a:b] @ self._gap[a:b] for a, b in self._bin_ranges], axis=1)
-        return ece_from_bin_sums(gaps, total)
-
-    def _blocks(self, w: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(weight, weighted target) of every tie block, (b, blocks)."""
-        last = np.r_[self.block_starts[1:], w.shape[1]] - 1
-        block_ends = ends[:, last]
-        length = np.diff(block_ends, axis=1, prepend=0.0)
-        cum_t = np.cumsum(w * self.t, axis=1)[:, last]
-        return length, np.diff(cum_t, axis=1, prepend=0.0)
-
-    def _auroc(self, w, ends, positives, total) -> np.ndarray:
-        negatives = total - positives
-        if self.tied:
-            length, pos = self._blocks(w, ends)
-            neg = length - pos
-            neg_after = negatives[:, None] - np.cumsum(neg, axis=1)
-            wins = (pos * (neg_after + 0.5 * neg)).sum(axis=1)
-        else:
-            # every copy of a negative row j is outranked by the positive copies before it:
-            # its end position e_j minus the negative copies up to it, C_j; and
-            # sum_j w_j C_j = (N-^2 + sum_j w_j^2) / 2 over the negative rows
-            neg_t = 1.0 - self.t
-            at_negatives = np.einsum("ij,ij,j->i", w, ends, neg_t)
-            squares = np.einsum("ij,ij,j->i", w, w, neg_t)
-            wins = at_negatives - (negatives ** 2 + squares) / 2
-        pairs = positives * negatives
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(pairs > 0, wins / np.where(pairs > 0, pairs, 1.0), np.nan)
-
-    def _auarc(self, w, ends, total) -> np.ndarray:
-        if self.tied:
-            length, sums = self._blocks(w, ends)
-            block_ends = np.cumsum(length, axis=1)
-            starts = block_ends - length
-            c_start = np.cumsum(sums, axis=1) - sums
-            with np.errstate(invalid="ignore", divide="ignore"):
-                m = np.where(length > 0, sums / np.where(length > 0, length, 1), 0.0)
-            return tie_block_areas(c_start, starts, block_ends, m,
-                                   self.harmonic).sum(axis=1) / total
-        # rows untied: row i's k copies hold positions (s, e], each target t_i, and
-        # N AUARC = sum_i t_i sum_{p=s+1}^{e} (H_N - H_{p-1})
-        #         = sum_i t_i [k (H_N + 1) - e H_e + s H_s]   (sum_{j<e} H_j = e H_e - e)
-        scored = self._scored
-        k, e, t = w[:, scored], ends[:, scored], self.t[scored]
-        s = e - k
-        h_total = self.harmonic(total)
-        inner = k * (h_total[:, None] + 1) - e * self.harmonic(e) + s * self.harmonic(s)
-        return (inner @ t) / total
+    done = 0
+    for (_, size), found in zip(blocks, parallel(run, range(len(blocks)))):
+        done += size
+        if progress is not None:
+            progress(done, n_resamples)
+        yield size, found
