@@ -60,7 +60,7 @@ from .base import (
     is_raw_prompt,
 )
 
-__all__ = ["HFBackend"]
+__all__ = ["HFBackend", "default_threads", "set_threads"]
 
 
 def _import_torch():
@@ -85,10 +85,11 @@ class HFBackend(Backend):
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,
                  model: Any = None, tokenizer: Any = None, name: str | None = None,
-                 kv_reuse: bool = True) -> None:
+                 kv_reuse: bool = True, threads: int | None = None) -> None:
         super().__init__(name or str(path))
         torch, transformers = _import_torch()
         self._torch = torch
+        self.threads = set_threads(threads)
         self.processor = None
         missing = missing_model_folder(path) if model is None else None
         if missing:
@@ -114,6 +115,7 @@ class HFBackend(Backend):
         self.batch_size = max(1, int(batch_size))
         self.kv_reuse = bool(kv_reuse)
         self.sample_batch_size = 32   # samples of one prompt drawn in one batch
+        self.pack_tokens = _PASS_TOKENS   # the most tokens of a pass several questions share
         caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
             {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
@@ -290,27 +292,45 @@ class HFBackend(Backend):
         small model on CPU a pass costs about as much as its tokens: 45 prompt tokens and five
         options take one pass of ~55 tokens instead of two). Agrees with the other paths to
         float32 rounding."""
+        return self._packed_pass([(prompt, continuations, suffix)], attention)[0]
+
+    def _packed_pass(self, questions, attention: bool = False) -> list[list[TokenScores]]:
+        """Several questions ``(prompt, continuations, suffix)`` in one forward pass: each
+        question packed as in :meth:`_token_scores_packed`, the questions one after another
+        in one row under a block-diagonal mask (no question sees another) with positions
+        restarting at 0 for each, so each question is computed as in a pass of its own. The
+        output layer runs only on the rows that predict a continuation token."""
         torch = self._torch
-        n_prompt = len(prompt)
-        tails = [c + suffix for c in continuations]
-        starts = list(itertools.accumulate([n_prompt] + [len(t) for t in tails]))
-        length = starts[-1]
-        ids = prompt + [token for tail in tails for token in tail]
-        positions = list(range(n_prompt)) + [n_prompt + j for t in tails for j in range(len(t))]
-        allowed = torch.zeros((length, length), dtype=torch.bool)
-        allowed[:n_prompt, :n_prompt] = torch.ones(n_prompt, n_prompt, dtype=torch.bool).tril()
-        for start, tail in zip(starts, tails):
-            end = start + len(tail)
-            allowed[start:end, :n_prompt] = True
-            allowed[start:end, start:end] = torch.ones(len(tail), len(tail),
+        ids: list[int] = []
+        positions: list[int] = []
+        blocks, keep, layout = [], [], []
+        for prompt, continuations, suffix in questions:
+            offset, n_prompt = len(ids), len(prompt)
+            tails = [c + suffix for c in continuations]
+            starts = list(itertools.accumulate([n_prompt] + [len(t) for t in tails]))
+            ids += prompt + [token for tail in tails for token in tail]
+            positions += list(range(n_prompt)) + [n_prompt + j for t in tails
+                                                  for j in range(len(t))]
+            allowed = torch.zeros((starts[-1], starts[-1]), dtype=torch.bool)
+            allowed[:n_prompt, :n_prompt] = torch.ones(n_prompt, n_prompt,
                                                        dtype=torch.bool).tril()
+            for start, tail in zip(starts, tails):
+                end = start + len(tail)
+                allowed[start:end, :n_prompt] = True
+                allowed[start:end, start:end] = torch.ones(len(tail), len(tail),
+                                                           dtype=torch.bool).tril()
+            blocks.append(allowed)
+            # the rows that predict a continuation token: the prompt's last (every first
+            # token), then each continuation's own tokens but its last
+            layout.append((offset, len(keep), starts, continuations, tails))
+            keep += [offset + n_prompt - 1] + [offset + start + j for start, c in
+                                               zip(starts, continuations)
+                                               for j in range(len(c) - 1)]
+        length = len(ids)
+        allowed = blocks[0] if len(blocks) == 1 else torch.block_diag(*blocks)
         dtype = self.net.dtype
         mask = torch.zeros((1, 1, length, length), dtype=dtype)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
-        # the rows that predict a continuation token: the prompt's last (every first token),
-        # then each continuation's own tokens but its last
-        keep = [n_prompt - 1] + [start + j for start, c in zip(starts, continuations)
-                                 for j in range(len(c) - 1)]
         rows = torch.tensor(keep)
         kept = {"logits_to_keep": rows.to(self.device)} if self._last_logits_only else {}
         with torch.no_grad(), self._attention_mode(attention):
@@ -320,15 +340,55 @@ class HFBackend(Backend):
                               use_cache=False, output_attentions=attention, **kept)
         logits = result.logits[0] if kept else result.logits[0, rows]
         logp = torch.log_softmax(logits.double().cpu(), dim=-1)
-        out: list[TokenScores] = []
-        row = 1
-        for start, c, tail in zip(starts, continuations, tails):
-            values = [float(logp[0, c[0]])] + [float(logp[row + j, c[j + 1]])
-                                               for j in range(len(c) - 1)]
-            row += len(c) - 1
-            rows_attention = _attention_rows(result, 0, start + len(tail) - 1, start,
-                                             len(c)) if attention else None
-            out.append(self._scores(c, values, rows_attention))
+        out: list[list[TokenScores]] = []
+        for offset, first, starts, continuations, tails in layout:
+            scored: list[TokenScores] = []
+            row = first + 1
+            for start, c, tail in zip(starts, continuations, tails):
+                values = [float(logp[first, c[0]])] + [float(logp[row + j, c[j + 1]])
+                                                       for j in range(len(c) - 1)]
+                row += len(c) - 1
+                rows_attention = _attention_rows(result, 0, offset + start + len(tail) - 1,
+                                                 offset + start, len(c)) if attention else None
+                scored.append(self._scores(c, values, rows_attention))
+            out.append(scored)
+        return out
+
+    def token_scores_many(self, questions, *, attention: bool = False
+                          ) -> list[list[TokenScores]]:
+        """Per-token scores of several questions ``(prompt, continuations, suffix)`` (token
+        ids), each as :meth:`token_scores_ids` gives it, in order. Where a question's options
+        pack (:meth:`_packable`), consecutive questions share forward passes of up to
+        :attr:`pack_tokens` tokens (:meth:`_packed_pass`): several short questions cost one
+        pass instead of one each, and a pass is long enough for the matrix products to run
+        near their best speed. A question too long to share a pass runs alone; with
+        ``attention`` every question runs alone (the attention weights of a long row would
+        take memory quadratic in its length)."""
+        out: list[list[TokenScores] | None] = [None] * len(questions)
+        group: list[int] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal group, size
+            if group:
+                done = self._packed_pass([questions[i] for i in group])
+                for i, scored in zip(group, done):
+                    out[i] = scored
+            group, size = [], 0
+
+        for i, (prompt, continuations, suffix) in enumerate(questions):
+            length = len(prompt) + sum(len(c) + len(suffix) for c in continuations)
+            if attention or not (self.kv_reuse and prompt and continuations) or \
+                    length > self.pack_tokens or not self._packable(length):
+                flush()
+                out[i] = self.token_scores_ids(prompt, continuations, suffix,
+                                               attention=attention)
+                continue
+            if group and (size + length > self.pack_tokens or not self._packable(size + length)):
+                flush()
+            group.append(i)
+            size += length
+        flush()
         return out
 
     def _token_scores_full(self, prompt, continuations, suffix, attention, extra):
@@ -460,6 +520,25 @@ class HFBackend(Backend):
             lambda: self.token_scores_ids(prompt, conts, tail,
                                                         attention=attention, extra=extra))
 
+    async def _score_tokens_many(self, requests, suffix, attention):
+        questions = []
+        for messages, continuations in requests:
+            prompt, extra = self.encode(messages)
+            if extra:   # images: each question alone, with its pixel values
+                questions.append(None)
+                continue
+            conts = [self.continuation_ids(c) for c in continuations]
+            tail = self.continuation_ids(suffix) if suffix else []
+            if any(not c for c in conts):
+                raise BackendError("hf: an empty continuation has no tokens to score")
+            self._check_length(prompt, max(map(len, conts), default=0) + len(tail))
+            questions.append((prompt, conts, tail))
+        if any(q is None for q in questions):
+            return [await self._score_tokens(m, list(c), suffix, attention)
+                    for m, c in requests]
+        return await self._in_worker(
+            lambda: self.token_scores_many(questions, attention=attention))
+
     async def _score(self, messages, continuations):
         prompt, extra = self.encode(messages)
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
@@ -590,9 +669,49 @@ _PACKABLE_MODELS = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 """Model families whose forward pass applies a custom 4-D attention mask and explicit position
 ids as given (checked against the shared-prefix path on the embedded Llama model)."""
 
+_PASS_TOKENS = 384
+"""The most tokens a forward pass shared by several questions holds (:meth:`HFBackend.
+token_scores_many`): on the embedded model on CPU a pass of one question (~55 tokens) costs
+~30% more per token than one of 200-500 tokens, while the attention over a longer row (its mask
+is dense) starts to cost more than it saves."""
+
 _PACK_TOKENS = 4096
 """The longest packed sequence (prompt + every continuation): beyond it the (length x length)
 mask and attention cost more than the passes they replace."""
+
+
+def default_threads() -> int:
+    """Threads for torch's matrix products when none are asked for: ``OMP_NUM_THREADS`` where
+    set, else the usable cores not already busy by the 1-minute load average (at least 1). A
+    small model's passes gain little from a second thread and lose a lot when that thread must
+    wait for a busy core: two threads on a loaded 2-core machine made one question take 8-22 s
+    instead of 1.1 s with one (issue 41)."""
+    import os
+
+    from .._threads import usable_cores
+
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    cores = usable_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):   # no load average on this system
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+def set_threads(threads: int | None = None) -> int:
+    """Set torch's intra-op threads to ``threads`` (default :func:`default_threads`) for the
+    whole process, and return the count."""
+    import torch
+
+    count = default_threads() if threads is None else int(threads)
+    if count < 1:
+        raise ValueError("threads must be at least 1")
+    if torch.get_num_threads() != count:
+        torch.set_num_threads(count)
+    return count
 
 
 def _attention_rows(result, row: int, readout: int, start: int, length: int):
