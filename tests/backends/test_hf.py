@@ -296,9 +296,11 @@ OPTIONS = [[" 19", " The capital of France is Paris.", "B", " 20 or 18"],
 
 
 def count_passes(backend):
-    """The forward passes of ``backend``'s model from now on (a hook on the model)."""
+    """The tokens of each forward pass of ``backend``'s model from now on (a hook)."""
     passes = []
-    backend.net.register_forward_hook(lambda module, args, out: passes.append(1))
+    backend.net.register_forward_hook(
+        lambda module, args, kwargs, out: passes.append(kwargs["input_ids"].numel()),
+        with_kwargs=True)
     return passes
 
 
@@ -326,11 +328,35 @@ def test_several_questions_per_pass_equal_one_question_per_pass(tiny, suffix):
         passes = count_passes(many)
         together = asyncio.run(many.score_tokens_many(requests, suffix=suffix))
         assert len(passes) == n_passes
+        assert sum(passes) == sum(one_passes)   # no two prompts begin alike here
         for got, ref, rep in zip(together, alone, repeated):
             assert [s.token_ids for s in got] == [s.token_ids for s in ref]
             for x, y, z in zip(got, ref, rep):
                 assert list(x.logprobs) == f32_approx(list(y.logprobs))
                 assert list(x.logprobs) == f32_approx(list(z.logprobs))
+
+
+def test_the_prompts_shared_start_runs_once_per_pass(tiny):
+    """Prompts that begin alike (a worked example before each question) share a pass with
+    that start run once: fewer tokens than one pass per question, the same scores — also for
+    a prompt repeated, or one that is the start of another."""
+    from confeval.backends import raw_prompt
+
+    start = "You answer multiple-choice questions with a single option letter. "
+    prompts = [start + q for q in QUESTIONS] + [start + QUESTIONS[0], start]
+    requests = [(raw_prompt(p), o) for p, o in zip(prompts, OPTIONS + OPTIONS[:2])]
+    single = HFBackend(tiny)
+    one_passes = count_passes(single)
+    alone = [asyncio.run(single.score_tokens(m, c)) for m, c in requests]
+    many = HFBackend(tiny)
+    many.pack_tokens = 10_000
+    passes = count_passes(many)
+    together = asyncio.run(many.score_tokens_many(requests))
+    shared = len(many.encode(raw_prompt(start))[0]) - 1   # the last prompt is the start alone
+    assert shared > 5
+    assert passes == [sum(one_passes) - (len(requests) - 1) * shared]
+    for got, ref in zip(together, alone):
+        assert [list(x.logprobs) for x in got] == [f32_approx(list(y.logprobs)) for y in ref]
 
 
 def test_questions_that_cannot_share_a_pass_run_alone(tiny):

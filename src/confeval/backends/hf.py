@@ -299,35 +299,45 @@ class HFBackend(Backend):
         question packed as in :meth:`_token_scores_packed`, the questions one after another
         in one row under a block-diagonal mask (no question sees another) with positions
         restarting at 0 for each, so each question is computed as in a pass of its own. The
-        output layer runs only on the rows that predict a continuation token."""
+        tokens that begin every prompt of the pass alike (a shared instruction or worked
+        example) are run once, at the row's start, and every question attends to them at
+        their own positions: they are what each question would compute for them alone (a
+        causal model's state at a position depends on the tokens up to it only). The output
+        layer runs only on the rows that predict a continuation token."""
         torch = self._torch
-        ids: list[int] = []
-        positions: list[int] = []
+        shared = _common_prefix([q[0] for q in questions]) if len(questions) > 1 else 0
+        ids: list[int] = list(questions[0][0][:shared])
+        positions: list[int] = list(range(shared))
         blocks, keep, layout = [], [], []
         for prompt, continuations, suffix in questions:
             offset, n_prompt = len(ids), len(prompt)
+            own = n_prompt - shared   # the prompt's tokens after the shared ones (>= 1)
             tails = [c + suffix for c in continuations]
-            starts = list(itertools.accumulate([n_prompt] + [len(t) for t in tails]))
-            ids += prompt + [token for tail in tails for token in tail]
-            positions += list(range(n_prompt)) + [n_prompt + j for t in tails
-                                                  for j in range(len(t))]
+            starts = list(itertools.accumulate([own] + [len(t) for t in tails]))
+            ids += prompt[shared:] + [token for tail in tails for token in tail]
+            positions += list(range(shared, n_prompt)) + [n_prompt + j for t in tails
+                                                          for j in range(len(t))]
             allowed = torch.zeros((starts[-1], starts[-1]), dtype=torch.bool)
-            allowed[:n_prompt, :n_prompt] = torch.ones(n_prompt, n_prompt,
-                                                       dtype=torch.bool).tril()
+            allowed[:own, :own] = torch.ones(own, own, dtype=torch.bool).tril()
             for start, tail in zip(starts, tails):
                 end = start + len(tail)
-                allowed[start:end, :n_prompt] = True
+                allowed[start:end, :own] = True
                 allowed[start:end, start:end] = torch.ones(len(tail), len(tail),
                                                            dtype=torch.bool).tril()
-            blocks.append(allowed)
+            blocks.append((offset, allowed))
             # the rows that predict a continuation token: the prompt's last (every first
             # token), then each continuation's own tokens but its last
             layout.append((offset, len(keep), starts, continuations, tails))
-            keep += [offset + n_prompt - 1] + [offset + start + j for start, c in
-                                               zip(starts, continuations)
-                                               for j in range(len(c) - 1)]
+            keep += [offset + own - 1] + [offset + start + j for start, c in
+                                          zip(starts, continuations)
+                                          for j in range(len(c) - 1)]
         length = len(ids)
-        allowed = blocks[0] if len(blocks) == 1 else torch.block_diag(*blocks)
+        allowed = torch.zeros((length, length), dtype=torch.bool)
+        allowed[:shared, :shared] = torch.ones(shared, shared, dtype=torch.bool).tril()
+        for offset, block in blocks:
+            end = offset + len(block)
+            allowed[offset:end, :shared] = True
+            allowed[offset:end, offset:end] = block
         dtype = self.net.dtype
         mask = torch.zeros((1, 1, length, length), dtype=dtype)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
@@ -366,28 +376,33 @@ class HFBackend(Backend):
         take memory quadratic in its length)."""
         out: list[list[TokenScores] | None] = [None] * len(questions)
         group: list[int] = []
-        size = 0
 
         def flush() -> None:
-            nonlocal group, size
             if group:
                 done = self._packed_pass([questions[i] for i in group])
                 for i, scored in zip(group, done):
                     out[i] = scored
-            group, size = [], 0
+            group.clear()
+
+        def row_length(members: list[int]) -> int:
+            """Tokens of one pass holding ``members`` (their shared prompt start once)."""
+            shared = _common_prefix([questions[i][0] for i in members]) \
+                if len(members) > 1 else 0
+            return sum(_packed_length(*questions[i]) - shared for i in members) + shared
 
         for i, (prompt, continuations, suffix) in enumerate(questions):
-            length = len(prompt) + sum(len(c) + len(suffix) for c in continuations)
+            length = _packed_length(prompt, continuations, suffix)
             if attention or not (self.kv_reuse and prompt and continuations) or \
                     length > self.pack_tokens or not self._packable(length):
                 flush()
                 out[i] = self.token_scores_ids(prompt, continuations, suffix,
                                                attention=attention)
                 continue
-            if group and (size + length > self.pack_tokens or not self._packable(size + length)):
-                flush()
+            if group:
+                longer = row_length([*group, i])
+                if longer > self.pack_tokens or not self._packable(longer):
+                    flush()
             group.append(i)
-            size += length
         flush()
         return out
 
@@ -678,6 +693,22 @@ is dense) starts to cost more than it saves."""
 _PACK_TOKENS = 4096
 """The longest packed sequence (prompt + every continuation): beyond it the (length x length)
 mask and attention cost more than the passes they replace."""
+
+
+def _packed_length(prompt, continuations, suffix) -> int:
+    """Tokens of a question packed alone: its prompt, then each continuation + suffix."""
+    return len(prompt) + sum(len(c) + len(suffix) for c in continuations)
+
+
+def _common_prefix(prompts) -> int:
+    """How many tokens begin every prompt alike, leaving at least one token of each (its last
+    position predicts the continuations' first tokens)."""
+    shortest = min(len(p) for p in prompts)
+    first = prompts[0]
+    shared = 0
+    while shared < shortest - 1 and all(p[shared] == first[shared] for p in prompts):
+        shared += 1
+    return shared
 
 
 def default_threads() -> int:
