@@ -399,6 +399,13 @@ def test_threads_default_and_option(tiny, monkeypatch):
     try:
         b = get_backend(f"hf:{tiny}", threads=1)
         assert b.threads == 1 and torch.get_num_threads() == 1
+        from confeval.suites.options import RunFlags, build
+
+        # what `confeval SUITE run --model hf:PATH --threads 2` builds
+        flags = build(RunFlags, {"model": f"hf:{tiny}", "threads": 2}, what="run flags")
+        assert flags.backend().threads == 2 and torch.get_num_threads() == 2
+        with pytest.raises(ValueError, match="threads"):
+            build(RunFlags, {"threads": 0}, what="run flags")
         with pytest.raises(ValueError):
             hf.set_threads(0)
     finally:

@@ -197,9 +197,9 @@ class HFBackend(Backend):
         out: list[float | None] = [None] * len(continuations)
         single = [i for i, c in enumerate(continuations) if len(c) <= 1]
         if single:
-            with torch.no_grad():
+            with torch.no_grad():   # the output layer on the prompt's last position only
                 logits = self.net(input_ids=torch.tensor([prompt], device=self.device),
-                                  **self._extra(extra, 1)).logits
+                                  **self._extra(extra, 1), **self._last_logits_only).logits
             last = torch.log_softmax(logits[0, -1].double(), dim=-1).cpu()
             for i in single:
                 c = continuations[i]
