@@ -410,3 +410,27 @@ def test_threads_default_and_option(tiny, monkeypatch):
             hf.set_threads(0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_finished_samples_leave_the_batch(tiny):
+    """Samples drawn together: one prompt pass, then one pass per step holding only the
+    samples still drawing — as many rows in all as the steps of the samples drawn one at a
+    time, in as many passes as the longest sample needs; the same texts."""
+    b = HFBackend(tiny)
+    params = GenerateParams(max_tokens=10, temperature=1.0, seed=3, stop=(" ",),
+                            logprobs=True)
+    rows = count_passes(b)
+    b.kv_reuse = False
+    alone = asyncio.run(b.generate(MESSAGES, params, n=8))
+    alone_rows = list(rows)
+    rows.clear()
+    b.kv_reuse = True
+    together = asyncio.run(b.generate(MESSAGES, params, n=8))
+    assert [g.text for g in together] == [g.text for g in alone]
+    assert len({len(g.tokens) for g in alone}) > 1          # samples of different lengths
+    prompt = len(b.prompt_ids(MESSAGES))
+    steps_alone = [r for r in alone_rows if r != prompt]    # one row each, after 8 prompts
+    assert len(steps_alone) == len(alone_rows) - 8 and set(steps_alone) == {1}
+    assert rows[0] == prompt and sum(rows[1:]) == len(steps_alone)
+    assert rows[1:] == sorted(rows[1:], reverse=True) and rows[-1] < 8
+    assert len(rows) - 1 == max(len(g.tokens) for g in alone) - 1

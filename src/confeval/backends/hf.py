@@ -574,16 +574,15 @@ class HFBackend(Backend):
         Sample i draws from its own generator seeded ``seed + i``, one draw per step, exactly
         as when sampled alone, so its tokens do not depend on the batch (up to float32
         rounding of the batched logits, which moves a draw only if it falls that close to a
-        boundary). A finished sample stops drawing; the batch runs until all are done."""
+        boundary). A finished sample leaves the batch (its cache row dropped): later passes
+        run the samples still drawing only."""
         torch = self._torch
         n = len(indices)
         gens = [torch.Generator().manual_seed(int(params.seed or 0) + i) for i in indices]
         eos = self.tokenizer.eos_token_id
-        filler = eos if eos is not None else 0   # what a finished row feeds (never read)
         produced: list[list[int]] = [[] for _ in range(n)]
         tokens: list[list[TokenLogprob]] = [[] for _ in range(n)]
         texts, finish = [""] * n, ["length"] * n
-        done = [False] * n
         with torch.no_grad():
             # Images enter on the prompt's pass only; later steps reuse the KV cache.
             outputs = self.net(input_ids=torch.tensor([prompt], device=self.device),
@@ -592,29 +591,34 @@ class HFBackend(Backend):
             if n > 1:
                 past.batch_repeat_interleave(n)
             logits = outputs.logits[:, -1].float().cpu().expand(n, -1)
-            for _ in range(params.max_tokens):
-                step = [filler] * n
-                for row in range(n):
-                    if done[row]:
-                        continue
-                    next_id = self._choose(logits[row], params, gens[row])
-                    if params.logprobs:
-                        tokens[row].append(self._token_logprob(logits[row], next_id, params))
+            active = list(range(n))   # the samples still drawing, in the batch's row order
+            for step_index in range(params.max_tokens):
+                step, still = [], []
+                for position, row in enumerate(active):
+                    next_id = self._choose(logits[position], params, gens[row])
                     if eos is not None and next_id == eos:
-                        finish[row], done[row] = "stop", True
-                        if params.logprobs:
-                            tokens[row].pop()
+                        finish[row] = "stop"
                         continue
+                    if params.logprobs:
+                        tokens[row].append(self._token_logprob(logits[position], next_id,
+                                                               params))
                     produced[row].append(next_id)
                     text = self.tokenizer.decode(produced[row], skip_special_tokens=True)
                     stops = [s for s in params.stop if s and s in text]
                     if stops:
                         text = text[:min(text.index(s) for s in stops)]
-                        finish[row], done[row] = "stop", True
+                        finish[row] = "stop"
                     texts[row] = text
-                    step[row] = next_id
-                if all(done):
-                    break
+                    if not stops:
+                        still.append(position)
+                        step.append(next_id)
+                if not still or step_index == params.max_tokens - 1:
+                    break   # nothing left to draw: no pass for logits nobody reads
+                if len(still) < len(active):
+                    # finished samples leave the batch: the next passes run the others only
+                    # (each row's computation is its own, so this changes no sample)
+                    past.batch_select_indices(torch.tensor(still, device=self.device))
+                    active = [active[position] for position in still]
                 outputs = self.net(input_ids=torch.tensor(step, device=self.device)[:, None],
                                    past_key_values=past, use_cache=True)
                 past = outputs.past_key_values
