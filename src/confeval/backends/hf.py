@@ -13,7 +13,12 @@
   prompt and to itself only, at its own positions — so a question's options cost one forward
   pass; other models share the prompt's cache as above. Attention needs transformers' eager
   attention (the default SDPA kernel cannot return weights), so those passes switch the model
-  to eager and back.
+  to eager and back. Several questions at once (``score_tokens_many``) share forward passes
+  of up to ``pack_tokens`` tokens on those models: one row, the questions under a
+  block-diagonal mask with positions restarting per question, the tokens every prompt of the
+  pass begins with run once, the output layer only where a token is predicted.
+* **Threads**: ``threads`` (``--threads`` of live runs) sets torch's threads; by default
+  ``OMP_NUM_THREADS``, else the cores not already busy (:func:`default_threads`).
 * **Raw prompts** (:func:`~confeval.backends.base.raw_prompt`) are tokenised as they are, with
   the tokenizer's own special tokens, and no chat template.
 * **Generation** is our own token loop over the model's KV cache, so sampling draws from a
@@ -24,7 +29,7 @@
   prompt are drawn together (up to ``sample_batch_size``, 32, per forward pass): the prompt
   runs once, its cache is repeated for every sample, and each sample keeps its own generator,
   so it is the sample drawn alone up to float32 rounding (``kv_reuse=False`` draws them one at
-  a time).
+  a time); a finished sample leaves the batch.
 * **Images.** A folder holding an image-text model (a config with a ``vision_config``, e.g.
   LLaVA) loads with ``AutoModelForImageTextToText`` and its ``AutoProcessor``; image parts of
   the messages (``data:`` URLs, ``file://`` URLs or local paths — never fetched from the web)
