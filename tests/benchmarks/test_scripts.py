@@ -62,3 +62,31 @@ def test_the_validity_benchmark_runs_on_small_inputs(capsys):
     out = capsys.readouterr().out
     assert "batch test ks, 2,000 vs 2,000, continuous" in out and "5 permutations" in out
     assert "martingale" in out and "risk monitor" in out
+
+
+def test_the_lm_eval_comparison_builds_its_task_and_reads_lm_eval_samples(tmp_path):
+    """benchmarks/live_vs_lm_eval.py without running either tool: the questions and the task
+    lm-eval reads, its samples file read back, the agreement count, an absent lm-eval named."""
+    import json
+
+    import live_vs_lm_eval as bench
+
+    qs, source = bench.questions(3)
+    assert len(qs) == 3 and source
+    assert all(q["prompt"].endswith("A:") and 0 <= q["label"] < len(q["choices"]) for q in qs)
+    name = bench.write_task(tmp_path, qs)
+    assert (tmp_path / f"{name}.yaml").read_text().startswith(f"task: {name}\n")
+    out = tmp_path / "out" / "model"
+    out.mkdir(parents=True)
+    (out / "samples_x.jsonl").write_text("".join(json.dumps(
+        {"doc": q, "resps": [[[-1.5 - k, False]] for k in range(len(q["choices"]))]}) + "\n"
+        for q in qs))
+    theirs = bench.lm_eval_loglikelihoods(tmp_path / "out")
+    ours = {q["id"]: [-1.5 - k + (1e-6 if k else 1e-3) for k in range(len(q["choices"]))]
+            for q in qs}
+    within, total, largest = bench.agreement(ours, theirs)
+    assert total == sum(len(q["choices"]) for q in qs) and within == total - 3
+    assert largest == pytest.approx(1e-3)
+    python, looked = bench.find_lm_eval(str(tmp_path / "no-python"))
+    if python is None:
+        assert str(tmp_path / "no-python") in looked
