@@ -285,3 +285,152 @@ def test_packing_is_refused_beyond_a_sliding_window_or_for_other_families(tiny):
     b.net.config.model_type = "llama"
     b.net.config._attn_implementation = "flash_attention_2"
     assert not b._packable(10)
+
+
+QUESTIONS = ["What is 12 + 7? A.", "The capital of France is", "What is 12 + 7? Reply with",
+             "You answer multiple-choice questions with a single option letter. Which?",
+             "system user assistant", "B. 18 C. 20 D. 91"]
+OPTIONS = [[" 19", " The capital of France is Paris.", "B", " 20 or 18"],
+           [" Paris", " France"], [" A", " B. 18", " C"], [" D", " 91 and 19"],
+           [" The capital", " Paris.", " A"], [" 18", " 20", " 91", " 19", " 12"]]
+
+
+def count_passes(backend):
+    """The tokens of each forward pass of ``backend``'s model from now on (a hook)."""
+    passes = []
+    backend.net.register_forward_hook(
+        lambda module, args, kwargs, out: passes.append(kwargs["input_ids"].numel()),
+        with_kwargs=True)
+    return passes
+
+
+@pytest.mark.parametrize("suffix", ["", "\nassistant"])
+def test_several_questions_per_pass_equal_one_question_per_pass(tiny, suffix):
+    """Questions packed together into forward passes (block-diagonal mask, positions
+    restarting per question) score every option as a pass of one question does, and as the
+    prompt repeated in every row; fewer passes for the batch of questions."""
+    from confeval.backends import raw_prompt
+
+    requests = [(raw_prompt(q), opts) for q, opts in zip(QUESTIONS, OPTIONS)]
+    single = HFBackend(tiny)
+    one_passes = count_passes(single)
+    alone = [asyncio.run(single.score_tokens(m, c, suffix=suffix)) for m, c in requests]
+    assert len(one_passes) == len(requests)   # one pass per question (its options packed)
+    full = HFBackend(tiny, batch_size=8, kv_reuse=False)
+    repeated = [asyncio.run(full.score_tokens(m, c, suffix=suffix)) for m, c in requests]
+    # the questions are 21, 8, 14, 21, 8, 14 tokens long with their options (37, 16, 26,
+    # 29, 20, 34 with the suffix), filled in order into passes of at most `budget` tokens
+    expected = {"": {10_000: 1, 120: 1, 60: 2, 20: 6},
+                "\nassistant": {10_000: 1, 120: 2, 60: 3, 20: 6}}[suffix]
+    for budget, n_passes in expected.items():
+        many = HFBackend(tiny)
+        many.pack_tokens = budget
+        passes = count_passes(many)
+        together = asyncio.run(many.score_tokens_many(requests, suffix=suffix))
+        assert len(passes) == n_passes
+        assert sum(passes) == sum(one_passes)   # no two prompts begin alike here
+        for got, ref, rep in zip(together, alone, repeated):
+            assert [s.token_ids for s in got] == [s.token_ids for s in ref]
+            for x, y, z in zip(got, ref, rep):
+                assert list(x.logprobs) == f32_approx(list(y.logprobs))
+                assert list(x.logprobs) == f32_approx(list(z.logprobs))
+
+
+def test_the_prompts_shared_start_runs_once_per_pass(tiny):
+    """Prompts that begin alike (a worked example before each question) share a pass with
+    that start run once: fewer tokens than one pass per question, the same scores — also for
+    a prompt repeated, or one that is the start of another."""
+    from confeval.backends import raw_prompt
+
+    start = "You answer multiple-choice questions with a single option letter. "
+    prompts = [start + q for q in QUESTIONS] + [start + QUESTIONS[0], start]
+    requests = [(raw_prompt(p), o) for p, o in zip(prompts, OPTIONS + OPTIONS[:2])]
+    single = HFBackend(tiny)
+    one_passes = count_passes(single)
+    alone = [asyncio.run(single.score_tokens(m, c)) for m, c in requests]
+    many = HFBackend(tiny)
+    many.pack_tokens = 10_000
+    passes = count_passes(many)
+    together = asyncio.run(many.score_tokens_many(requests))
+    shared = len(many.encode(raw_prompt(start))[0]) - 1   # the last prompt is the start alone
+    assert shared > 5
+    assert passes == [sum(one_passes) - (len(requests) - 1) * shared]
+    for got, ref in zip(together, alone):
+        assert [list(x.logprobs) for x in got] == [f32_approx(list(y.logprobs)) for y in ref]
+
+
+def test_questions_that_cannot_share_a_pass_run_alone(tiny):
+    """With attention, for a model family that takes no packed mask, or a question longer
+    than a shared pass: one pass per question (or more), the same scores."""
+    from confeval.backends import raw_prompt
+
+    requests = [(raw_prompt(q), opts) for q, opts in zip(QUESTIONS, OPTIONS)]
+    ref = HFBackend(tiny)
+    alone = [asyncio.run(ref.score_tokens(m, c, attention=True)) for m, c in requests]
+    b = HFBackend(tiny)
+    passes = count_passes(b)
+    got = asyncio.run(b.score_tokens_many(requests, attention=True))
+    assert len(passes) == len(requests)
+    for g, a in zip(got, alone):
+        for x, y in zip(g, a):
+            assert list(x.logprobs) == f32_approx(list(y.logprobs))
+            assert np.asarray(x.attention) == f32_approx(np.asarray(y.attention))
+    b.pack_tokens = 5                          # every question longer than a shared pass
+    passes.clear()
+    asyncio.run(b.score_tokens_many(requests))
+    assert len(passes) == len(requests)
+    b.pack_tokens = 10_000
+    b._packable = lambda length: False         # shared prefix cache: two passes a question
+    passes.clear()
+    got = asyncio.run(b.score_tokens_many(requests))
+    assert len(passes) == 2 * len(requests)
+    for g, a in zip(got, alone):
+        assert [list(x.logprobs) for x in g] == [f32_approx(list(y.logprobs)) for y in a]
+
+
+def test_threads_default_and_option(tiny, monkeypatch):
+    from confeval.backends import hf
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert hf.default_threads() == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert 1 <= hf.default_threads() <= max(1, __import__("os").cpu_count())
+    before = torch.get_num_threads()
+    try:
+        b = get_backend(f"hf:{tiny}", threads=1)
+        assert b.threads == 1 and torch.get_num_threads() == 1
+        from confeval.suites.options import RunFlags, build
+
+        # what `confeval SUITE run --model hf:PATH --threads 2` builds
+        flags = build(RunFlags, {"model": f"hf:{tiny}", "threads": 2}, what="run flags")
+        assert flags.backend().threads == 2 and torch.get_num_threads() == 2
+        with pytest.raises(ValueError, match="threads"):
+            build(RunFlags, {"threads": 0}, what="run flags")
+        with pytest.raises(ValueError):
+            hf.set_threads(0)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_finished_samples_leave_the_batch(tiny):
+    """Samples drawn together: one prompt pass, then one pass per step holding only the
+    samples still drawing — as many rows in all as the steps of the samples drawn one at a
+    time, in as many passes as the longest sample needs; the same texts."""
+    b = HFBackend(tiny)
+    params = GenerateParams(max_tokens=10, temperature=1.0, seed=3, stop=(" ",),
+                            logprobs=True)
+    rows = count_passes(b)
+    b.kv_reuse = False
+    alone = asyncio.run(b.generate(MESSAGES, params, n=8))
+    alone_rows = list(rows)
+    rows.clear()
+    b.kv_reuse = True
+    together = asyncio.run(b.generate(MESSAGES, params, n=8))
+    assert [g.text for g in together] == [g.text for g in alone]
+    assert len({len(g.tokens) for g in alone}) > 1          # samples of different lengths
+    prompt = len(b.prompt_ids(MESSAGES))
+    steps_alone = [r for r in alone_rows if r != prompt]    # one row each, after 8 prompts
+    assert len(steps_alone) == len(alone_rows) - 8 and set(steps_alone) == {1}
+    assert rows[0] == prompt and sum(rows[1:]) == len(steps_alone)
+    assert rows[1:] == sorted(rows[1:], reverse=True) and rows[-1] < 8
+    assert len(rows) - 1 == max(len(g.tokens) for g in alone) - 1

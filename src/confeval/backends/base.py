@@ -236,6 +236,27 @@ class Backend(abc.ABC):
         return await self._score_tokens(messages, list(continuations), str(suffix),
                                         bool(attention))
 
+    async def score_tokens_many(self, requests: Sequence[tuple[Sequence[Message],
+                                                                Sequence[str]]], *,
+                                suffix: str = "", attention: bool = False
+                                ) -> list[list[TokenScores]]:
+        """:meth:`score_tokens` of several ``(messages, continuations)`` requests, in order:
+        the same scores as one call each. A backend may run them together (the ``hf`` and
+        ``local`` backends pack several questions into one forward pass)."""
+        require(self, ["token_scores"] + (["attention"] if attention else []),
+                "per-token scores of given continuations")
+        requests = [(messages, list(continuations)) for messages, continuations in requests]
+        for messages, _ in requests:
+            if _has_images(messages) and "images" not in self.capabilities:
+                raise ImagesRefused(f"{self.describe()} takes no images; the messages contain "
+                                    "some")
+        return await self._score_tokens_many(requests, str(suffix), bool(attention))
+
+    async def _score_tokens_many(self, requests: list[tuple[Sequence[Message], list[str]]],
+                                 suffix: str, attention: bool) -> list[list[TokenScores]]:
+        return [await self._score_tokens(messages, continuations, suffix, attention)
+                for messages, continuations in requests]
+
     async def _score_tokens(self, messages: Sequence[Message], continuations: list[str],
                             suffix: str, attention: bool) -> list[TokenScores]:
         raise CapabilityError(f"{self.describe()} cannot score continuations per token")

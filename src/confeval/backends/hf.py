@@ -13,7 +13,12 @@
   prompt and to itself only, at its own positions — so a question's options cost one forward
   pass; other models share the prompt's cache as above. Attention needs transformers' eager
   attention (the default SDPA kernel cannot return weights), so those passes switch the model
-  to eager and back.
+  to eager and back. Several questions at once (``score_tokens_many``) share forward passes
+  of up to ``pack_tokens`` tokens on those models: one row, the questions under a
+  block-diagonal mask with positions restarting per question, the tokens every prompt of the
+  pass begins with run once, the output layer only where a token is predicted.
+* **Threads**: ``threads`` (``--threads`` of live runs) sets torch's threads; by default
+  ``OMP_NUM_THREADS``, else the cores not already busy (:func:`default_threads`).
 * **Raw prompts** (:func:`~confeval.backends.base.raw_prompt`) are tokenised as they are, with
   the tokenizer's own special tokens, and no chat template.
 * **Generation** is our own token loop over the model's KV cache, so sampling draws from a
@@ -24,7 +29,7 @@
   prompt are drawn together (up to ``sample_batch_size``, 32, per forward pass): the prompt
   runs once, its cache is repeated for every sample, and each sample keeps its own generator,
   so it is the sample drawn alone up to float32 rounding (``kv_reuse=False`` draws them one at
-  a time).
+  a time); a finished sample leaves the batch.
 * **Images.** A folder holding an image-text model (a config with a ``vision_config``, e.g.
   LLaVA) loads with ``AutoModelForImageTextToText`` and its ``AutoProcessor``; image parts of
   the messages (``data:`` URLs, ``file://`` URLs or local paths — never fetched from the web)
@@ -60,7 +65,7 @@ from .base import (
     is_raw_prompt,
 )
 
-__all__ = ["HFBackend"]
+__all__ = ["HFBackend", "default_threads", "set_threads"]
 
 
 def _import_torch():
@@ -85,10 +90,11 @@ class HFBackend(Backend):
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,
                  model: Any = None, tokenizer: Any = None, name: str | None = None,
-                 kv_reuse: bool = True) -> None:
+                 kv_reuse: bool = True, threads: int | None = None) -> None:
         super().__init__(name or str(path))
         torch, transformers = _import_torch()
         self._torch = torch
+        self.threads = set_threads(threads)
         self.processor = None
         missing = missing_model_folder(path) if model is None else None
         if missing:
@@ -114,6 +120,7 @@ class HFBackend(Backend):
         self.batch_size = max(1, int(batch_size))
         self.kv_reuse = bool(kv_reuse)
         self.sample_batch_size = 32   # samples of one prompt drawn in one batch
+        self.pack_tokens = _PASS_TOKENS   # the most tokens of a pass several questions share
         caps = {"generate", "logprobs", "score", "token_scores", "attention"} | (
             {"images"} if self.processor else set())
         self.capabilities = frozenset(caps)
@@ -195,9 +202,9 @@ class HFBackend(Backend):
         out: list[float | None] = [None] * len(continuations)
         single = [i for i, c in enumerate(continuations) if len(c) <= 1]
         if single:
-            with torch.no_grad():
+            with torch.no_grad():   # the output layer on the prompt's last position only
                 logits = self.net(input_ids=torch.tensor([prompt], device=self.device),
-                                  **self._extra(extra, 1)).logits
+                                  **self._extra(extra, 1), **self._last_logits_only).logits
             last = torch.log_softmax(logits[0, -1].double(), dim=-1).cpu()
             for i in single:
                 c = continuations[i]
@@ -290,27 +297,55 @@ class HFBackend(Backend):
         small model on CPU a pass costs about as much as its tokens: 45 prompt tokens and five
         options take one pass of ~55 tokens instead of two). Agrees with the other paths to
         float32 rounding."""
+        return self._packed_pass([(prompt, continuations, suffix)], attention)[0]
+
+    def _packed_pass(self, questions, attention: bool = False) -> list[list[TokenScores]]:
+        """Several questions ``(prompt, continuations, suffix)`` in one forward pass: each
+        question packed as in :meth:`_token_scores_packed`, the questions one after another
+        in one row under a block-diagonal mask (no question sees another) with positions
+        restarting at 0 for each, so each question is computed as in a pass of its own. The
+        tokens that begin every prompt of the pass alike (a shared instruction or worked
+        example) are run once, at the row's start, and every question attends to them at
+        their own positions: they are what each question would compute for them alone (a
+        causal model's state at a position depends on the tokens up to it only). The output
+        layer runs only on the rows that predict a continuation token."""
         torch = self._torch
-        n_prompt = len(prompt)
-        tails = [c + suffix for c in continuations]
-        starts = list(itertools.accumulate([n_prompt] + [len(t) for t in tails]))
-        length = starts[-1]
-        ids = prompt + [token for tail in tails for token in tail]
-        positions = list(range(n_prompt)) + [n_prompt + j for t in tails for j in range(len(t))]
+        shared = _common_prefix([q[0] for q in questions]) if len(questions) > 1 else 0
+        ids: list[int] = list(questions[0][0][:shared])
+        positions: list[int] = list(range(shared))
+        blocks, keep, layout = [], [], []
+        for prompt, continuations, suffix in questions:
+            offset, n_prompt = len(ids), len(prompt)
+            own = n_prompt - shared   # the prompt's tokens after the shared ones (>= 1)
+            tails = [c + suffix for c in continuations]
+            starts = list(itertools.accumulate([own] + [len(t) for t in tails]))
+            ids += prompt[shared:] + [token for tail in tails for token in tail]
+            positions += list(range(shared, n_prompt)) + [n_prompt + j for t in tails
+                                                          for j in range(len(t))]
+            allowed = torch.zeros((starts[-1], starts[-1]), dtype=torch.bool)
+            allowed[:own, :own] = torch.ones(own, own, dtype=torch.bool).tril()
+            for start, tail in zip(starts, tails):
+                end = start + len(tail)
+                allowed[start:end, :own] = True
+                allowed[start:end, start:end] = torch.ones(len(tail), len(tail),
+                                                           dtype=torch.bool).tril()
+            blocks.append((offset, allowed))
+            # the rows that predict a continuation token: the prompt's last (every first
+            # token), then each continuation's own tokens but its last
+            layout.append((offset, len(keep), starts, continuations, tails))
+            keep += [offset + own - 1] + [offset + start + j for start, c in
+                                          zip(starts, continuations)
+                                          for j in range(len(c) - 1)]
+        length = len(ids)
         allowed = torch.zeros((length, length), dtype=torch.bool)
-        allowed[:n_prompt, :n_prompt] = torch.ones(n_prompt, n_prompt, dtype=torch.bool).tril()
-        for start, tail in zip(starts, tails):
-            end = start + len(tail)
-            allowed[start:end, :n_prompt] = True
-            allowed[start:end, start:end] = torch.ones(len(tail), len(tail),
-                                                       dtype=torch.bool).tril()
+        allowed[:shared, :shared] = torch.ones(shared, shared, dtype=torch.bool).tril()
+        for offset, block in blocks:
+            end = offset + len(block)
+            allowed[offset:end, :shared] = True
+            allowed[offset:end, offset:end] = block
         dtype = self.net.dtype
         mask = torch.zeros((1, 1, length, length), dtype=dtype)
         mask.masked_fill_(~allowed, torch.finfo(dtype).min)
-        # the rows that predict a continuation token: the prompt's last (every first token),
-        # then each continuation's own tokens but its last
-        keep = [n_prompt - 1] + [start + j for start, c in zip(starts, continuations)
-                                 for j in range(len(c) - 1)]
         rows = torch.tensor(keep)
         kept = {"logits_to_keep": rows.to(self.device)} if self._last_logits_only else {}
         with torch.no_grad(), self._attention_mode(attention):
@@ -320,15 +355,60 @@ class HFBackend(Backend):
                               use_cache=False, output_attentions=attention, **kept)
         logits = result.logits[0] if kept else result.logits[0, rows]
         logp = torch.log_softmax(logits.double().cpu(), dim=-1)
-        out: list[TokenScores] = []
-        row = 1
-        for start, c, tail in zip(starts, continuations, tails):
-            values = [float(logp[0, c[0]])] + [float(logp[row + j, c[j + 1]])
-                                               for j in range(len(c) - 1)]
-            row += len(c) - 1
-            rows_attention = _attention_rows(result, 0, start + len(tail) - 1, start,
-                                             len(c)) if attention else None
-            out.append(self._scores(c, values, rows_attention))
+        out: list[list[TokenScores]] = []
+        for offset, first, starts, continuations, tails in layout:
+            scored: list[TokenScores] = []
+            row = first + 1
+            for start, c, tail in zip(starts, continuations, tails):
+                values = [float(logp[first, c[0]])] + [float(logp[row + j, c[j + 1]])
+                                                       for j in range(len(c) - 1)]
+                row += len(c) - 1
+                rows_attention = _attention_rows(result, 0, offset + start + len(tail) - 1,
+                                                 offset + start, len(c)) if attention else None
+                scored.append(self._scores(c, values, rows_attention))
+            out.append(scored)
+        return out
+
+    def token_scores_many(self, questions, *, attention: bool = False
+                          ) -> list[list[TokenScores]]:
+        """Per-token scores of several questions ``(prompt, continuations, suffix)`` (token
+        ids), each as :meth:`token_scores_ids` gives it, in order. Where a question's options
+        pack (:meth:`_packable`), consecutive questions share forward passes of up to
+        :attr:`pack_tokens` tokens (:meth:`_packed_pass`): several short questions cost one
+        pass instead of one each, and a pass is long enough for the matrix products to run
+        near their best speed. A question too long to share a pass runs alone; with
+        ``attention`` every question runs alone (the attention weights of a long row would
+        take memory quadratic in its length)."""
+        out: list[list[TokenScores] | None] = [None] * len(questions)
+        group: list[int] = []
+
+        def flush() -> None:
+            if group:
+                done = self._packed_pass([questions[i] for i in group])
+                for i, scored in zip(group, done):
+                    out[i] = scored
+            group.clear()
+
+        def row_length(members: list[int]) -> int:
+            """Tokens of one pass holding ``members`` (their shared prompt start once)."""
+            shared = _common_prefix([questions[i][0] for i in members]) \
+                if len(members) > 1 else 0
+            return sum(_packed_length(*questions[i]) - shared for i in members) + shared
+
+        for i, (prompt, continuations, suffix) in enumerate(questions):
+            length = _packed_length(prompt, continuations, suffix)
+            if attention or not (self.kv_reuse and prompt and continuations) or \
+                    length > self.pack_tokens or not self._packable(length):
+                flush()
+                out[i] = self.token_scores_ids(prompt, continuations, suffix,
+                                               attention=attention)
+                continue
+            if group:
+                longer = row_length([*group, i])
+                if longer > self.pack_tokens or not self._packable(longer):
+                    flush()
+            group.append(i)
+        flush()
         return out
 
     def _token_scores_full(self, prompt, continuations, suffix, attention, extra):
@@ -460,6 +540,25 @@ class HFBackend(Backend):
             lambda: self.token_scores_ids(prompt, conts, tail,
                                                         attention=attention, extra=extra))
 
+    async def _score_tokens_many(self, requests, suffix, attention):
+        questions = []
+        for messages, continuations in requests:
+            prompt, extra = self.encode(messages)
+            if extra:   # images: each question alone, with its pixel values
+                questions.append(None)
+                continue
+            conts = [self.continuation_ids(c) for c in continuations]
+            tail = self.continuation_ids(suffix) if suffix else []
+            if any(not c for c in conts):
+                raise BackendError("hf: an empty continuation has no tokens to score")
+            self._check_length(prompt, max(map(len, conts), default=0) + len(tail))
+            questions.append((prompt, conts, tail))
+        if any(q is None for q in questions):
+            return [await self._score_tokens(m, list(c), suffix, attention)
+                    for m, c in requests]
+        return await self._in_worker(
+            lambda: self.token_scores_many(questions, attention=attention))
+
     async def _score(self, messages, continuations):
         prompt, extra = self.encode(messages)
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
@@ -480,16 +579,15 @@ class HFBackend(Backend):
         Sample i draws from its own generator seeded ``seed + i``, one draw per step, exactly
         as when sampled alone, so its tokens do not depend on the batch (up to float32
         rounding of the batched logits, which moves a draw only if it falls that close to a
-        boundary). A finished sample stops drawing; the batch runs until all are done."""
+        boundary). A finished sample leaves the batch (its cache row dropped): later passes
+        run the samples still drawing only."""
         torch = self._torch
         n = len(indices)
         gens = [torch.Generator().manual_seed(int(params.seed or 0) + i) for i in indices]
         eos = self.tokenizer.eos_token_id
-        filler = eos if eos is not None else 0   # what a finished row feeds (never read)
         produced: list[list[int]] = [[] for _ in range(n)]
         tokens: list[list[TokenLogprob]] = [[] for _ in range(n)]
         texts, finish = [""] * n, ["length"] * n
-        done = [False] * n
         with torch.no_grad():
             # Images enter on the prompt's pass only; later steps reuse the KV cache.
             outputs = self.net(input_ids=torch.tensor([prompt], device=self.device),
@@ -498,29 +596,34 @@ class HFBackend(Backend):
             if n > 1:
                 past.batch_repeat_interleave(n)
             logits = outputs.logits[:, -1].float().cpu().expand(n, -1)
-            for _ in range(params.max_tokens):
-                step = [filler] * n
-                for row in range(n):
-                    if done[row]:
-                        continue
-                    next_id = self._choose(logits[row], params, gens[row])
-                    if params.logprobs:
-                        tokens[row].append(self._token_logprob(logits[row], next_id, params))
+            active = list(range(n))   # the samples still drawing, in the batch's row order
+            for step_index in range(params.max_tokens):
+                step, still = [], []
+                for position, row in enumerate(active):
+                    next_id = self._choose(logits[position], params, gens[row])
                     if eos is not None and next_id == eos:
-                        finish[row], done[row] = "stop", True
-                        if params.logprobs:
-                            tokens[row].pop()
+                        finish[row] = "stop"
                         continue
+                    if params.logprobs:
+                        tokens[row].append(self._token_logprob(logits[position], next_id,
+                                                               params))
                     produced[row].append(next_id)
                     text = self.tokenizer.decode(produced[row], skip_special_tokens=True)
                     stops = [s for s in params.stop if s and s in text]
                     if stops:
                         text = text[:min(text.index(s) for s in stops)]
-                        finish[row], done[row] = "stop", True
+                        finish[row] = "stop"
                     texts[row] = text
-                    step[row] = next_id
-                if all(done):
-                    break
+                    if not stops:
+                        still.append(position)
+                        step.append(next_id)
+                if not still or step_index == params.max_tokens - 1:
+                    break   # nothing left to draw: no pass for logits nobody reads
+                if len(still) < len(active):
+                    # finished samples leave the batch: the next passes run the others only
+                    # (each row's computation is its own, so this changes no sample)
+                    past.batch_select_indices(torch.tensor(still, device=self.device))
+                    active = [active[position] for position in still]
                 outputs = self.net(input_ids=torch.tensor(step, device=self.device)[:, None],
                                    past_key_values=past, use_cache=True)
                 past = outputs.past_key_values
@@ -590,9 +693,65 @@ _PACKABLE_MODELS = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 """Model families whose forward pass applies a custom 4-D attention mask and explicit position
 ids as given (checked against the shared-prefix path on the embedded Llama model)."""
 
+_PASS_TOKENS = 384
+"""The most tokens a forward pass shared by several questions holds (:meth:`HFBackend.
+token_scores_many`): on the embedded model on CPU a pass of one question (~55 tokens) costs
+~30% more per token than one of 200-500 tokens, while the attention over a longer row (its mask
+is dense) starts to cost more than it saves."""
+
 _PACK_TOKENS = 4096
 """The longest packed sequence (prompt + every continuation): beyond it the (length x length)
 mask and attention cost more than the passes they replace."""
+
+
+def _packed_length(prompt, continuations, suffix) -> int:
+    """Tokens of a question packed alone: its prompt, then each continuation + suffix."""
+    return len(prompt) + sum(len(c) + len(suffix) for c in continuations)
+
+
+def _common_prefix(prompts) -> int:
+    """How many tokens begin every prompt alike, leaving at least one token of each (its last
+    position predicts the continuations' first tokens)."""
+    shortest = min(len(p) for p in prompts)
+    first = prompts[0]
+    shared = 0
+    while shared < shortest - 1 and all(p[shared] == first[shared] for p in prompts):
+        shared += 1
+    return shared
+
+
+def default_threads() -> int:
+    """Threads for torch's matrix products when none are asked for: ``OMP_NUM_THREADS`` where
+    set, else the usable cores not already busy by the 1-minute load average (at least 1). A
+    small model's passes gain little from a second thread and lose a lot when that thread must
+    wait for a busy core: two threads on a loaded 2-core machine made one question take 8-22 s
+    instead of 1.1 s with one (issue 41)."""
+    import os
+
+    from .._threads import usable_cores
+
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    cores = usable_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):   # no load average on this system
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+def set_threads(threads: int | None = None) -> int:
+    """Set torch's intra-op threads to ``threads`` (default :func:`default_threads`) for the
+    whole process, and return the count."""
+    import torch
+
+    count = default_threads() if threads is None else int(threads)
+    if count < 1:
+        raise ValueError("threads must be at least 1")
+    if torch.get_num_threads() != count:
+        torch.set_num_threads(count)
+    return count
 
 
 def _attention_rows(result, row: int, readout: int, start: int, length: int):

@@ -273,14 +273,17 @@ def _drop_quantization_marker(config_path: Path) -> None:
 
 
 def local_backend(*, device: str = "cpu", batch_size: int = 8,
-                  export_dir_override: str | Path | None = None) -> HFBackend:
-    """The embedded SmolLM2 model as an :class:`HFBackend` (exported on first use)."""
+                  export_dir_override: str | Path | None = None,
+                  threads: int | None = None) -> HFBackend:
+    """The embedded SmolLM2 model as an :class:`HFBackend` (exported on first use); torch
+    runs on ``threads`` threads (default :func:`~confeval.backends.hf.default_threads`)."""
     target = Path(export_dir_override) if export_dir_override else export_dir()
     if _complete(target):
         _remove_stale(target)  # e.g. a .partial left beside it by a run that lost the race
     else:
         _export(find_gguf(), target)
     _drop_quantization_marker(target / "config.json")
-    backend = HFBackend(target, device=device, batch_size=batch_size, name=MODEL_NAME)
+    backend = HFBackend(target, device=device, batch_size=batch_size, name=MODEL_NAME,
+                        threads=threads)
     backend.kind = "local"
     return backend

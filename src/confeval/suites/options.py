@@ -339,6 +339,9 @@ class RunFlags(Options):
                                        "requests over several servers of the same model.",
                                        stages=_RUN, multiple=True)
     concurrency: int = option(8, "Requests in flight per endpoint.", stages=_RUN, minimum=1)
+    threads: int | None = option(None, "Threads of an in-process model (local, hf:) (default: "
+                                 "OMP_NUM_THREADS, else the cores not busy by the load "
+                                 "average).", stages=_RUN, minimum=1)
     api_key_env: str = option("OPENAI_API_KEY", "Environment variable holding the API key.",
                               stages=_RUN)
     no_cache: bool = option(False, "Neither read nor write the response cache.", stages=_RUN)
@@ -358,7 +361,8 @@ class RunFlags(Options):
         from ..backends import get_backend
 
         backend = get_backend(self.model, base_urls=list(self.base_url) or None,
-                              concurrency=self.concurrency, api_key_env=self.api_key_env)
+                              concurrency=self.concurrency, api_key_env=self.api_key_env,
+                              threads=self.threads)
         if self.text_only:
             backend.capabilities = backend.capabilities - {"images"}
         return backend
