@@ -76,10 +76,10 @@ def test_bars_rankings_and_rank_diagrams_have_no_overlapping_labels(drawn):
     figures.rank_calibration_figure({m: {"confidence_rank": [0.1, 0.5, 0.9],
                                          "correctness_rank": [0.2, 0.4, 0.8]}
                                      for m in measures[:7]})
-    assert [_overlaps(fig) for fig in drawn] == [[], [], []]
-    # every rank-calibration panel is titled by its measure
-    titles = [ax.get_title() for ax in drawn[2].axes if ax.axison]
-    assert titles == measures[:7]
+    assert [_overlaps(fig) for fig in drawn] == [[]] * (2 + 7)
+    # one PNG per rank-calibration panel, each titled by its measure
+    assert [[ax.get_title() for ax in fig.axes] for fig in drawn[2:]] == [[m] for m in
+                                                                          measures[:7]]
 
 
 ECE_BELOW_ITS_INTERVAL = {  # a seed of tests/cli/test_compare_auto.py's once-salted data
@@ -169,9 +169,9 @@ def test_reliability_bars_carry_their_counts_and_the_legend_names_the_overlap(dr
     figures.reliability_figure({"busy": {"edges": edges, "accuracy": edges[1:],
                                          "mean_confidence": edges[1:] - 0.03,
                                          "counts": [1000 + k for k in range(15)]}})
-    small, busy = drawn
+    small, legend, busy, _ = drawn    # each panel, then its legend, a PNG of its own
     assert [t.get_text() for t in small.axes[0].texts] == ["1,234", "3"]
-    labels = [t.get_text() for t in small.legends[0].get_texts()]
+    labels = [t.get_text() for t in legend.legends[0].get_texts()]
     assert labels == ["accuracy", "confidence above accuracy",
                       "confidence below accuracy (overlap)", "numbers: answers in the bin"]
     renderer = busy.canvas.get_renderer()

@@ -181,23 +181,48 @@ def test_the_binned_ece_note_is_only_on_a_page_that_shows_an_ece():
     assert "Intervals are 95% bootstrap percentile intervals." in without
 
 
-def test_charts_keep_a_readable_width_and_tables_scroll_in_their_own_box():
+RELIABILITY = {"edges": [0, 0.5, 1], "accuracy": [0.3, 0.8], "mean_confidence": [0.4, 0.7],
+               "counts": [10, 30]}
+
+
+def test_single_charts_keep_a_readable_width_and_tables_scroll_in_their_own_box():
+    """A chart of one PNG is never shrunk below 0.8 of its drawn width (its 6 pt text would
+    be under 7 px): on a phone it scrolls sideways in its own box."""
     from confeval.report.html import png_width, readable_width
 
-    reliability = {"edges": [0, 0.5, 1], "accuracy": [0.3, 0.8],
-                   "mean_confidence": [0.4, 0.7], "counts": [10, 30]}
+    curve = {"coverage": [0.5, 1.0], "risk": [0.1, 0.3]}
     page = render_report({"title": "t", "sections": [
         {"kind": "confidence", "title": "C",
-         "results": {f"j{k}": {**OVERCONFIDENT, "reliability": reliability}
-                     for k in range(4)}}]})
-    uri = page.split("alt='reliability diagrams'")[0].rsplit("<img src='", 1)[1][:-2]
+         "results": {f"j{k}": {**OVERCONFIDENT, "risk_coverage": curve} for k in range(4)}}]})
+    uri = page.split("alt='risk–coverage curves'")[0].rsplit("<img src='", 1)[1][:-2]
     drawn = png_width(uri)
-    assert drawn > 1000                                  # four panels side by side
-    assert f"alt='reliability diagrams' style='min-width:{round(drawn * 0.6)}px'" in page
-    assert (readable_width(1400), readable_width(616), readable_width(200)) == (840, 370, 200)
+    assert drawn > 500
+    assert f"alt='risk–coverage curves' style='min-width:{round(drawn * 0.8)}px'" in page
+    assert (readable_width(1400), readable_width(616), readable_width(200)) == (1120, 493, 200)
     assert "table{display:block;max-width:100%;overflow-x:auto" in page
     assert "figure{overflow-x:auto;max-width:100%}" in page
 
+
+def test_a_figure_of_several_panels_is_one_image_per_panel_in_a_wrapping_row():
+    """#37 item 10: five reliability diagrams were one PNG of 4 x 2 panels, cut or shrunk on
+    a phone. Each panel is its own image, as wide as a phone shows whole, without a minimum
+    width, the legend one more; their box wraps them onto as many rows as the screen needs."""
+    from confeval.report.html import png_width
+
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C",
+         "results": {f"judge-{k}": {**OVERCONFIDENT, "reliability": RELIABILITY}
+                     for k in range(5)}}]})
+    box = re.search(r"<figure class='panels' aria-label='reliability diagrams'>(.*?)</figure>",
+                    page)[1]
+    imgs = re.findall(r"<img class='(\w+)' src='([^']*)' alt='([^']*)'>", box)
+    assert [(kind, alt) for kind, _, alt in imgs] == [
+        *[("panel", f"reliability diagrams: judge-{k}") for k in range(5)],
+        ("legend", "reliability diagrams: legend")]
+    assert all(png_width(uri) <= 380 for _, uri, _ in imgs)   # each fits a 420 px screen
+    assert "min-width" not in box
+    assert ("figure.panels{display:flex;flex-wrap:wrap;" in page
+            and "figure.panels img{max-width:100%;height:auto}" in page)
 
 
 def test_a_table_that_a_narrow_screen_would_cut_is_stacked_there():
@@ -289,6 +314,65 @@ def test_no_table_is_cut_on_a_phone_in_headless_chromium(tmp_path, width, stacke
     assert width - 20 <= probe["width"] <= width          # less a scroll bar
     assert probe["cut"] == []
     assert (probe["stacked"] >= 2) == stacked
+
+
+CHART_PROBE = (
+    "(function(d){const w=d.documentElement.clientWidth;const bad=[];"
+    "for(const i of d.querySelectorAll('img')){const r=i.getBoundingClientRect();"
+    "const scale=r.width/i.naturalWidth;"
+    "if(scale<0.75){bad.push([i.alt,'shrunk',Math.round(scale*100)/100]);continue;}"
+    "if(r.left>=-1&&r.right<=w+1)continue;"
+    "let box=i.parentElement;while(box&&box!==d.body&&!['auto','scroll'].includes("
+    "d.defaultView.getComputedStyle(box).overflowX))box=box.parentElement;"
+    "const b=box&&box!==d.body?box.getBoundingClientRect():null;"
+    "if(!b||b.right>w+1||i.closest('figure.panels'))bad.push([i.alt,'cut',Math.round(r.right)]);}"
+    "document.body.setAttribute('data-probe',JSON.stringify({width:w,bad,"
+    "imgs:d.querySelectorAll('img').length}));})(this.contentDocument)")
+"""Run in the page holding the report in an iframe: every image shown below 0.75 of its
+drawn size (its text too small to read), and every image reaching past the screen's edge
+unless it is a single chart in a box that scrolls sideways and itself fits the screen (a
+panel of a figure of several is never out of sight)."""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed "
+                                             "(apt-get install chromium)")
+@pytest.mark.parametrize("width", [420, 1400])
+def test_no_chart_is_cut_or_shrunk_on_a_phone_in_headless_chromium(tmp_path, width):
+    """#37 item 10: at 420 px five reliability diagrams showed two, and the forest plots and
+    heat map of 26 models were shrunk to unreadable labels. Every panel is now whole on the
+    screen, and a chart wider than the screen scrolls in its own box at a readable size."""
+    import html
+    import json
+
+    import numpy as np
+
+    from confeval.metrics.compare import compare_metric
+
+    rng = np.random.default_rng(0)
+    names = [f"model-{j}" for j in range(26)]
+    means = np.linspace(0.1, 0.3, 26)
+    compared = compare_metric(rng.normal(means, 0.05, size=(100, 26)), list(means), names,
+                              higher_is_better=True)
+    page = render_report({"title": "t", "sections": [
+        {"kind": "confidence", "title": "C",
+         "results": {f"judge-{k}.csv": {**OVERCONFIDENT, "reliability": RELIABILITY}
+                     for k in range(5)}},
+        {"kind": "compare", "title": "K", "results": {"models": names,
+                                                      "metrics": {"x": compared}}}]})
+    frame = tmp_path / "frame.html"
+    frame.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe width='{width}' "
+                     f"height='1000' style='border:0' onload=\"{html.escape(CHART_PROBE)}\" "
+                     f"srcdoc=\"{html.escape(page)}\"></iframe></body></html>")
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--no-first-run", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100", "--dump-dom",
+         frame.as_uri()], check=True, capture_output=True, timeout=120, text=True).stdout
+    probe = json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
+    assert width - 20 <= probe["width"] <= width          # less a scroll bar
+    assert probe["bad"] == []
+    assert probe["imgs"] == page.count("<img") >= 5 + 1 + 2   # panels, legend, forest, map
 
 
 def test_charts_name_each_result_as_its_table_and_verdict_do(monkeypatch):

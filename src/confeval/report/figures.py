@@ -33,7 +33,7 @@ class _Pyplot:
 plt = _Pyplot()
 
 __all__ = ["P_LEVELS", "bin_colours", "confusion_figure", "forest_figure", "guarantee_figure",
-           "line_figure", "p_bin", "p_bins", "png_data_uri",
+           "line_figure", "Panels", "p_bin", "p_bins", "png_data_uri",
            "pvalue_heatmap", "rank_calibration_figure", "ranking_figure",
            "reliability_figure", "risk_coverage_figure", "roc_figure", "violation_histogram"]
 
@@ -65,13 +65,34 @@ def png_data_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _grid(n: int, max_cols: int = 4):
-    cols = min(n, max_cols)
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.1 * rows), squeeze=False)
-    for ax in axes.ravel()[n:]:
-        ax.axis("off")
-    return fig, axes.ravel()
+PANEL_SIZE = (3.2, 3.1)
+"""Inches of one panel of a many-panel figure (352 px wide at the PNG's 110 dpi): a phone's
+screen holds one at its drawn size."""
+
+
+class Panels(list):
+    """A figure of several panels drawn as one PNG each, and its legend as one more: a list of
+    (name, data URI), the legend's name ``"legend"``. The page lays them out side by side,
+    wrapping onto as many rows as its width needs (:func:`confeval.report.html.chart`): one
+    PNG of all the panels side by side would be shrunk, or cut, on a narrow screen."""
+
+
+def _panels(names, draw_panel) -> Panels:
+    """One figure of :data:`PANEL_SIZE` per name, ``draw_panel(ax, name)`` drawing it."""
+    out = Panels()
+    for name in names:
+        fig, ax = plt.subplots(figsize=PANEL_SIZE)
+        draw_panel(ax, name)
+        fig.tight_layout()
+        out.append((str(name), png_data_uri(fig)))
+    return out
+
+
+def _legend_png(handles, ncol: int = 1) -> str:
+    """A legend alone, as its own small PNG (one column: narrower than a panel)."""
+    fig = plt.figure(figsize=(PANEL_SIZE[0], 0.2 * math.ceil(len(handles) / ncol) + 0.1))
+    fig.legend(handles=handles, loc="center", ncol=ncol, fontsize=7, frameon=False)
+    return png_data_uri(fig)
 
 
 ACCURACY_COLOUR = "#4C78A8"
@@ -89,15 +110,15 @@ def _blend(front: str, back: str, alpha: float) -> tuple[float, float, float]:
 
 
 @_plain_text
-def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
-    """One reliability diagram per entry: accuracy per bin against the diagonal, the gap to
-    the bin's mean confidence, and above each bar the number of answers in its bin (a bar of
-    1.0 may be three answers). The legend, under the panels, names each colour, the overlap of
-    the gap and the accuracy bar (confidence below accuracy) included."""
+def reliability_figure(diagrams: Mapping[str, Mapping]) -> Panels:
+    """One reliability diagram per entry (a :class:`Panels`): accuracy per bin against the
+    diagonal, the gap to the bin's mean confidence, and above each bar the number of answers
+    in its bin (a bar of 1.0 may be three answers). The legend, after the panels, names each
+    colour, the overlap of the gap and the accuracy bar (confidence below accuracy) included."""
     from matplotlib.patches import Patch
 
-    fig, axes = _grid(len(diagrams))
-    for ax, (name, d) in zip(axes, diagrams.items()):
+    def panel(ax, name):
+        d = diagrams[name]
         edges = np.asarray(d["edges"], dtype=float)
         acc = np.asarray(d["accuracy"], dtype=float)
         conf = np.asarray(d["mean_confidence"], dtype=float)
@@ -114,16 +135,16 @@ def reliability_figure(diagrams: Mapping[str, Mapping]) -> str:
         ax.set(xlim=(0, 1), ylim=(0, 1.16), yticks=np.linspace(0, 1, 6), title=name,
                xlabel="confidence", ylabel="accuracy")
         ax.title.set_fontsize(9)
+
+    out = _panels(diagrams, panel)
     handles = [Patch(color=ACCURACY_COLOUR, label="accuracy"),
                Patch(color=_blend(GAP_COLOUR, "white", GAP_ALPHA),
                      label="confidence above accuracy"),
                Patch(color=_blend(GAP_COLOUR, ACCURACY_COLOUR, GAP_ALPHA),
                      label="confidence below accuracy (overlap)"),
                Patch(color="none", label="numbers: answers in the bin")]
-    fig.tight_layout(rect=(0, 0.07 if len(axes) <= 4 else 0.04, 1, 1))
-    fig.legend(handles=handles, loc="lower center", ncol=4 if len(diagrams) > 1 else 2,
-               fontsize=7, frameon=False)
-    return png_data_uri(fig)
+    out.append(("legend", _legend_png(handles)))
+    return out
 
 
 def _bin_counts(ax, edges, widths, acc, conf, counts) -> None:
@@ -149,10 +170,12 @@ def risk_coverage_figure(curves: Mapping[str, Mapping]) -> str:
 
 
 @_plain_text
-def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
-    """Row-normalised confusion matrices (ground truth in rows)."""
-    fig, axes = _grid(len(confusions))
-    for ax, (name, c) in zip(axes, confusions.items()):
+def confusion_figure(confusions: Mapping[str, Mapping]) -> Panels:
+    """Row-normalised confusion matrices (ground truth in rows), one panel each (a
+    :class:`Panels`)."""
+
+    def panel(ax, name):
+        c = confusions[name]
         mat = np.asarray(c["matrix"], dtype=float)
         norm = mat / np.maximum(mat.sum(axis=1, keepdims=True), 1)
         labels = [_tick(v) for v in c["labels"]]
@@ -170,8 +193,8 @@ def confusion_figure(confusions: Mapping[str, Mapping]) -> str:
             if v:
                 ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=6,
                         color="white" if norm[i, j] > 0.5 else "black")
-    fig.tight_layout()
-    return png_data_uri(fig)
+
+    return _panels(confusions, panel)
 
 
 def _tick(value) -> str:
@@ -278,11 +301,13 @@ def roc_figure(curves: Mapping[str, Mapping]) -> str:
 
 
 @_plain_text
-def rank_calibration_figure(diagrams: Mapping[str, Mapping]) -> str:
+def rank_calibration_figure(diagrams: Mapping[str, Mapping]) -> Panels:
     """One rank-calibration diagram per entry: the relative rank of each confidence bin
-    against the relative rank of its mean correctness (on the diagonal = rank-calibrated)."""
-    fig, axes = _grid(len(diagrams))
-    for ax, (name, d) in zip(axes, diagrams.items()):
+    against the relative rank of its mean correctness (on the diagonal = rank-calibrated); one
+    panel each (a :class:`Panels`)."""
+
+    def panel(ax, name):
+        d = diagrams[name]
         x = np.asarray(d["confidence_rank"], dtype=float)
         y = np.asarray(d["correctness_rank"], dtype=float)
         ax.bar(x, y, width=1.0 / max(x.size, 1), color="#4C78A8", edgecolor="white")
@@ -290,8 +315,8 @@ def rank_calibration_figure(diagrams: Mapping[str, Mapping]) -> str:
         ax.set(xlim=(0, 1), ylim=(0, 1), title=name, xlabel="confidence rank",
                ylabel="correctness rank")
         ax.title.set_fontsize(9)
-    fig.tight_layout()
-    return png_data_uri(fig)
+
+    return _panels(diagrams, panel)
 
 
 def _intervals(ax, y, low, high, *, color: str) -> None:

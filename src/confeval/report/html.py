@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from .figures import confusion_figure, reliability_figure, risk_coverage_figure
+from .figures import Panels, confusion_figure, reliability_figure, risk_coverage_figure
 from .registries import SECTION_RENDERERS
 from .verdicts import section_verdicts
 
@@ -140,9 +140,13 @@ def _run_notes(metrics: Mapping[str, Any]) -> str:
     return f"<ul class='excluded'>{''.join(notes)}</ul>" if notes else ""
 
 
-READABLE_SHARE = 0.6
-"""A chart is never shown narrower than this share of its drawn width (its text would be
-too small to read): on a phone it scrolls sideways in its box instead of shrinking."""
+READABLE_SHARE = 0.8
+"""A single chart is never shown narrower than this share of its drawn width: its smallest
+text (6 pt at 110 dpi, 9 px) stays at 7 px or more. On a phone a wider chart (a forest plot or
+p-value heat map of many models) scrolls sideways in its own box instead of shrinking: a
+chart one reads by its labels is of no use shrunk to fit, and a box that scrolls cuts
+nothing. (A figure of several panels is drawn one PNG per panel instead, each of which fits
+a phone: see :func:`_panels`.)"""
 
 MIN_CHART_PX = 300
 """...and never narrower than this many CSS pixels (or its drawn width, when smaller)."""
@@ -177,6 +181,17 @@ def _img(uri: str, alt: str) -> str:
     return f"<figure><img src='{uri}' alt='{esc(alt)}'{style}></figure>"
 
 
+def _panels(panels: Panels, alt: str) -> str:
+    """A figure of several panels, one ``<img>`` each and its legend's after them, side by
+    side as far as the screen's width allows, wrapping onto further rows: a phone shows one
+    panel a row at (nearly) its drawn size, a wide screen three a row, the legend beside the
+    last when there is room. Each image is at most as wide as the screen (``max-width:100%``
+    in the page's CSS): never cut, nor scrolled out of sight."""
+    imgs = "".join(f"<img class='{'legend' if name == 'legend' else 'panel'}' src='{uri}' "
+                   f"alt='{esc(alt)}: {esc(name)}'>" for name, uri in panels)
+    return f"<figure class='panels' aria-label='{esc(alt)}'>{imgs}</figure>"
+
+
 @dataclass(frozen=True)
 class ReportProblem:
     """What a report could not show: the chart ``chart`` of a section, or (``chart`` None)
@@ -205,10 +220,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def chart(alt: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
-    """The figure ``draw(*args, **kwargs)`` returns (a data URI), described by ``alt``, or,
-    when drawing it fails, one line in its place naming the chart and why. A chart is not
-    worth its section: the tables around it still render, and the failure is kept for the
-    report's caller (:func:`render_report_checked`)."""
+    """The figure ``draw(*args, **kwargs)`` returns (a data URI, or a :class:`Panels`),
+    described by ``alt``, or, when drawing it fails, one line in its place naming the chart
+    and why. A chart is not worth its section: the tables around it still render, and the
+    failure is kept for the report's caller (:func:`render_report_checked`)."""
     try:
         uri = draw(*args, **kwargs)
     except Exception as exc:
@@ -218,7 +233,7 @@ def chart(alt: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
             failures.append((alt, reason))
         return (f"<p class='excluded chart-missing'>Chart not drawn: {esc(alt)} "
                 f"({esc(reason)}).</p>")
-    return _img(uri, alt)
+    return _panels(uri, alt) if isinstance(uri, Panels) else _img(uri, alt)
 
 
 def _figure_of(results: Mapping[str, Mapping], key: str, heading: str, draw) -> str:
@@ -489,6 +504,8 @@ font-size:.8rem;font-weight:600;letter-spacing:.03em}
 .scroll{overflow-x:auto;max-width:100%} figure{margin:.6rem 0} img{max-width:100%}
 table{display:block;max-width:100%;overflow-x:auto;width:max-content}
 figure{overflow-x:auto;max-width:100%}
+figure.panels{display:flex;flex-wrap:wrap;align-items:flex-start;gap:.4rem 1rem;overflow-x:visible}
+figure.panels img{max-width:100%;height:auto} figure.panels img.legend{align-self:center}
 ul.verdict{margin:.4rem 0 .8rem;padding-left:1.2rem} ul.verdict li{margin:.2rem 0}
 ol.contents ul.verdict{font-size:.9rem;margin:.2rem 0 .5rem}
 ul.excluded{font-size:.82rem;color:#8a4b08} caption{text-align:left;padding:.2rem 0}
