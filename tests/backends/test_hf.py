@@ -434,3 +434,34 @@ def test_finished_samples_leave_the_batch(tiny):
     assert rows[0] == prompt and sum(rows[1:]) == len(steps_alone)
     assert rows[1:] == sorted(rows[1:], reverse=True) and rows[-1] < 8
     assert len(rows) - 1 == max(len(g.tokens) for g in alone) - 1
+
+
+def test_the_kv_cache_is_passed_by_the_name_this_transformers_takes(tiny):
+    """transformers 5.x names the cache ``cache``; passing or reading ``past_key_values``
+    prints a deprecation on every live run. Sampling (the cache extended step by step) and
+    batches sharing a prompt's cache use the name the model's forward declares."""
+    import inspect
+    import logging
+    import warnings
+
+    from confeval.backends import raw_prompt
+
+    b = HFBackend(tiny, batch_size=2)
+    b._packable = lambda length: False   # the shared-cache path, not packing
+    takes_cache = "cache" in inspect.signature(b.net.forward).parameters
+    assert b._cache_kw == ("cache" if takes_cache else "past_key_values")
+    params = GenerateParams(max_tokens=4, temperature=1.0, seed=3)
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("transformers")
+    logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            asyncio.run(b.generate(MESSAGES, params, n=3))
+            asyncio.run(b.score_tokens(raw_prompt("What is 12 + 7? A."), [" 19", " 20 or 18"]))
+    finally:
+        logger.removeHandler(handler)
+    said = [str(w.message) for w in caught] + [r.getMessage() for r in records]
+    assert not [s for s in said if "past_key_values" in s], said

@@ -129,9 +129,17 @@ class HFBackend(Backend):
         # model's work per position), where the model's forward takes logits_to_keep.
         self._last_logits_only = ({"logits_to_keep": 1} if "logits_to_keep" in
                                   inspect.signature(self.net.forward).parameters else {})
+        # transformers 5.x names the KV cache ``cache`` (``past_key_values`` warns on every
+        # call and goes in 5.40); older releases know only ``past_key_values``
+        self._cache_kw = ("cache" if "cache" in inspect.signature(self.net.forward).parameters
+                          else "past_key_values")
         self._lock = threading.Lock()
         self._executor = None
         self._fingerprint = self._make_fingerprint()
+
+    def _cache_of(self, outputs: Any) -> Any:
+        """The KV cache a forward pass returned, under its name in this transformers."""
+        return getattr(outputs, "cache" if self._cache_kw == "cache" else "past_key_values")
 
     # ------------------------------------------------------------------ identity
     def _make_fingerprint(self) -> str:
@@ -449,7 +457,7 @@ class HFBackend(Backend):
         with torch.no_grad():
             first = self.net(input_ids=torch.tensor([prompt], device=self.device),
                              use_cache=True, **self._last_logits_only)
-        cache = first.past_key_values
+        cache = self._cache_of(first)
         last = torch.log_softmax(first.logits[0, -1].double().cpu(), dim=-1)
         pad = self.tokenizer.pad_token_id
         pad = 0 if pad is None else pad
@@ -468,8 +476,8 @@ class HFBackend(Backend):
             shared.batch_repeat_interleave(len(tails))
             with torch.no_grad(), self._attention_mode(attention):
                 result = self.net(input_ids=ids.to(self.device),
-                                  attention_mask=mask.to(self.device), past_key_values=shared,
-                                  use_cache=True, output_attentions=attention)
+                                  attention_mask=mask.to(self.device), use_cache=True,
+                                  output_attentions=attention, **{self._cache_kw: shared})
             for i, c in enumerate(chunk):
                 later = torch.log_softmax(result.logits[i, :len(c) - 1].double().cpu(), dim=-1)
                 values = [float(last[c[0]])] + [float(later[j, c[j + 1]])
@@ -592,7 +600,7 @@ class HFBackend(Backend):
             # Images enter on the prompt's pass only; later steps reuse the KV cache.
             outputs = self.net(input_ids=torch.tensor([prompt], device=self.device),
                                use_cache=True, **self._extra(extra, 1), **self._last_logits_only)
-            past = outputs.past_key_values
+            past = self._cache_of(outputs)
             if n > 1:
                 past.batch_repeat_interleave(n)
             logits = outputs.logits[:, -1].float().cpu().expand(n, -1)
@@ -625,8 +633,8 @@ class HFBackend(Backend):
                     past.batch_select_indices(torch.tensor(still, device=self.device))
                     active = [active[position] for position in still]
                 outputs = self.net(input_ids=torch.tensor(step, device=self.device)[:, None],
-                                   past_key_values=past, use_cache=True)
-                past = outputs.past_key_values
+                                   use_cache=True, **{self._cache_kw: past})
+                past = self._cache_of(outputs)
                 logits = outputs.logits[:, -1].float().cpu()
         return [Generation(texts[row], tuple(tokens[row]) if params.logprobs else None,
                            finish[row]) for row in range(n)]
