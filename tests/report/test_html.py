@@ -285,8 +285,6 @@ every table wider than its box or than the screen, and how many tables are stack
 def test_no_table_is_cut_on_a_phone_in_headless_chromium(tmp_path, width, stacked):
     """The report laid out by Chromium in a frame as wide as a phone (a window cannot be made
     narrower than 500 px): no table sticks out of its box, and the wide ones are stacked."""
-    import html
-    import json
 
     import numpy as np
 
@@ -301,19 +299,28 @@ def test_no_table_is_cut_on_a_phone_in_headless_chromium(tmp_path, width, stacke
          "results": {f"judge-{k}.csv": OVERCONFIDENT for k in range(3)}},
         {"kind": "compare", "title": "K", "results": {"models": names,
                                                       "metrics": {"x": compared}}}]})
+    probe = _probe_in_chromium(page, width, PROBE, tmp_path)
+    assert width - 20 <= probe["width"] <= width          # less a scroll bar
+    assert probe["cut"] == []
+    assert (probe["stacked"] >= 2) == stacked
+
+
+def _probe_in_chromium(page: str, width: int, script: str, tmp_path) -> dict:
+    """``page`` in an iframe ``width`` px wide in headless Chromium; ``script`` runs on load
+    and leaves its JSON findings in a ``data-probe`` attribute of the dumped DOM."""
+    import html
+    import json
+
     frame = tmp_path / "frame.html"
     frame.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe width='{width}' "
-                     f"height='1000' style='border:0' onload=\"{html.escape(PROBE)}\" "
+                     f"height='1000' style='border:0' onload=\"{html.escape(script)}\" "
                      f"srcdoc=\"{html.escape(page)}\"></iframe></body></html>")
     dom = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100", "--dump-dom",
          frame.as_uri()], check=True, capture_output=True, timeout=120, text=True).stdout
-    probe = json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
-    assert width - 20 <= probe["width"] <= width          # less a scroll bar
-    assert probe["cut"] == []
-    assert (probe["stacked"] >= 2) == stacked
+    return json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
 
 
 CHART_PROBE = (
@@ -342,8 +349,6 @@ def test_no_chart_is_cut_or_shrunk_on_a_phone_in_headless_chromium(tmp_path, wid
     """#37 item 10: at 420 px five reliability diagrams showed two, and the forest plots and
     heat map of 26 models were shrunk to unreadable labels. Every panel is now whole on the
     screen, and a chart wider than the screen scrolls in its own box at a readable size."""
-    import html
-    import json
 
     import numpy as np
 
@@ -360,16 +365,7 @@ def test_no_chart_is_cut_or_shrunk_on_a_phone_in_headless_chromium(tmp_path, wid
                      for k in range(5)}},
         {"kind": "compare", "title": "K", "results": {"models": names,
                                                       "metrics": {"x": compared}}}]})
-    frame = tmp_path / "frame.html"
-    frame.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe width='{width}' "
-                     f"height='1000' style='border:0' onload=\"{html.escape(CHART_PROBE)}\" "
-                     f"srcdoc=\"{html.escape(page)}\"></iframe></body></html>")
-    dom = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--no-first-run", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100", "--dump-dom",
-         frame.as_uri()], check=True, capture_output=True, timeout=120, text=True).stdout
-    probe = json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
+    probe = _probe_in_chromium(page, width, CHART_PROBE, tmp_path)
     assert width - 20 <= probe["width"] <= width          # less a scroll bar
     assert probe["bad"] == []
     assert probe["imgs"] == page.count("<img") >= 5 + 1 + 2   # panels, legend, forest, map
