@@ -72,3 +72,46 @@ def test_scoring_confidence_loads_no_scipy():
         "c = rng.uniform(size=300)\n"
         "evaluate_confidence(c, (rng.uniform(size=300) < c).astype(float), n_resamples=20)")
     assert "scipy" not in loaded
+
+
+def _page(the_app, args) -> str:
+    import typer.main
+    from click.testing import CliRunner
+
+    done = CliRunner().invoke(typer.main.get_command(the_app), args, prog_name="confeval")
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def test_the_app_built_for_a_command_prints_every_page_as_the_whole_app():
+    """``main`` builds the command it runs in full and every other one as a stand-in with its
+    help alone: the top-level page, each group's page and each top-level command's page are
+    the whole app's, word for word."""
+    import typer.main
+
+    from confeval.cli.app import app, app_for
+
+    assert _page(app_for(["--help"]), ["--help"]) == _page(app, ["--help"])
+    whole = typer.main.get_command(app)
+    for name in whole.list_commands(None):
+        args = [name, "--help"]
+        assert _page(app_for(args), args) == _page(app, args), name
+
+
+def test_a_stand_in_is_cheap_and_never_runs():
+    """The stand-ins read no signature (a command's options are built only for the command
+    named), and a stand-in's callback refuses to run."""
+    import pytest
+
+    from confeval.cli.app import app, app_for
+
+    pruned = app_for(["score", "x.csv"])
+    pairs = list(zip(pruned.registered_commands, app.registered_commands))
+    assert [p.name for p, _ in pairs] == [w.name for _, w in pairs]
+    kept = [w for p, w in pairs if p.callback is w.callback]
+    assert [c.name or c.callback.__name__ for c in kept] == ["score"]
+    stand_in = next(p.callback for p, w in pairs if p.callback is not w.callback)
+    assert not __import__("inspect").signature(stand_in).parameters
+    with pytest.raises(RuntimeError, match="stand-in"):
+        stand_in()
+    assert all(not g.typer_instance.registered_commands for g in pruned.registered_groups)

@@ -3,6 +3,8 @@ assembles; every command lives in its group's module and calls the library."""
 
 from __future__ import annotations
 
+import copy
+import inspect
 import sys
 import warnings
 from collections.abc import Sequence
@@ -99,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _one_line_warning
     report_status()  # nothing left over from an earlier call in this process
     try:
-        code = app(args=args, prog_name="confeval", standalone_mode=False)
+        code = app_for(args)(args=args, prog_name="confeval", standalone_mode=False)
         code = code if isinstance(code, int) else 0
         return code or report_status()
     except SystemExit as exc:
@@ -130,6 +132,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         warnings.showwarning = previous
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The app as ``args`` needs it: the command or group ``args`` names in full, every other
+    one a stand-in holding its help text alone. Calling an app makes typer read the signature
+    of every registered command into options, most of start-up once there are ~80 commands;
+    a stand-in lists in ``confeval --help`` exactly as the command does (a test compares the
+    two pages) and is never run (``confeval NAME`` builds NAME in full)."""
+    name = next((a for a in args if not a.startswith("-")), None)
+    pruned = copy.copy(app)
+    pruned.registered_commands = [c if _command_name(c) == name else _stand_in(c)
+                                  for c in app.registered_commands]
+    pruned.registered_groups = [g if g.name == name else _stand_in_group(g)
+                                for g in app.registered_groups]
+    return pruned
+
+
+def _command_name(info) -> str:
+    return info.name or typer.main.get_command_name(info.callback.__name__)
+
+
+def _stand_in(info):
+    """A command with ``info``'s name and help, and no options to build."""
+    def stand_in() -> None:
+        raise RuntimeError("a stand-in command was run")   # app_for never lets it be
+
+    stand_in.__name__ = info.callback.__name__
+    stand_in.__doc__ = inspect.getdoc(info.callback)
+    info = copy.copy(info)
+    info.callback = stand_in
+    return info
+
+
+def _stand_in_group(info):
+    """A group with ``info``'s name and help (its callback's docstring kept), no commands."""
+    group = copy.copy(info.typer_instance)
+    group.registered_commands, group.registered_groups = [], []
+    info = copy.copy(info)
+    info.typer_instance = group
+    return info
 
 
 def _routed(args: list[str]) -> list[str]:
