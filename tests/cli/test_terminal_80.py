@@ -105,3 +105,16 @@ def test_only_a_column_of_inputs_is_relabelled(capsys, monkeypatch):
     starts = [lines.index(title) for title in ("S", "M", "C")]
     assert [_header_above_rule(lines, s)[0] for s in starts] == ["n", "rank", "model"]
     assert _header_above_rule(lines, starts[0])[:2] == ["n", "test"]
+
+
+def test_each_call_writes_at_the_width_of_its_own_columns(monkeypatch, capsys):
+    """The output consoles are made once, at import; a $COLUMNS seen then must not fix the
+    width of later calls (it did, whichever test imported the command line first)."""
+    from confeval.cli import main
+    from confeval.cli._common import err, out
+
+    out.width = err.width = 60   # as if made while COLUMNS was 60
+    monkeypatch.setenv("COLUMNS", "137")
+    assert main(["--version"]) == 0
+    assert out.width == err.width == 137
+    capsys.readouterr()

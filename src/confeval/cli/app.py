@@ -16,7 +16,7 @@ from .. import __version__
 from .._validation import RecordsError
 from ..suites import SUITES
 from . import diagnose, judge, measures, steps, tools, verbs
-from ._common import UserError, out, report_status
+from ._common import UserError, err, out, report_status
 from ._suite_commands import add_scoring_command, suite_group
 
 __all__ = ["app", "main"]
@@ -100,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not debug:
         warnings.showwarning = _one_line_warning
     report_status()  # nothing left over from an earlier call in this process
+    # the consoles were made at import, and rich fixes a $COLUMNS it saw then: each call
+    # writes at the width of its own terminal (or $COLUMNS), as the tables are laid out
+    from ..report.terminal import terminal_width
+
+    out.width = err.width = terminal_width()
     try:
         code = app_for(args)(args=args, prog_name="confeval", standalone_mode=False)
         code = code if isinstance(code, int) else 0
