@@ -33,6 +33,11 @@ def run(files: list[Path], bootstrap: int) -> tuple[float, dict]:
     return elapsed, json.loads(buffer.getvalue())["compare"]
 
 
+def model_files(folder: Path) -> list[Path]:
+    """The per-sample MMBench files of the benchmark's models, in name order."""
+    return sorted((folder / "per_sample" / "mmbench").glob("*.csv.gz"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = Path(__file__).resolve().parents[1]
@@ -41,7 +46,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--models", type=int, default=26)
     args = parser.parse_args()
-    files = sorted((args.data / "per_sample" / "mmbench").glob("*.csv.gz"))[: args.models]
+    files = model_files(args.data)[: args.models]
     if len(files) < 2:
         raise SystemExit(f"no per-sample files under {args.data}; see ../shared/data/README.md")
     elapsed, doc = run(files, args.bootstrap)

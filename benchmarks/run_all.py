@@ -10,15 +10,24 @@ fastest reference's loop. The references are transcriptions of public code in
 installed library itself (scikit-learn, torchmetrics). Not a pass/fail test.
 
     python benchmarks/run_all.py [--repeats 5] [--only measures,metrics,...] [--skip-slow]
+                                 [--no-save]
 
 Groups: measures, metrics, sweep (needs ../shared/data), bootstrap, live (the embedded model),
-startup. ``--skip-slow`` leaves out sweep, bootstrap and live.
+compare (needs ../shared/data), startup. ``--skip-slow`` leaves out sweep, bootstrap, live and
+compare.
+
+A full run (every group, no ``--only`` or ``--skip-slow``) saves its rows with the date, commit,
+load and thread settings to ``benchmarks/results/run_all.json`` and rewrites the tables of
+``docs/performance.md`` and the README from that file (``benchmarks/perf_table.py``), so the
+published figures are always one run's; ``--no-save`` only prints.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -59,6 +68,11 @@ class Row:
         if self.target is None or self.ratio() is None:
             return ""
         return "yes" if self.ratio() >= self.target else "NO"
+
+    def as_dict(self) -> dict:
+        return {"work": self.work, "seconds": self.seconds, "references": self.references,
+                "target": self.target, "budget": self.budget, "note": self.note,
+                "ratio": self.ratio(), "met": self.met()}
 
 
 def interleaved(functions: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
@@ -258,6 +272,19 @@ def _sampling_rows(backend, work, questions: int) -> list[Row]:
                 times["batched"], {"one answer at a time": times["loop"]}, target=3.0)]
 
 
+def compare_rows(repeats: int) -> list[Row]:
+    """``benchmarks/compare_scale.py``'s call: 26 VLMs x 4,377 items, 1,000 paired resamples."""
+    import compare_scale
+
+    folder = DATA / "vlm-uncertainty-bench"
+    files = compare_scale.model_files(folder) if folder.is_dir() else []
+    work = "`compare --suite sets`, 26 VLMs x 4,377 items, 1,000 paired resamples"
+    if len(files) < 26:
+        return [Row(work, float("nan"), budget=20.0, note=f"skipped: {folder} absent")]
+    seconds, _ = compare_scale.run(files[:26], 1000)
+    return [Row(work, seconds, budget=20.0)]
+
+
 def startup_rows(repeats: int) -> list[Row]:
     """``confeval --help`` and ``confeval score`` on a 500-row CSV (defaults), as a user runs
     them: the installed entry point, a new process each time, median of at least 5."""
@@ -284,8 +311,9 @@ def startup_rows(repeats: int) -> list[Row]:
 
 
 GROUPS = {"measures": measures_rows, "metrics": metrics_rows, "sweep": sweep_rows,
-          "bootstrap": bootstrap_rows, "live": live_rows, "startup": startup_rows}
-SLOW = ("sweep", "bootstrap", "live")
+          "bootstrap": bootstrap_rows, "live": live_rows, "compare": compare_rows,
+          "startup": startup_rows}
+SLOW = ("sweep", "bootstrap", "live", "compare")
 
 
 def _seconds(s: float) -> str:
@@ -314,6 +342,8 @@ def main() -> None:
                         + ", ".join(GROUPS))
     parser.add_argument("--skip-slow", action="store_true",
                         help=f"leave out {', '.join(SLOW)}")
+    parser.add_argument("--no-save", action="store_true",
+                        help="print only; a full run otherwise saves and rewrites the tables")
     args = parser.parse_args()
     chosen = [g for g in (args.only.split(",") if args.only else GROUPS) if g]
     unknown = [g for g in chosen if g not in GROUPS]
@@ -321,12 +351,45 @@ def main() -> None:
         parser.error(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
     if args.skip_slow:
         chosen = [g for g in chosen if g not in SLOW]
+    load_before = os.getloadavg()[0]
     rows: list[Row] = []
     for group in chosen:
         rows.extend(GROUPS[group](args.repeats))
     print(f"confeval benchmarks on {os.cpu_count()} cores, best of {args.repeats} interleaved "
           "(ratio = reference / confeval; above 1 = confeval faster)")
     print_table(rows)
+    if chosen == list(GROUPS) and not args.no_save:
+        save(rows, args.repeats, load_before)
+
+
+def _commit() -> str:
+    """The commit measured, marked ``+changes`` when the work tree differs from it."""
+    repo = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=repo, check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty.strip() else "")
+
+
+def save(rows: list[Row], repeats: int, load_before: float) -> None:
+    """Save the full run and rewrite the pages' tables from it (``perf_table.py``)."""
+    import perf_table
+
+    run = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "commit": _commit(), "cores": os.cpu_count(), "repeats": repeats,
+           "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+           "load": {"before": load_before, "after": os.getloadavg()[0]},
+           "groups": list(GROUPS), "rows": [r.as_dict() for r in rows]}
+    perf_table.RESULTS.parent.mkdir(exist_ok=True)
+    perf_table.RESULTS.write_text(json.dumps(run, indent=1, allow_nan=True) + "\n",
+                                  encoding="utf-8")
+    perf_table.write_pages(run)
+    print(f"saved {perf_table.RESULTS} and rewrote the tables of docs/performance.md and "
+          "README.md")
 
 
 if __name__ == "__main__":
