@@ -103,8 +103,27 @@ def test_a_compare_section_with_an_ece_below_its_interval_draws_its_forest_plot(
                                                        "results": doc}]})
     assert "could not" not in page and "not drawn" not in page
     assert "<img src='data:image/png;base64," in page
-    assert "alt='forest plot of ece'" in page and "alt='p-value heatmap of ece'" in page
+    assert "alt='forest plot of ece'" in page
     assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page   # the ranked table
+    # two models: their one p-value is in the pairs table, not a 2 x 2 heat map
+    assert "p-value heatmap" not in page
+
+
+def test_a_two_model_compare_shows_the_difference_with_its_interval_and_p_not_a_heat_map():
+    from .test_figures import ECE_BELOW_ITS_INTERVAL
+
+    table = {**ECE_BELOW_ITS_INTERVAL, "pairs": [
+        {"a": "B", "b": "A", "diff": -0.3684, "low": -0.4512, "high": -0.2301, "p": 0.00041,
+         "p_holm": 0.00041, "test": "paired_bootstrap"}]}
+    doc = {"models": ["B", "A"], "suite": "sets", "n_items_shared": 40,
+           "metrics": {"ece": table}}
+    page = render_report({"title": "t", "sections": [{"kind": "compare", "title": "C",
+                                                       "results": doc}]})
+    assert "<caption class='muted'>the pair</caption>" in page
+    assert ("<th scope='row'>B − A</th><td data-label='difference [95%]'><span class='v'>"
+            "-0.3684<div class='ci'>[-0.4512, -0.2301]</div></span></td>"
+            "<td data-label='p'><span class='v'>0.00041</span></td>") in page
+    assert "alt='forest plot of ece'" in page and "p-value heatmap" not in page
 
 
 def _broken(*args, **kwargs):
@@ -132,7 +151,7 @@ def test_a_chart_that_cannot_be_drawn_is_named_and_its_section_keeps_its_tables(
     assert "could not be rendered" not in page and "alt='forest plot of ece'" not in page
     assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page        # ranked table
     assert "<table class='compare'>" in page                              # paper table
-    assert "alt='p-value heatmap of ece'" in page and "<h2 id='s1'>fine</h2>" in page
+    assert "p-value heatmap" not in page and "<h2 id='s1'>fine</h2>" in page   # two models
 
 
 def test_a_section_that_cannot_be_read_is_a_problem_too():
@@ -333,12 +352,16 @@ CHART_PROBE = (
     "d.defaultView.getComputedStyle(box).overflowX))box=box.parentElement;"
     "const b=box&&box!==d.body?box.getBoundingClientRect():null;"
     "if(!b||b.right>w+1||i.closest('figure.panels'))bad.push([i.alt,'cut',Math.round(r.right)]);}"
-    "document.body.setAttribute('data-probe',JSON.stringify({width:w,bad,"
+    "const nocue=[];for(const b of d.querySelectorAll('.scroll,table,figure')){"
+    "if(b.scrollWidth>b.clientWidth+1&&!d.defaultView.getComputedStyle(b).backgroundImage"
+    ".includes('radial-gradient'))nocue.push(b.tagName+'.'+b.className);}"
+    "document.body.setAttribute('data-probe',JSON.stringify({width:w,bad,nocue,"
     "imgs:d.querySelectorAll('img').length}));})(this.contentDocument)")
 """Run in the page holding the report in an iframe: every image shown below 0.75 of its
 drawn size (its text too small to read), and every image reaching past the screen's edge
 unless it is a single chart in a box that scrolls sideways and itself fits the screen (a
-panel of a figure of several is never out of sight)."""
+panel of a figure of several is never out of sight); and every box that scrolls sideways
+without a shadow cueing that it does."""
 
 
 @pytest.mark.browser
@@ -367,7 +390,7 @@ def test_no_chart_is_cut_or_shrunk_on_a_phone_in_headless_chromium(tmp_path, wid
                                                       "metrics": {"x": compared}}}]})
     probe = _probe_in_chromium(page, width, CHART_PROBE, tmp_path)
     assert width - 20 <= probe["width"] <= width          # less a scroll bar
-    assert probe["bad"] == []
+    assert probe["bad"] == [] and probe["nocue"] == []
     assert probe["imgs"] == page.count("<img") >= 5 + 1 + 2   # panels, legend, forest, map
 
 

@@ -95,8 +95,9 @@ def _render_one(doc: Mapping[str, Any]) -> str:
         parts.append(scroll(_ranked_table(table)))
         parts.append(_pairs_table(table))
         parts.append(chart(f"forest plot of {metric}", forest_figure, table, metric))
-        parts.append(chart(f"p-value heatmap of {metric}", pvalue_heatmap, table, metric,
-                           alpha=alpha))
+        if len(table["models"]) > 2:   # two models: one p, already in the pairs table
+            parts.append(chart(f"p-value heatmap of {metric}", pvalue_heatmap, table, metric,
+                               alpha=alpha))
     for key, block in doc.items():   # a second comparison (the measures over all models)
         if isinstance(block, Mapping) and "ranked" in block and "metrics" in block:
             for metric, table in block["metrics"].items():
