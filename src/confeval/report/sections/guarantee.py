@@ -24,8 +24,8 @@ def render_guarantee(section: Mapping[str, Any]) -> str:
 
 def _one(name: str, res: Mapping[str, Any]) -> str:
     kind = res.get("risk_controlled", "selective")
-    parts = [f"<h3>{esc(name)}</h3>", f"<p><strong>{esc(res['guarantee'])}</strong></p>",
-             _numbers(res, kind)]
+    # the guarantee's sentence is the section's verdict, which opens the section
+    parts = [f"<h3>{esc(name)}</h3>", _numbers(res, kind)]
     curve = res.get("curve")
     if curve:
         chosen = None
