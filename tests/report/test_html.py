@@ -368,16 +368,15 @@ CHART_PROBE = (
     "d.defaultView.getComputedStyle(box).overflowX))box=box.parentElement;"
     "const b=box&&box!==d.body?box.getBoundingClientRect():null;"
     "if(!b||b.right>w+1||i.closest('figure.panels'))bad.push([i.alt,'cut',Math.round(r.right)]);}"
-    "const nocue=[];for(const b of d.querySelectorAll('.scroll,table,figure')){"
-    "if(b.scrollWidth>b.clientWidth+1&&!d.defaultView.getComputedStyle(b).backgroundImage"
-    ".includes('radial-gradient'))nocue.push(b.tagName+'.'+b.className);}"
-    "document.body.setAttribute('data-probe',JSON.stringify({width:w,bad,nocue,"
+    "const cue=[...d.querySelectorAll('figure:not(.panels)')].map(f=>[f.scrollWidth>"
+    "f.clientWidth+1,d.defaultView.getComputedStyle(f).getPropertyValue('--cue').trim()]);"
+    "document.body.setAttribute('data-probe',JSON.stringify({width:w,bad,cue,"
     "imgs:d.querySelectorAll('img').length}));})(this.contentDocument)")
 """Run in the page holding the report in an iframe: every image shown below 0.75 of its
 drawn size (its text too small to read), and every image reaching past the screen's edge
 unless it is a single chart in a box that scrolls sideways and itself fits the screen (a
-panel of a figure of several is never out of sight); and every box that scrolls sideways
-without a shadow cueing that it does."""
+panel of a figure of several is never out of sight); and, for every single chart, whether
+its box scrolls sideways and the width of its faded edge (the cue that there is more)."""
 
 
 @pytest.mark.browser
@@ -406,7 +405,11 @@ def test_no_chart_is_cut_or_shrunk_on_a_phone_in_headless_chromium(tmp_path, wid
                                                       "metrics": {"x": compared}}}]})
     probe = _probe_in_chromium(page, width, CHART_PROBE, tmp_path)
     assert width - 20 <= probe["width"] <= width          # less a scroll bar
-    assert probe["bad"] == [] and probe["nocue"] == []
+    assert probe["bad"] == []
+    # a chart whose box scrolls fades out at its right edge; one that fits does not
+    assert probe["cue"] and all(cue == ("40px" if scrolls else "0px")
+                                for scrolls, cue in probe["cue"])
+    assert any(scrolls for scrolls, _ in probe["cue"]) == (width < 1000)
     assert probe["imgs"] == page.count("<img") >= 5 + 1 + 2   # panels, legend, forest, map
 
 

@@ -517,15 +517,16 @@ ol.contents ul.verdict{font-size:.9rem;margin:.2rem 0 .5rem}
 ul.excluded{font-size:.82rem;color:#8a4b08} caption{text-align:left;padding:.2rem 0}
 details{margin:.6rem 0;font-size:.82rem} pre{background:#f6f8fa;padding:.6rem;overflow:auto}
 .nowrap{white-space:nowrap}
-/* a box that scrolls sideways shows a shadow on the side that has more (the white covers
-   scroll with the content, the shadows stay at the box's edges) */
-.scroll,table,figure:not(.panels){background:
-linear-gradient(90deg,#fff 40%,rgba(255,255,255,0)) left/2rem 100% no-repeat local,
-linear-gradient(270deg,#fff 40%,rgba(255,255,255,0)) right/2rem 100% no-repeat local,
-radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.2),rgba(0,0,0,0)) left/.7rem 100%
-no-repeat scroll,
-radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.2),rgba(0,0,0,0)) right/.7rem 100%
-no-repeat scroll}
+/* a chart that scrolls sideways fades out at the edge that has more: its scroll position
+   drives --cue (a scroll timeline: only a box that can scroll has one), 40px while there is
+   more to the right, 0 at the end; a browser without scroll timelines shows the chart
+   unfaded, cut at the box's edge */
+@property --cue{syntax:'<length>';inherits:false;initial-value:0px}
+@keyframes cue{0%{--cue:40px}92%{--cue:40px}100%{--cue:0px}}
+@supports (animation-timeline:scroll()){figure:not(.panels){animation:cue linear both;
+animation-timeline:scroll(self inline);
+-webkit-mask-image:linear-gradient(to left,transparent,#000 var(--cue));
+mask-image:linear-gradient(to left,transparent,#000 var(--cue))}}
 """
 
 
