@@ -104,9 +104,11 @@ def test_a_compare_section_with_an_ece_below_its_interval_draws_its_forest_plot(
     assert "could not" not in page and "not drawn" not in page
     assert "<img src='data:image/png;base64," in page
     assert "alt='forest plot of ece'" in page
-    assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page   # the ranked table
+    assert "0.0426<div class='ci'>[0.0441, 0.2328]<sup class='outside'" in page   # the ranked table
     # two models: their one p-value is in the pairs table, not a 2 x 2 heat map
     assert "p-value heatmap" not in page
+    # the point below its interval is marked, and the footer says what the mark means
+    assert page.count("†</sup>") == 1 and "† marks a value outside its own interval" in page
 
 
 def test_a_two_model_compare_shows_the_difference_with_its_interval_and_p_not_a_heat_map():
@@ -149,7 +151,7 @@ def test_a_chart_that_cannot_be_drawn_is_named_and_its_section_keeps_its_tables(
     # in the chart's place one line names it; the tables and the other chart are there
     assert "Chart not drawn: forest plot of ece (RuntimeError: the figure broke)." in page
     assert "could not be rendered" not in page and "alt='forest plot of ece'" not in page
-    assert "0.0426<div class='ci'>[0.0441, 0.2328]</div>" in page        # ranked table
+    assert "0.0426<div class='ci'>[0.0441, 0.2328]<sup class='outside'" in page   # ranked
     assert "<table class='compare'>" in page                              # paper table
     assert "p-value heatmap" not in page and "<h2 id='s1'>fine</h2>" in page   # two models
 

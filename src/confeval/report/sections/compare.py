@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._text import display_name, display_names
 from ..figures import forest_figure, pvalue_heatmap
-from ..html import chart, esc, fmt, register_section, scroll
+from ..html import chart, esc, fmt, interval, register_section, scroll
 from ..verdicts import SIGNIFICANCE, TEST_NAMES
 
 __all__ = ["ALL_PAIRS", "render_compare"]
@@ -146,8 +146,8 @@ def _ranked_table(table: Mapping[str, Any]) -> str:
         rows.append(f"<tr><td>{row['rank']} "
                     f"<span class='muted nowrap'>{_rank_span(row)}</span></td>"
                     f"{_name_cell(name, shown[name])}"
-                    f"<td>{fmt(row['value'])}<div class='ci'>[{fmt(row['low'])}, "
-                    f"{fmt(row['high'])}]</div></td><td>{esc(row['group'] or '–')}</td></tr>")
+                    f"<td>{fmt(row['value'])}{interval(row['value'], row['low'], row['high'])}"
+                    f"</td><td>{esc(row['group'] or '–')}</td></tr>")
     return ("<table><thead><tr><th>rank [95%]</th><th>model</th><th>value [95%]</th>"
             f"<th>group</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
