@@ -225,8 +225,8 @@ def _eigh_for(count: int):
     for this: importing it costs ~1.3 s of CPU, repaid only after a quarter of a million
     matrices; a process that has imported it (a model run, or ``import torch``) gets it free.
     """
-    if _EIGH_ROUTE == "numpy" or (_EIGH_ROUTE == "auto" and (count < _TORCH_MIN_MATRICES
-                                                             or "torch" not in sys.modules)):
+    if _EIGH_ROUTE == "numpy" or (_EIGH_ROUTE == "auto" and (
+            count < _TORCH_MIN_MATRICES or sys.modules.get("torch") is None)):
         return _eigh
     if _EIGH_ROUTE == "torch":
         import torch  # noqa: F401  (the route asked for by name)
