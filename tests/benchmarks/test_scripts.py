@@ -26,6 +26,8 @@ def test_run_all_prints_one_table_on_small_inputs(capsys):
     run_all.print_table(rows)
     out = capsys.readouterr().out
     assert "Ecc, 20 questions x 20 samples, batched" in out and "AUARC, 2,000 rows" in out
+    if run_all._torch_installed():
+        assert "Ecc, 20 questions x 20 samples, batched, torch's eigh" in out
     assert all(r.seconds > 0 and r.references for r in rows if "ECE" not in r.work)
 
 
