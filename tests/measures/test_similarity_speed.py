@@ -242,3 +242,27 @@ def test_torch_threads_are_restored_in_every_thread(monkeypatch):
     assert pool_settings() == pool_before
     np.testing.assert_array_equal(alone.confidence, split.confidence)
     np.testing.assert_array_equal(alone.uncertainty, split.uncertainty)
+
+
+def test_one_matrix_eccentricity_checks_and_symmetrises_as_the_batched_form():
+    rng = np.random.default_rng(4)
+    w = rng.random((9, 9))
+    w = (w + w.T) / 2
+    np.fill_diagonal(w, 1.0)
+    w[3], w[:, 3] = w[2], w[:, 2]
+    w[2, 3] = w[3, 2] = w[3, 3] = 1.0
+    nearly = w.copy()
+    nearly[0, 5] += 1e-12   # within 1e-9: its symmetric part is used
+    for v in (w, nearly, np.asfortranarray(nearly), nearly.T):
+        one, batched = MS.eccentricity(v), MS.eccentricity_batch(v[None])
+        np.testing.assert_allclose(one.confidence, batched.confidence[0], rtol=1e-12, atol=1e-12)
+        assert one.uncertainty == pytest.approx(batched.uncertainty[0], rel=1e-12, abs=1e-12)
+        assert one.confidence[2] == one.confidence[3]
+    lopsided = w.copy()
+    lopsided[0, 5] += 1e-6
+    messages = []
+    for call in (lambda: MS.eccentricity(lopsided), lambda: MS.eccentricity_batch(lopsided[None])):
+        with pytest.raises(ValueError, match="symmetric for a spectral measure") as info:
+            call()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

@@ -24,8 +24,12 @@ array with each question's size (its first ``sizes[i]`` rows and columns are its
 validated once, and decompose every Laplacian in one batched ``eigh``: a question smaller than
 m is padded with nodes decoupled from it whose Laplacian eigenvalue (3) lies above every
 threshold and every eigenvalue of a normalised Laplacian (<= 2), so they change nothing. The
-single-matrix functions are the batched ones on a batch of one. Identical rows (the same
-response) are found by comparing rows exactly, so their Ecc values tie exactly.
+single-matrix functions check and compute what the batched ones do on a batch of one (Deg and
+Ecc on 2-d arrays, in fewer numpy calls; equal to 1e-12, tested). Identical rows (the same
+response) are found exactly and in linear time (sorted row keys, neighbours compared; one
+matrix's rows in a dict), so their Ecc values tie exactly. With torch imported in the process,
+a batched Ecc of 32 matrices or more uses torch's ``eigh`` (the same measures to 1e-12; see
+``_eigh_for``).
 
 Each function returns :class:`SimilarityMeasure` ``(confidence, uncertainty)``: a per-response
 confidence array of length m and the set-level uncertainty. W must be square, symmetric for
