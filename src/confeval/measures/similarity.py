@@ -304,10 +304,11 @@ def _first_equal_rows(rows: np.ndarray, sums: np.ndarray | None = None,
     different rows are re-sorted by the rows themselves (:func:`numpy.lexsort`, still one
     sort). Rows are equal when all their entries are ``==`` (-0.0 equals 0.0; no NaN gets this
     far). ``real`` (q, m), if given, marks the rows within each question's size: the others
-    never count as ties (their values are NaN anyway).
+    (all zero) make no stack a candidate and never tie with a real row, only, in a candidate
+    stack, with each other (their values are NaN anyway).
 
-    Hand-written because :func:`numpy.unique` (``axis=0``) finds one array's identical rows
-    but not those of each stack of a batch, and its first indices come from an unstable sort.
+    Hand-written because :func:`numpy.unique` (``axis=0``) finds the identical rows of one
+    matrix, not of each stack of a batch, and sorts whole rows where one key per row does.
     """
     q, m, n = rows.shape
     if sums is None:
