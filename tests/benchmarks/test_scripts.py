@@ -29,6 +29,20 @@ def test_run_all_prints_one_table_on_small_inputs(capsys):
     assert all(r.seconds > 0 and r.references for r in rows if "ECE" not in r.work)
 
 
+def test_batched_ecc_is_timed_with_each_eigh_route():
+    """The batched Ecc row fixes numpy's eigh, and with torch installed a second row times
+    torch's; both leave the route as they found it."""
+    import run_all
+
+    from confeval.measures import similarity
+
+    rows = [r.work for r in run_all.measures_rows(1, questions=20, answers=5)]
+    assert "Ecc, 20 questions x 20 samples, batched" in rows
+    if run_all._torch_installed():
+        assert "Ecc, 20 questions x 20 samples, batched, torch's eigh" in rows
+    assert similarity._EIGH_ROUTE == "auto"
+
+
 def test_the_workloads_of_the_live_and_scale_benchmarks_build():
     import live_throughput
     import measures_scale
