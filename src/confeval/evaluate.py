@@ -42,13 +42,13 @@ def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
     return {"coverage": x.tolist(), "risk": y.tolist()}
 
 
-def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress
-                       ) -> dict[str, dict]:
+def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress,
+                       ranking=None) -> dict[str, dict]:
     """Bootstrap intervals from count-weighted resamples over one sort
     (:mod:`confeval.metrics.weighted`): the ordinary bootstrap, drawn as counts of the sorted
     rows, a few passes over each chunk of them per block of resamples, the blocks shared
     between the cores (each with its own stream: the same numbers for any thread count)."""
-    sample = SortedSample(conf, target, n_bins)
+    sample = SortedSample(conf, target, n_bins, ranking=ranking)
     reps: dict[str, list] = {}
     for _, found in bootstrap_metrics(sample, n_resamples, seed, parallel_map, progress):
         if not binary:
@@ -129,16 +129,18 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
                       brier=M.brier_score(conf, target))
     else:
         result.update(ece=None, mce=None, brier=None)
+    # one sort of the confidences for every ranking metric and the bootstrap's sorted sample
+    ranking = M.Ranking(conf, target)
     result.update(
-        auroc=_quiet(M.auroc, conf, target) if binary else None,
-        auarc=M.auarc(conf, target),
-        aurc=M.aurc(conf, 1.0 - target),
-        prr=_quiet(M.prediction_rejection_ratio, conf, target),
-        rce=M.rank_calibration_error(conf, target, n_bins=rce_bins),
+        auroc=_quiet(ranking.auroc) if binary else None,
+        auarc=ranking.auarc(),
+        aurc=ranking.aurc(),
+        prr=_quiet(ranking.prediction_rejection_ratio),
+        rce=ranking.rank_calibration_error(rce_bins),
     )
     if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
         result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,
-                                          binary, result, n_resamples, seed, progress)
+                                          binary, result, n_resamples, seed, progress, ranking)
     elif n_resamples:   # a few dozen rows: the index route, no slower there
         specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
         if probability_scale:
@@ -150,7 +152,7 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         result["ci"] = _intervals(specs, n_resamples, seed)
     if probability_scale:
         result["reliability"] = M.reliability_diagram(conf, target, n_bins=n_bins).to_dict()
-    coverage, risk = M.risk_coverage_curve(conf, 1.0 - target)
+    coverage, risk = ranking.risk_coverage_curve()
     result["risk_coverage"] = _curve(coverage, risk, curve_points)
     return result
 

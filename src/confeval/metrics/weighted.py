@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .calibration import uniform_bin_indices
-from .selective import harmonic_numbers
+from .selective import Ranking, harmonic_numbers
 
 __all__ = ["CHUNK_CELLS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK", "SortedSample"]
 
@@ -127,19 +127,13 @@ class SortedSample:
     :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk."""
 
     def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None,
-                 chunk: int = CHUNK_CELLS) -> None:
-        confidence = np.asarray(confidence, dtype=np.float64)
-        target = np.asarray(target, dtype=np.float64)
-        self.n = n = confidence.size
-        order = np.argsort(-confidence)
-        c = confidence[order]
-        t = target[order]
-        tied = c[1:] == c[:-1]
-        if tied.any():   # identical rows next to each other: within a tie, by target
-            order = np.lexsort((target, -confidence))
-            c, t = confidence[order], target[order]
-            tied = c[1:] == c[:-1]
-        self.order = order
+                 chunk: int = CHUNK_CELLS, ranking: Ranking | None = None) -> None:
+        # the one sort (by confidence, descending; within a tie by target, so that identical
+        # rows are next to each other), shared with the point metrics when ``ranking`` is given
+        ranking = ranking or Ranking(confidence, target)
+        self.n = n = ranking.n
+        c, t, tied = ranking.c, ranking.t, ranking.tie
+        self.order = ranking.order
         new_cell = np.r_[True, ~tied | (t[1:] != t[:-1])]
         starts = np.flatnonzero(new_cell)
         self.starts = starts                              # each cell's first sorted row
