@@ -112,6 +112,26 @@ def test_the_drawn_counts_are_the_multinomial_bootstrap(kind):
     assert abs(cov + n * p[0] * p[-1]) < 5 * np.sqrt(n * p[0] * n * p[-1] / reps) + 0.01
 
 
+def test_chunks_of_a_power_of_two_rows_draw_uniform_row_numbers_from_raw_bits():
+    """A chunk of 2^k rows takes each row number as the top k of 16 random bits: the counts
+    are still the multinomial bootstrap's (each cell Binomial(n, 1/n) in mean and variance,
+    n draws per resample; 4,000 resamples, 5 standard errors), and seeded."""
+    rng = np.random.default_rng(13)
+    n, reps = 256, 4000
+    conf, target = _sample("continuous", n, rng)
+    sample = SortedSample(conf, target, n_bins=15, chunk=32)
+    assert all(ch.bits == 5 for ch in sample.chunks)
+    counts = _drawn_counts(sample, reps, rng)
+    assert (counts.sum(axis=1) == n).all()
+    p = 1 / n
+    mean, var = counts.mean(axis=0), counts.var(axis=0, ddof=1)
+    assert (np.abs(mean - n * p) < 5 * np.sqrt(n * p * (1 - p) / reps)).all()
+    assert (np.abs(var - n * p * (1 - p)) < 5 * np.sqrt(2 / reps) * n * p * (1 - p) + 0.05).all()
+    assert abs(np.corrcoef(counts[:, 0], counts[:, 1])[0, 1] + 1 / (n - 1)) < 5 / np.sqrt(reps)
+    again = _drawn_counts(sample, 3, np.random.default_rng(1))
+    assert np.array_equal(again, _drawn_counts(sample, 3, np.random.default_rng(1)))
+
+
 @pytest.mark.parametrize("kind", ["continuous", "rounded"])
 def test_intervals_agree_with_the_index_bootstrap_over_seeds(kind):
     """The interval endpoints of ``evaluate_confidence`` and of the index bootstrap
