@@ -3,6 +3,7 @@ every ranking metric from the one sorted sample equals the public metric on the 
 arrays (each sorting on its own), ties in the confidence included, binary and graded targets;
 the bootstrap's sorted sample built on it is the one built alone."""
 
+import json
 import warnings
 
 import numpy as np
@@ -60,12 +61,20 @@ def test_the_shared_sort_equals_each_metric_on_its_own(kind, n):
     np.testing.assert_allclose(risk, expected[1], rtol=0, atol=1e-12)
 
 
-def test_the_sorted_sample_on_the_shared_sort_is_the_one_made_alone():
-    conf, target = _sample("rounded", 500, seed=4)
-    alone = SortedSample(conf, target, 15)
-    shared = SortedSample(conf, target, 15, ranking=Ranking(conf, target))
+@pytest.mark.parametrize("kind", ["continuous", "rounded", "graded ties"])
+def test_the_sorted_sample_on_the_shared_sort_is_the_one_made_alone(kind):
+    """Given the evaluation's sort and bins, the same cells, chunks and resamples."""
+    from confeval.metrics.calibration import bin_indices
+
+    conf, target = _sample(kind, 500, seed=4)
+    alone = SortedSample(conf, target, 15, chunk=64)
+    shared = SortedSample(conf, target, 15, chunk=64, ranking=Ranking(conf, target),
+                          bins=bin_indices(conf, 15))
     for name in ("order", "c", "t", "g", "starts", "block_starts"):
         np.testing.assert_array_equal(getattr(alone, name), getattr(shared, name), name)
+    for a, b in zip(alone.chunks, shared.chunks):
+        np.testing.assert_array_equal(a.cols, b.cols)
+        np.testing.assert_array_equal(a.seg_bins, b.seg_bins)
     a = alone.bootstrap(40, np.random.default_rng(3))
     b = shared.bootstrap(40, np.random.default_rng(3))
     for name in a:
@@ -83,8 +92,12 @@ def test_evaluate_confidence_reports_each_metric_on_its_own(kind):
                 "rce": M.rank_calibration_error(conf, target, n_bins=20)}
     if binary:
         expected["auroc"] = M.auroc(conf, target)
+    expected.update(ece=M.expected_calibration_error(conf, target, n_bins=15),
+                    mce=M.maximum_calibration_error(conf, target, n_bins=15))
     for name, value in expected.items():
         assert res[name] == pytest.approx(value, rel=0, abs=1e-12), name
+    assert json.dumps(res["reliability"]) == json.dumps(
+        M.reliability_diagram(conf, target, n_bins=15).to_dict())   # (NaN for empty bins)
     _, risk = M.risk_coverage_curve(conf, 1.0 - target)
     keep = np.unique(np.linspace(0, risk.size - 1, 201).round().astype(np.int64))
     np.testing.assert_allclose(res["risk_coverage"]["risk"], risk[keep], rtol=0, atol=1e-12)

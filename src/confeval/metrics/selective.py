@@ -641,9 +641,12 @@ class Ranking:
         if _one_class(self.t):
             return float("nan")
         n = self.n
-        starts = np.flatnonzero(np.r_[True, ~self.tie])
-        ends = np.r_[starts[1:], n]
-        ranks = np.repeat(n - (starts + ends - 1) / 2, ends - starts)
+        if not self.tie.any():   # position i (most confident first) has rank n - i
+            ranks = np.arange(n, 0, -1, dtype=np.float64)
+        else:
+            starts = np.flatnonzero(np.r_[True, ~self.tie])
+            ends = np.r_[starts[1:], n]
+            ranks = np.repeat(n - (starts + ends - 1) / 2, ends - starts)
         return float(auroc_from_ranks(ranks, self.t))
 
     def auarc(self) -> float:

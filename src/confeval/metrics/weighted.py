@@ -139,10 +139,14 @@ class SortedSample:
 
     ``metrics(w)`` takes counts of the cells (b, K) — :meth:`sort` turns counts of the rows
     (b, n), in the original order, into them — and gives every metric of the b resamples;
-    :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk."""
+    :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk.
+    ``ranking`` (:class:`~confeval.metrics.selective.Ranking` of the same arrays) and ``bins``
+    (each row's ECE bin, :func:`~confeval.metrics.calibration.bin_indices`) are the sort and the
+    binning of the point metrics, taken rather than made again."""
 
     def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None,
-                 chunk: int = CHUNK_CELLS, ranking: Ranking | None = None) -> None:
+                 chunk: int = CHUNK_CELLS, ranking: Ranking | None = None,
+                 bins: np.ndarray | None = None) -> None:
         # the one sort (by confidence, descending; within a tie by target, so that identical
         # rows are next to each other), shared with the point metrics when ``ranking`` is given
         ranking = ranking or Ranking(confidence, target)
@@ -160,7 +164,12 @@ class SortedSample:
         self.block_starts = np.flatnonzero(np.r_[True, self.c[1:] != self.c[:-1]])
         self.tied = self.block_starts.size < n           # rows share a confidence somewhere
         self.n_bins = n_bins
-        bins = None if n_bins is None else uniform_bin_indices(self.c, n_bins)
+        if n_bins is None:
+            bins = None
+        elif bins is None:
+            bins = uniform_bin_indices(self.c, n_bins)
+        else:   # each row's bin, given in the original order (elementwise: the same bins)
+            bins = bins[self.order] if starts.size == n else bins[self.order[starts]]
         sq = (self.c - self.t) ** 2
         gap = self.t - self.c
         # chunks: about ``chunk`` cells each, cut where a tie block starts
