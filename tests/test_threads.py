@@ -1,5 +1,4 @@
 import threading
-import time
 
 import numpy as np
 
@@ -68,28 +67,3 @@ def test_the_caller_computes_items_itself_when_the_pool_is_busy():
     assert list(_threads.parallel_map(note, range(16))) == list(range(16))
     if _threads.usable_cores() > 1:
         assert caller in names
-
-
-def test_a_started_map_works_before_it_is_read_and_stops_when_closed():
-    """started_map's helpers begin at the call (the caller is free to do something else);
-    closing it leaves the items no helper has claimed undone; read to the end it is map."""
-    if _threads.usable_cores() < 2:
-        assert list(_threads.started_map(lambda x: x + 1, range(5))) == [1, 2, 3, 4, 5]
-        return
-    began = threading.Event()
-    release = threading.Event()
-    ran = []
-
-    def slow(x):
-        ran.append(x)
-        began.set()
-        release.wait(timeout=300)   # generous: only a broken map waits this long
-        return x
-
-    started = _threads.started_map(slow, range(50))
-    assert began.wait(timeout=300)   # a helper took an item before anything was read
-    started.close()
-    release.set()
-    time.sleep(0.2)
-    assert len(ran) <= _threads.usable_cores()   # the items already claimed, no more
-    assert list(_threads.started_map(lambda x: x * 2, range(30))) == [x * 2 for x in range(30)]

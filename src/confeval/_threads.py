@@ -1,8 +1,7 @@
 """One pool of worker threads for numpy work that releases the GIL (LAPACK, BLAS, array loops and
 reductions): the measures' batched forms split their rows across it and the large-sample
-bootstrap its blocks of resamples (started before they are read: :func:`started_map`). Every
-caller's work is per row or per block, so results do not depend on how many threads there are or
-where the rows are cut (tested per caller)."""
+bootstrap its blocks of resamples. Every caller's work is per row or per block, so results do
+not depend on how many threads there are or where the rows are cut (tested per caller)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["parallel_map", "row_parts", "started_map", "usable_cores"]
+__all__ = ["parallel_map", "row_parts", "usable_cores"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -47,23 +46,11 @@ def parallel_map(function: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
     milliseconds) and a stalled helper costs at most one item. Called from one of the pool's
     own threads it runs inline (a worker waiting on its pool could wait forever). The first
     exception, in item order, is raised when its result is reached."""
-    yield from started_map(function, items)
-
-
-def started_map(function: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
-    """:func:`parallel_map` with the pool's threads at work from the call on, not from the
-    first result asked for: the caller may do something else first (its own share begins when
-    it iterates). Closing the iterator, or dropping it, stops the helpers at their next item."""
     items = list(items)
     helpers = min(usable_cores(), len(items)) - 1
     if helpers < 1 or threading.current_thread().name.startswith(_PREFIX):
-        return map(function, items)
-    results_of = _shared(function, items, helpers)
-    next(results_of)   # into its try: from here on, closing it stops the helpers
-    return results_of
-
-
-def _shared(function: Callable[[T], R], items: list[T], helpers: int) -> Iterator:
+        yield from map(function, items)
+        return
     claims = itertools.count()   # next() on it is atomic under the GIL
     results: list = [None] * len(items)
     failed: dict[int, BaseException] = {}
@@ -84,20 +71,16 @@ def _shared(function: Callable[[T], R], items: list[T], helpers: int) -> Iterato
 
     for _ in range(helpers):
         _pool().submit(work)
-    try:
-        yield None
-        for i in range(len(items)):
-            while not done[i].is_set():   # help rather than wait
-                j = next(claims)
-                if j >= len(items) or failed:
-                    done[i].wait()
-                    break
-                run(j)
-            if i in failed:
-                raise failed[i]
-            yield results[i]
-    finally:   # closed early (or done): no helper takes another item
-        failed.setdefault(-1, GeneratorExit())
+    for i in range(len(items)):
+        while not done[i].is_set():   # help rather than wait
+            j = next(claims)
+            if j >= len(items) or failed:
+                done[i].wait()
+                break
+            run(j)
+        if i in failed:
+            raise failed[i]
+        yield results[i]
 
 
 def row_parts(n: int, min_rows: int, workers: int | None = None) -> list[slice]:

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import metrics as M
-from ._threads import started_map
+from ._threads import parallel_map
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
 from .metrics import calibration as C
 from .metrics.bootstrap import _interval
@@ -43,21 +43,15 @@ def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
     return {"coverage": x.tolist(), "risk": y.tolist()}
 
 
-def _counted_blocks(conf, target, n_bins, n_resamples, seed, progress, ranking, bins):
-    """The blocks of bootstrap resamples drawn as counts over one sort
+def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress,
+                       ranking=None, bins=None) -> dict[str, dict]:
+    """Bootstrap intervals from count-weighted resamples over one sort
     (:mod:`confeval.metrics.weighted`): the ordinary bootstrap, drawn as counts of the sorted
     rows, a few passes over each chunk of them per block of resamples, the blocks shared
-    between the cores (each with its own stream: the same numbers for any thread count). The
-    pool's threads start at once (:func:`~confeval._threads.started_map`), while the caller
-    computes the point estimates; it joins in when it reads the blocks."""
+    between the cores (each with its own stream: the same numbers for any thread count)."""
     sample = SortedSample(conf, target, n_bins, ranking=ranking, bins=bins)
-    return bootstrap_metrics(sample, n_resamples, seed, started_map, progress)
-
-
-def _counted_intervals(blocks, binary, point) -> dict[str, dict]:
-    """Percentile intervals of the metrics of :func:`_counted_blocks`."""
     reps: dict[str, list] = {}
-    for _, found in blocks:
+    for _, found in bootstrap_metrics(sample, n_resamples, seed, parallel_map, progress):
         if not binary:
             found.pop("auroc", None)
         for name, values in found.items():
@@ -130,24 +124,27 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         warnings.warn(f"{n_bins} ECE bins for {n} rows; using {n}", stacklevel=2)
         n_bins = n
         result["n_bins"] = n_bins
-    # one binning (ECE, MCE, reliability data) and one sort of the confidences (every ranking
-    # metric) for the point estimates and the bootstrap's sorted sample; its resamples start
-    # on the pool's threads while this one computes the point estimates
-    bins = C.bin_indices(conf, n_bins) if probability_scale else None
+    bins = None
+    if probability_scale:   # one binning for the ECE, MCE, reliability data and bootstrap
+        bins = C.bin_indices(conf, n_bins)
+        result.update(ece=C.ece_of_bins(conf, target, bins, n_bins),
+                      mce=C.mce_of_bins(conf, target, bins, n_bins),
+                      brier=M.brier_score(conf, target))
+    else:
+        result.update(ece=None, mce=None, brier=None)
+    # one sort of the confidences for every ranking metric and the bootstrap's sorted sample
     ranking = M.Ranking(conf, target)
-    blocks = _counted_blocks(conf, target, n_bins if probability_scale else None, n_resamples,
-                             seed, progress, ranking, bins) \
-        if n_resamples and n >= FAST_BOOTSTRAP_ROWS else None
-    try:
-        _point_estimates(result, conf, target, bins, n_bins, ranking, binary, rce_bins,
-                         probability_scale, curve_points)
-    except BaseException:
-        if blocks is not None:
-            blocks.close()   # the pool's threads take no further block
-        raise
-    curves = {k: result.pop(k) for k in ("reliability", "risk_coverage") if k in result}
-    if blocks is not None:
-        result["ci"] = _counted_intervals(blocks, binary, result)
+    result.update(
+        auroc=_quiet(ranking.auroc) if binary else None,
+        auarc=ranking.auarc(),
+        aurc=ranking.aurc(),
+        prr=_quiet(ranking.prediction_rejection_ratio),
+        rce=ranking.rank_calibration_error(rce_bins),
+    )
+    if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
+        result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,
+                                          binary, result, n_resamples, seed, progress, ranking,
+                                          bins)
     elif n_resamples:   # a few dozen rows: the index route, no slower there
         specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
         if probability_scale:
@@ -157,31 +154,12 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
             specs["auroc"] = (M.auroc, (conf, target), {})
         specs["auarc"] = (M.auarc, (conf, target), {})
         result["ci"] = _intervals(specs, n_resamples, seed)
-    result.update(curves)
-    return result
-
-
-def _point_estimates(result: dict, conf, target, bins, n_bins, ranking, binary, rce_bins,
-                     probability_scale, curve_points) -> None:
-    """The point estimates and curves of :func:`evaluate_confidence` into ``result``."""
-    if probability_scale:
-        result.update(ece=C.ece_of_bins(conf, target, bins, n_bins),
-                      mce=C.mce_of_bins(conf, target, bins, n_bins),
-                      brier=M.brier_score(conf, target))
-    else:
-        result.update(ece=None, mce=None, brier=None)
-    result.update(
-        auroc=_quiet(ranking.auroc) if binary else None,
-        auarc=ranking.auarc(),
-        aurc=ranking.aurc(),
-        prr=_quiet(ranking.prediction_rejection_ratio),
-        rce=ranking.rank_calibration_error(rce_bins),
-    )
     if probability_scale:
         result["reliability"] = C.reliability_of_bins(conf, target, C.bin_edges(conf, n_bins),
                                                       bins, n_bins).to_dict()
     coverage, risk = ranking.risk_coverage_curve()
     result["risk_coverage"] = _curve(coverage, risk, curve_points)
+    return result
 
 
 MIN_BOUNDED_BINS = 100

@@ -189,10 +189,10 @@ def test_large_sample_intervals_do_not_depend_on_the_threads(monkeypatch):
     rng = np.random.default_rng(6)
     conf = np.round(rng.random(2000) * 10) / 10   # with ties
     correct = (rng.random(2000) < conf).astype(float)
-    monkeypatch.setattr(E, "started_map", map)   # one thread
+    monkeypatch.setattr(E, "parallel_map", map)   # one thread
     one = evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"]
     with ThreadPoolExecutor(max_workers=3) as pool:
-        monkeypatch.setattr(E, "started_map", pool.map)
+        monkeypatch.setattr(E, "parallel_map", pool.map)
         assert evaluate_confidence(conf, correct, n_resamples=60, seed=2)["ci"] == one
 
 

@@ -358,26 +358,16 @@ def bootstrap_metrics(sample: SortedSample, n_resamples: int, seed,
                       progress: Callable[[int, int], None] | None = None
                       ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """The blocks of :meth:`SortedSample.bootstrap`, each with its own stream spawned from
-    ``seed`` (the numbers do not depend on how ``parallel`` shares the blocks). ``parallel``
-    is called at once (:func:`~confeval._threads.started_map` sets the pool to work before the
-    blocks are asked for); ``progress`` is called by whoever iterates, after each block."""
+    ``seed`` (the numbers do not depend on how ``parallel`` shares the blocks)."""
     blocks = sample.blocks_of(n_resamples)
     streams = np.random.SeedSequence(seed).spawn(len(blocks))
 
     def run(i: int) -> dict[str, np.ndarray]:
         return sample.bootstrap(blocks[i][1], np.random.default_rng(streams[i]))
 
-    return _reported(blocks, parallel(run, range(len(blocks))), n_resamples, progress)
-
-
-def _reported(blocks, found_in_order, n_resamples, progress):
     done = 0
-    try:
-        for (_, size), found in zip(blocks, found_in_order):
-            done += size
-            if progress is not None:
-                progress(done, n_resamples)
-            yield size, found
-    finally:
-        if hasattr(found_in_order, "close"):
-            found_in_order.close()
+    for (_, size), found in zip(blocks, parallel(run, range(len(blocks)))):
+        done += size
+        if progress is not None:
+            progress(done, n_resamples)
+        yield size, found
