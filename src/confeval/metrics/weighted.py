@@ -109,6 +109,8 @@ class _Chunk:
         # the telescoped sums of the untied pass need the running position
         ends = np.flatnonzero(self.dt)
         self.run_ends = ends if ends.size <= _RUN_SHARE * self.m else None
+        if self.run_ends is not None:   # only these are read (and kept: less memory)
+            self.dt = self.dt[ends]
         bs = sample.block_starts          # sorted: this chunk's tie blocks by bisection
         first, last = np.searchsorted(bs, [a, z])
         starts = bs[first:last] - a
@@ -292,9 +294,9 @@ class SortedSample:
             # end a run of equal targets are taken alone)
             local = np.cumsum(np.asarray(counts, dtype=np.int64), axis=1)
             total = local[:, -1].copy()
-            dt = ch.dt
+            dt = ch.dt   # (at the run ends only, where they are taken alone)
             if ch.run_ends is not None:
-                local, dt = local[:, ch.run_ends], dt[ch.run_ends]
+                local = local[:, ch.run_ends]
             start_at = carry.astype(np.int64)
             f = self._xh(int((start_at + total).max()))
             # F(e) - F(carry), small beside F(e) itself: their sum loses little to rounding
