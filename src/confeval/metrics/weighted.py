@@ -54,8 +54,9 @@ __all__ = ["CHUNK_CELLS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK", "SortedSample
 FAST_BOOTSTRAP_ROWS = 50
 """From this many rows on, the bootstrap of ``evaluate_confidence`` draws counts over one sort
 (this module); below, the index route (``bootstrap_ci`` per metric). Why 50: the two routes
-cost the same CPU time at about 40 rows (1,000 resamples of five metrics: 20 rows 8 ms vs
-14 ms, 40 rows 19 vs 19 ms, 60 rows 22 vs 14 ms, 200 rows 89 vs 30 ms, index vs counts), and
+cost the same CPU time between 20 and 40 rows (1,000 resamples of five metrics, index vs
+counts, best of 5 on a loaded 2-core machine, 2026-11-26: 20 rows 6 vs 9 ms, 40 rows 15 vs 8 ms,
+60 rows 19 vs 9 ms, 200 rows 69 vs 11 ms; the counts route is faster from 50 rows on), and
 the recorded lm-eval run of ``tests/fixtures/integrations/lm_eval`` (40 rows, its ECE interval
 reported by lm-eval through confeval's aggregation) stays what confeval gives; it can only be
 remade by running lm-eval."""
@@ -69,6 +70,11 @@ RESAMPLE_BLOCK = 16
 _DENSE = 16
 """A chunk with more rows per cell than this draws its cells' counts as one multinomial per
 resample (about 50 ns a cell) rather than one row number per draw (about 6 ns a draw)."""
+
+_COUNT_APART = 2048
+"""A chunk of at least this many cells counts each resample's draws with its own ``bincount``
+(a call per resample costs what offsetting ~2,000 draws does); a shorter one offsets every draw
+by its resample and counts them all at once. The same counts either way."""
 
 _RUN_SHARE = 0.75
 """An untied chunk whose targets change at fewer than this share of its cells evaluates the
@@ -238,6 +244,9 @@ class SortedSample:
             draws >>= 16 - ch.bits
         if ch.cellmap is not None:
             draws = ch.cellmap[draws]
+        if ch.m < _COUNT_APART:   # a short chunk: every draw offset by its resample, one count
+            draws = draws + np.repeat(np.arange(0, b * ch.m, ch.m), d)
+            return np.bincount(draws, minlength=b * ch.m).reshape(b, ch.m)
         counts = np.empty((b, ch.m), dtype=np.int64)
         bounds = np.r_[0, np.cumsum(d)]
         for r in range(b):   # one resample's draws at a time: no offset added to every draw
