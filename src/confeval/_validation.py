@@ -125,6 +125,8 @@ def tie_group_means(keys_sorted: np.ndarray, values_sorted: np.ndarray) -> np.nd
     if n == 0:
         return values_sorted.astype(np.float64)
     starts = np.flatnonzero(np.r_[True, keys_sorted[1:] != keys_sorted[:-1]])
+    if starts.size == n:   # no ties: each value is its own mean
+        return values_sorted.astype(np.float64)
     sums = np.add.reduceat(values_sorted.astype(np.float64), starts)
     counts = np.diff(np.r_[starts, n])
     return np.repeat(sums / counts, counts)

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from . import metrics as M
 from ._threads import parallel_map
 from ._validation import as_float_1d, as_prob_matrix, as_unit_interval, same_length
+from .metrics import calibration as C
 from .metrics.bootstrap import _interval
 from .metrics.weighted import FAST_BOOTSTRAP_ROWS, SortedSample, bootstrap_metrics
 from .records import RecordSet
@@ -42,13 +43,13 @@ def _curve(x: np.ndarray, y: np.ndarray, points: int) -> dict[str, list[float]]:
     return {"coverage": x.tolist(), "risk": y.tolist()}
 
 
-def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress
-                       ) -> dict[str, dict]:
+def _counted_intervals(conf, target, n_bins, binary, point, n_resamples, seed, progress,
+                       ranking=None, bins=None) -> dict[str, dict]:
     """Bootstrap intervals from count-weighted resamples over one sort
     (:mod:`confeval.metrics.weighted`): the ordinary bootstrap, drawn as counts of the sorted
     rows, a few passes over each chunk of them per block of resamples, the blocks shared
     between the cores (each with its own stream: the same numbers for any thread count)."""
-    sample = SortedSample(conf, target, n_bins)
+    sample = SortedSample(conf, target, n_bins, ranking=ranking, bins=bins)
     reps: dict[str, list] = {}
     for _, found in bootstrap_metrics(sample, n_resamples, seed, parallel_map, progress):
         if not binary:
@@ -123,22 +124,27 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         warnings.warn(f"{n_bins} ECE bins for {n} rows; using {n}", stacklevel=2)
         n_bins = n
         result["n_bins"] = n_bins
-    if probability_scale:
-        result.update(ece=M.expected_calibration_error(conf, target, n_bins=n_bins),
-                      mce=M.maximum_calibration_error(conf, target, n_bins=n_bins),
+    bins = None
+    if probability_scale:   # one binning for the ECE, MCE, reliability data and bootstrap
+        bins = C.bin_indices(conf, n_bins)
+        result.update(ece=C.ece_of_bins(conf, target, bins, n_bins),
+                      mce=C.mce_of_bins(conf, target, bins, n_bins),
                       brier=M.brier_score(conf, target))
     else:
         result.update(ece=None, mce=None, brier=None)
+    # one sort of the confidences for every ranking metric and the bootstrap's sorted sample
+    ranking = M.Ranking(conf, target)
     result.update(
-        auroc=_quiet(M.auroc, conf, target) if binary else None,
-        auarc=M.auarc(conf, target),
-        aurc=M.aurc(conf, 1.0 - target),
-        prr=_quiet(M.prediction_rejection_ratio, conf, target),
-        rce=M.rank_calibration_error(conf, target, n_bins=rce_bins),
+        auroc=_quiet(ranking.auroc) if binary else None,
+        auarc=ranking.auarc(),
+        aurc=ranking.aurc(),
+        prr=_quiet(ranking.prediction_rejection_ratio),
+        rce=ranking.rank_calibration_error(rce_bins),
     )
     if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
         result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,
-                                          binary, result, n_resamples, seed, progress)
+                                          binary, result, n_resamples, seed, progress, ranking,
+                                          bins)
     elif n_resamples:   # a few dozen rows: the index route, no slower there
         specs: dict[str, tuple] = {"accuracy": (np.mean, (target,), {})}
         if probability_scale:
@@ -149,8 +155,9 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         specs["auarc"] = (M.auarc, (conf, target), {})
         result["ci"] = _intervals(specs, n_resamples, seed)
     if probability_scale:
-        result["reliability"] = M.reliability_diagram(conf, target, n_bins=n_bins).to_dict()
-    coverage, risk = M.risk_coverage_curve(conf, 1.0 - target)
+        result["reliability"] = C.reliability_of_bins(conf, target, C.bin_edges(conf, n_bins),
+                                                      bins, n_bins).to_dict()
+    coverage, risk = ranking.risk_coverage_curve()
     result["risk_coverage"] = _curve(coverage, risk, curve_points)
     return result
 

@@ -112,6 +112,26 @@ def test_the_drawn_counts_are_the_multinomial_bootstrap(kind):
     assert abs(cov + n * p[0] * p[-1]) < 5 * np.sqrt(n * p[0] * n * p[-1] / reps) + 0.01
 
 
+def test_chunks_of_a_power_of_two_rows_draw_uniform_row_numbers_from_raw_bits():
+    """A chunk of 2^k rows takes each row number as the top k of 16 random bits: the counts
+    are still the multinomial bootstrap's (each cell Binomial(n, 1/n) in mean and variance,
+    n draws per resample; 4,000 resamples, 5 standard errors), and seeded."""
+    rng = np.random.default_rng(13)
+    n, reps = 256, 4000
+    conf, target = _sample("continuous", n, rng)
+    sample = SortedSample(conf, target, n_bins=15, chunk=32)
+    assert all(ch.bits == 5 for ch in sample.chunks)
+    counts = _drawn_counts(sample, reps, rng)
+    assert (counts.sum(axis=1) == n).all()
+    p = 1 / n
+    mean, var = counts.mean(axis=0), counts.var(axis=0, ddof=1)
+    assert (np.abs(mean - n * p) < 5 * np.sqrt(n * p * (1 - p) / reps)).all()
+    assert (np.abs(var - n * p * (1 - p)) < 5 * np.sqrt(2 / reps) * n * p * (1 - p) + 0.05).all()
+    assert abs(np.corrcoef(counts[:, 0], counts[:, 1])[0, 1] + 1 / (n - 1)) < 5 / np.sqrt(reps)
+    again = _drawn_counts(sample, 3, np.random.default_rng(1))
+    assert np.array_equal(again, _drawn_counts(sample, 3, np.random.default_rng(1)))
+
+
 @pytest.mark.parametrize("kind", ["continuous", "rounded"])
 def test_intervals_agree_with_the_index_bootstrap_over_seeds(kind):
     """The interval endpoints of ``evaluate_confidence`` and of the index bootstrap
@@ -208,3 +228,62 @@ def test_below_the_threshold_each_metric_is_bootstrapped_by_index(monkeypatch):
             assert ci["auarc"]["low"] == pytest.approx(np.quantile(reps, 0.025), abs=1e-12)
             assert ci["auarc"]["high"] == pytest.approx(np.quantile(reps, 0.975), abs=1e-12)
     assert E.FAST_BOOTSTRAP_ROWS == FAST_BOOTSTRAP_ROWS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_memory_bounds_do_not_change_the_numbers(kind, monkeypatch):
+    """The bounds on memory only cut the work: a chunk taken a few resamples at a time
+    (``_MAX_BLOCK_ELEMENTS``), the position terms at every cell or only where a run of equal
+    targets ends (``_RUN_SHARE``) and any chunk size give the same metrics of the same counts,
+    and the same draws the same numbers (1e-12: BLAS may round a product of fewer rows
+    differently)."""
+    import confeval.metrics.weighted as W
+
+    rng = np.random.default_rng(11)
+    n = 600
+    conf, target = _sample(kind, n, rng)
+    counts = np.concatenate([next(resample_counts(n, 5, rng)),
+                             next(resample_counts(n, 3, rng, scheme="poisson"))])
+
+    def run():
+        sample = SortedSample(conf, target, n_bins=15, chunk=64)
+        return sample.metrics(sample.sort(counts)), sample.bootstrap(12, np.random.default_rng(4))
+
+    given, drawn = run()
+    monkeypatch.setattr(W, "_MAX_BLOCK_ELEMENTS", 100)      # one or two resamples at a time
+    small_given, small_drawn = run()
+    for name in given:
+        np.testing.assert_allclose(small_given[name], given[name], rtol=0, atol=1e-12,
+                                   err_msg=name)
+        np.testing.assert_allclose(small_drawn[name], drawn[name], rtol=0, atol=1e-12,
+                                   err_msg=name)
+    for share in (0.0, 1.0):                                 # every cell / the run ends only
+        monkeypatch.setattr(W, "_RUN_SHARE", share)
+        other, _ = run()
+        for name in given:
+            np.testing.assert_allclose(other[name], given[name], rtol=0, atol=1e-12,
+                                       err_msg=name)
+    for chunk in (7, 8192):
+        sample = SortedSample(conf, target, n_bins=15, chunk=chunk)
+        other = sample.metrics(sample.sort(counts))
+        for name in given:
+            np.testing.assert_allclose(other[name], given[name], rtol=0, atol=1e-12,
+                                       err_msg=name)
+
+
+def test_the_position_terms_keep_their_precision_at_a_million_rows():
+    """AUARC of a resample of 10^6 rows against the running accuracies summed in long double
+    (each F(e) - F(carry) is formed before the sum: 1e-12 and better; summing the F(e)
+    themselves and subtracting afterwards lost ~3e-12)."""
+    rng = np.random.default_rng(12)
+    n = 10**6
+    conf = rng.random(n)
+    target = (rng.random(n) < conf).astype(float)
+    counts = next(resample_counts(n, 1, rng))
+    sample = SortedSample(conf, target, n_bins=15)
+    found = sample.metrics(sample.sort(counts))["auarc"][0]
+    idx = np.repeat(np.arange(n), counts[0].astype(int))
+    y = target[idx][np.argsort(-conf[idx], kind="stable")].astype(np.longdouble)
+    k = np.arange(1, y.size + 1, dtype=np.longdouble)
+    reference = (np.cumsum(y) / k).sum() / y.size
+    assert abs(float(found - reference)) < 1e-12

@@ -47,6 +47,7 @@ from .calibration import (
 )
 from .classification import accuracy, cohen_kappa, f1_per_class, macro_f1, proportion_ci
 from .selective import (
+    Ranking,
     RCEOverOrders,
     UndefinedMetricWarning,
     accuracy_rejection_curve,
@@ -76,8 +77,8 @@ __all__ = [
     "expected_calibration_error", "f1_per_class", "kendall", "macro_f1",
     "maximum_calibration_error", "mean_absolute_error", "mean_bias", "multiclass_brier_score",
     "overconfidence_rate", "paired_bootstrap", "pearson", "percentile_interval",
-    "prediction_rejection_ratio", "proportion_ci", "RCEOverOrders", "rank_calibration_diagram",
-    "rank_calibration_error",
+    "prediction_rejection_ratio", "proportion_ci", "Ranking", "RCEOverOrders",
+    "rank_calibration_diagram", "rank_calibration_error",
     "rank_calibration_error_orders",
     "reliability_diagram", "resample_counts", "risk_coverage_curve", "spearman",
     "step_confidence",

@@ -165,7 +165,13 @@ def expected_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_b
     0.25
     """
     conf, target = _prepare(confidence, correct, strategy)
-    idx = bin_indices(conf, n_bins, strategy)
+    return ece_of_bins(conf, target, bin_indices(conf, n_bins, strategy), n_bins)
+
+
+def ece_of_bins(conf: np.ndarray, target: np.ndarray, idx: np.ndarray, n_bins: int) -> float:
+    """:func:`expected_calibration_error` of validated arrays given each row's bin ``idx``
+    (:func:`bin_indices`): one binning shared by the ECE, MCE and reliability data of an
+    evaluation."""
     return float(ece_from_bin_sums(bin_gap_sums(idx[None], (target - conf)[None], n_bins),
                                    conf.size)[0])
 
@@ -182,7 +188,11 @@ def maximum_calibration_error(confidence: ArrayLike, correct: ArrayLike, *, n_bi
     0.4
     """
     conf, target = _prepare(confidence, correct, strategy)
-    idx = bin_indices(conf, n_bins, strategy)
+    return mce_of_bins(conf, target, bin_indices(conf, n_bins, strategy), n_bins)
+
+
+def mce_of_bins(conf: np.ndarray, target: np.ndarray, idx: np.ndarray, n_bins: int) -> float:
+    """:func:`maximum_calibration_error` given each row's bin (as :func:`ece_of_bins`)."""
     counts, conf_sum, target_sum = _binned_sums(conf, target, idx, n_bins)
     filled = counts > 0
     return float(np.max(np.abs(target_sum[filled] - conf_sum[filled]) / counts[filled]))
@@ -338,8 +348,13 @@ def reliability_diagram(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
                         strategy: str = "uniform") -> ReliabilityDiagram:
     """Bin edges, counts, mean confidence and accuracy per bin (the data behind the plot)."""
     conf, target = _prepare(confidence, correct, strategy)
-    edges = bin_edges(conf, n_bins, strategy)
-    idx = bin_indices(conf, n_bins, strategy)
+    return reliability_of_bins(conf, target, bin_edges(conf, n_bins, strategy),
+                               bin_indices(conf, n_bins, strategy), n_bins)
+
+
+def reliability_of_bins(conf: np.ndarray, target: np.ndarray, edges: np.ndarray,
+                        idx: np.ndarray, n_bins: int) -> ReliabilityDiagram:
+    """:func:`reliability_diagram` given the edges and each row's bin (as :func:`ece_of_bins`)."""
     counts, conf_sum, target_sum = _binned_sums(conf, target, idx, n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.where(counts > 0, conf_sum / np.maximum(counts, 1), np.nan)

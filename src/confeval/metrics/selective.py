@@ -46,6 +46,7 @@ __all__ = [
     "rank_calibration_error_orders",
     "risk_coverage_curve",
     "tie_block_areas",
+    "Ranking",
 ]
 
 
@@ -79,13 +80,19 @@ def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
     score = as_float_1d(confidence, "confidence")
     y = as_binary(correct, "correct")
     same_length(confidence=score, correct=y)
-    n_pos = y.sum()
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        warnings.warn("AUROC is undefined when only one class is present; returning NaN",
-                      UndefinedMetricWarning, stacklevel=2)
+    if _one_class(y):
         return float("nan")
     return float(auroc_from_ranks(mid_ranks(score), y))
+
+
+def _one_class(y: np.ndarray) -> bool:
+    """Whether 0/1 targets hold one class only (AUROC undefined: warned, NaN returned)."""
+    n_pos = y.sum()
+    if n_pos == 0 or n_pos == y.size:
+        warnings.warn("AUROC is undefined when only one class is present; returning NaN",
+                      UndefinedMetricWarning, stacklevel=3)
+        return True
+    return False
 
 
 def auroc_from_ranks(ranks: np.ndarray, correct: np.ndarray) -> np.ndarray:
@@ -117,9 +124,16 @@ def _running_mean_area(confidence: np.ndarray, target: np.ndarray) -> tuple[floa
     mean m and cumulative sum C_s before it contributes
     sum_{k=s+1}^{e} (C_s + (k - s) m) / k = (C_s - s m) (H_e - H_s) + (e - s) m, where
     H the harmonic numbers (:func:`harmonic_numbers`): O(blocks) work after the sort."""
-    n = confidence.size
     tie, cum = _descending_targets(confidence, target)
     np.cumsum(cum, out=cum)
+    return _area_of_running_sums(tie, cum)
+
+
+def _area_of_running_sums(tie: np.ndarray, cum: np.ndarray) -> tuple[float, float]:
+    """:func:`_running_mean_area` from the running sums ``cum`` of the targets sorted from the
+    most to the least confident and ``tie[i]`` (positions i and i + 1 share a confidence);
+    ``cum`` is overwritten."""
+    n = cum.size
     if not tie.any():
         first = float(cum[0])
         np.divide(cum, np.arange(1, n + 1, dtype=np.float64), out=cum)
@@ -338,13 +352,18 @@ def prediction_rejection_ratio(confidence: ArrayLike, correct: ArrayLike) -> flo
     for large language models with LM-Polygraph".
     """
     target = as_unit_interval(correct, "correct")
+    return _rejection_ratio(lambda: auarc(confidence, target), target)
+
+
+def _rejection_ratio(area, target: np.ndarray) -> float:
+    """PRR from the AUARC of the confidence (``area()``, called only when PRR is defined)."""
     random_area = float(target.mean()) if target.size else float("nan")
     oracle_area = auarc(target, target)
     if np.isclose(oracle_area, random_area, rtol=0, atol=1e-15):
         warnings.warn("PRR is undefined when every sample has the same correctness; returning NaN",
-                      UndefinedMetricWarning, stacklevel=2)
+                      UndefinedMetricWarning, stacklevel=3)
         return float("nan")
-    return (auarc(confidence, target) - random_area) / (oracle_area - random_area)
+    return (area() - random_area) / (oracle_area - random_area)
 
 
 class RCEOverOrders(NamedTuple):
@@ -362,14 +381,19 @@ RCE_TIES = ("block", "orders")
 def _rce_layout(u: np.ndarray, n_bins: int):
     """Positions sorted by uncertainty, equal-mass bin of each position (the authors' edges
     ``round(linspace(0, n, B + 1))``), bin sizes, and the tie block of each position."""
-    n = u.size
     order = np.argsort(u, kind="stable")
-    edges = np.round(np.linspace(0, n, n_bins + 1)).astype(np.int64)
-    bin_of = np.searchsorted(edges[1:], np.arange(n), side="right")
-    sizes = np.diff(edges).astype(np.float64)
+    edges, bin_of, sizes = _rce_bins(u.size, n_bins)
     u_sorted = u[order]
     block = np.concatenate([[0], np.cumsum(u_sorted[1:] != u_sorted[:-1])])
     return order, edges, bin_of, sizes, block
+
+
+def _rce_bins(n: int, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The equal-mass bins of n sorted positions: edges ``round(linspace(0, n, B + 1))``,
+    the bin of each position and the bin sizes."""
+    edges = np.round(np.linspace(0, n, n_bins + 1)).astype(np.int64)
+    sizes = np.diff(edges)
+    return edges, np.repeat(np.arange(n_bins), sizes), sizes.astype(np.float64)
 
 
 def _rce_from_bin_means(means: np.ndarray, sizes: np.ndarray, edges: np.ndarray,
@@ -499,15 +523,22 @@ def rank_calibration_error(confidence: ArrayLike, correctness: ArrayLike, *, n_b
                                              is_uncertainty=is_uncertainty,
                                              n_orders=n_orders, seed=seed).mean
     u, a = _rce_inputs(confidence, correctness, n_bins, is_uncertainty)
-    n = u.size
-    order, _, bin_of, sizes, _ = _rce_layout(u, n_bins)
-    a_sorted = tie_group_means(u[order], a[order])
+    order = np.argsort(u, kind="stable")
+    return _rce_of_sorted(tie_group_means(u[order], a[order]), n_bins)
+
+
+def _rce_of_sorted(a_sorted: np.ndarray, n_bins: int) -> float:
+    """The ``ties="block"`` RCE from the correctness sorted from the least to the most
+    uncertain, each tie block at its mean."""
+    n = a_sorted.size
+    _, bin_of, sizes = _rce_bins(n, n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         bin_mean = np.bincount(bin_of, weights=a_sorted, minlength=n_bins) / sizes
-    reg = bin_mean[bin_of]
-    reg_sorted = np.sort(reg)
-    count_ge = n - np.searchsorted(reg_sorted, reg, side="left")
-    reg_cdf = (count_ge - 1) / (n - 1) - (sizes[bin_of] - 1) / (2 * (n - 1))
+    # the positions whose bin mean is at least a bin's own, counted over the bins (the same
+    # integers as sorting the n positions' means and searching each)
+    used = sizes > 0
+    count_ge = ((bin_mean[None, :] >= bin_mean[:, None]) & used[None, :]) @ sizes
+    reg_cdf = ((count_ge - 1) / (n - 1) - (sizes - 1) / (2 * (n - 1)))[bin_of]
     u_cdf = np.arange(n) / (n - 1)
     return float(np.abs(reg_cdf - u_cdf).mean())
 
@@ -562,3 +593,82 @@ def rank_calibration_diagram(conf: ArrayLike, correct: ArrayLike, n_bins: int = 
     y = (mid_ranks(means) - 0.5) / k
     return {"confidence_rank": x.tolist(), "correctness_rank": y.tolist(),
             "mean_correctness": means.tolist()}
+
+
+class Ranking:
+    """One sample sorted once by confidence, most confident first (tied rows by target,
+    ascending): the prepared input of every ranking metric, so that
+    :func:`~confeval.evaluate.evaluate_confidence` sorts its confidences once — its AUROC,
+    AUARC, AURC, PRR, risk-coverage curve and RCE here, and the bootstrap's
+    :class:`~confeval.metrics.weighted.SortedSample` — instead of once per metric.
+
+    Each method is the public metric's own kernel (:func:`auroc_from_ranks`,
+    :func:`tie_block_areas`, ...) given the sorted sample, equal to the metric on the
+    unsorted arrays to rounding (the tie rule averages tied rows, so their order inside a tie
+    block cannot matter; tested, ties included). Arrays are taken validated
+    (:func:`~confeval._validation.as_unit_interval` and the like) and not copied.
+
+    Examples
+    --------
+    >>> r = Ranking(np.array([0.9, 0.8, 0.8, 0.1]), np.array([1.0, 1.0, 0.0, 0.0]))
+    >>> r.auroc(), round(r.auarc(), 4)
+    (0.875, 0.7292)
+    """
+
+    def __init__(self, confidence: np.ndarray, target: np.ndarray) -> None:
+        confidence = np.asarray(confidence, dtype=np.float64)
+        target = np.asarray(target, dtype=np.float64)
+        self.n = confidence.size
+        order = np.argsort(-confidence)
+        c = confidence[order]
+        tie = c[1:] == c[:-1]
+        if tie.any():   # identical rows next to each other: within a tie, by target
+            order = np.lexsort((target, -confidence))
+            c = confidence[order]
+            tie = c[1:] == c[:-1]
+        self.order = order
+        """The permutation: ``c = confidence[order]``."""
+        self.c = c
+        self.t = target[order]
+        self.tie = tie
+        """``tie[i]``: sorted positions i and i + 1 share a confidence."""
+
+    def _area(self, values: np.ndarray) -> tuple[float, float]:
+        return _area_of_running_sums(self.tie, np.cumsum(values))
+
+    def auroc(self) -> float:
+        """:func:`auroc` (0/1 targets): each position's mid-rank from its tie block."""
+        if _one_class(self.t):
+            return float("nan")
+        n = self.n
+        if not self.tie.any():   # position i (most confident first) has rank n - i
+            ranks = np.arange(n, 0, -1, dtype=np.float64)
+        else:
+            starts = np.flatnonzero(np.r_[True, ~self.tie])
+            ends = np.r_[starts[1:], n]
+            ranks = np.repeat(n - (starts + ends - 1) / 2, ends - starts)
+        return float(auroc_from_ranks(ranks, self.t))
+
+    def auarc(self) -> float:
+        """:func:`auarc` with its defaults (mean integration, ties averaged)."""
+        return self._area(self.t)[0]
+
+    def aurc(self) -> float:
+        """:func:`aurc` of the loss 1 - target."""
+        return self._area(1.0 - self.t)[0]
+
+    def prediction_rejection_ratio(self) -> float:
+        """:func:`prediction_rejection_ratio`."""
+        return _rejection_ratio(self.auarc, self.t)
+
+    def risk_coverage_curve(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`risk_coverage_curve` of the loss 1 - target."""
+        k = np.arange(1, self.n + 1, dtype=np.float64)
+        return k / self.n, np.cumsum(tie_group_means(self.c, 1.0 - self.t)) / k
+
+    def rank_calibration_error(self, n_bins: int = 20) -> float:
+        """:func:`rank_calibration_error` with ``ties="block"``."""
+        check_positive_int(n_bins, "n_bins")
+        if self.n < 2:
+            raise ValueError("rank-calibration error needs at least two samples")
+        return _rce_of_sorted(tie_group_means(self.c, self.t), n_bins)

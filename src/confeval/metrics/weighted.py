@@ -16,10 +16,14 @@ the cells, chunk by chunk, exactly in distribution: the number of a resample's n
 fall in each chunk is Multinomial(n, rows of the chunk / n) (``numpy``'s multinomial over the
 chunks); given that, the draws in a chunk are uniform over its rows — drawn as row numbers and
 counted (``bincount``), or, in a chunk with many rows per cell (heavy ties), as one
-Multinomial over its cells. Nothing is approximated: the counts have the distribution of
-``bincount(rng.integers(0, n, n))`` summed over the cells. Each metric is exact for given
-counts: the metric of the sample in which row i is repeated ``counts[i]`` times (tested against
-:func:`numpy.repeat` and against the index bootstrap given the same resample indices).
+Multinomial over its cells. A row number is ``Generator.integers``'s, or, in a chunk of 2^k rows
+(k <= 16: every chunk but the last of untied confidences, 8,192 = 2^13 rows), the top k of 16
+uniform bits of the bit generator's raw output, four from each 64-bit word — uniform over the
+2^k rows with no rejection, at a third of the cost. Nothing is approximated: the counts have
+the distribution of ``bincount(rng.integers(0, n, n))`` summed over the cells. Each metric is
+exact for given counts: the metric of the sample in which row i is repeated ``counts[i]`` times
+(tested against :func:`numpy.repeat` and against the index bootstrap given the same resample
+indices).
 
 Formulas, for a resample with N draws and cells in descending confidence, a tie block B of
 cells holding positions (s_B, e_B] with L_B = e_B - s_B draws of which S_B are positive (the
@@ -43,15 +47,16 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .calibration import uniform_bin_indices
-from .selective import harmonic_numbers
+from .selective import Ranking, harmonic_numbers
 
 __all__ = ["CHUNK_CELLS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK", "SortedSample"]
 
 FAST_BOOTSTRAP_ROWS = 50
 """From this many rows on, the bootstrap of ``evaluate_confidence`` draws counts over one sort
 (this module); below, the index route (``bootstrap_ci`` per metric). Why 50: the two routes
-cost the same CPU time at about 40 rows (1,000 resamples of five metrics: 20 rows 8 ms vs
-14 ms, 40 rows 19 vs 19 ms, 60 rows 22 vs 14 ms, 200 rows 89 vs 30 ms, index vs counts), and
+cost the same CPU time between 20 and 40 rows (1,000 resamples of five metrics, index vs
+counts, best of 5 on a loaded 2-core machine, 2026-11-26: 20 rows 6 vs 9 ms, 40 rows 15 vs 8 ms,
+60 rows 19 vs 9 ms, 200 rows 69 vs 11 ms; the counts route is faster from 50 rows on), and
 the recorded lm-eval run of ``tests/fixtures/integrations/lm_eval`` (40 rows, its ECE interval
 reported by lm-eval through confeval's aggregation) stays what confeval gives; it can only be
 remade by running lm-eval."""
@@ -66,6 +71,15 @@ _DENSE = 16
 """A chunk with more rows per cell than this draws its cells' counts as one multinomial per
 resample (about 50 ns a cell) rather than one row number per draw (about 6 ns a draw)."""
 
+_COUNT_APART = 2048
+"""A chunk of at least this many cells counts each resample's draws with its own ``bincount``
+(a call per resample costs what offsetting ~2,000 draws does); a shorter one offsets every draw
+by its resample and counts them all at once. The same counts either way."""
+
+_RUN_SHARE = 0.75
+"""An untied chunk whose targets change at fewer than this share of its cells evaluates the
+position terms at those cells only (0/1 targets change at about a third of them)."""
+
 _TABLE_PIECE = 1 << 20
 """Entries of the F(k) = k H_k table computed at once."""
 
@@ -78,8 +92,8 @@ time)."""
 class _Chunk:
     """One chunk of cells [a, z): what every resample's pass over it needs."""
 
-    __slots__ = ("a", "blocks", "cellmap", "cols", "dense", "dt", "dt_sum", "gap", "m", "p",
-                 "rows", "seg_bins", "seg_starts", "t", "z")
+    __slots__ = ("a", "bits", "blocks", "cellmap", "cols", "dense", "dt", "dt_sum", "gap", "m",
+                 "p", "rows", "run_ends", "seg_bins", "seg_starts", "t", "z")
 
     def __init__(self, sample: SortedSample, a: int, z: int, bins: np.ndarray | None,
                  sq: np.ndarray, gap: np.ndarray) -> None:
@@ -87,6 +101,9 @@ class _Chunk:
         g = sample.g[a:z]
         self.rows = int(g.sum())
         self.dense = self.rows > _DENSE * self.m
+        # rows a power of two up to 2^16: a row number is the top bits of 16 random bits
+        self.bits = self.rows.bit_length() - 1 \
+            if self.rows & (self.rows - 1) == 0 and 1 < self.rows <= 1 << 16 else None
         self.p = g / self.rows if self.dense else None
         self.cellmap = None if self.dense or self.rows == self.m else \
             np.repeat(np.arange(self.m, dtype=np.intp), g)
@@ -94,6 +111,12 @@ class _Chunk:
         self.t = t
         self.dt = t - np.r_[t[1:], 0.0]
         self.dt_sum = float(self.dt.sum())
+        # the cells where dt is not 0 (the last of each run of equal targets): only there do
+        # the telescoped sums of the untied pass need the running position
+        ends = np.flatnonzero(self.dt)
+        self.run_ends = ends if ends.size <= _RUN_SHARE * self.m else None
+        if self.run_ends is not None:   # only these are read (and kept: less memory)
+            self.dt = self.dt[ends]
         bs = sample.block_starts          # sorted: this chunk's tie blocks by bisection
         first, last = np.searchsorted(bs, [a, z])
         starts = bs[first:last] - a
@@ -124,22 +147,20 @@ class SortedSample:
 
     ``metrics(w)`` takes counts of the cells (b, K) — :meth:`sort` turns counts of the rows
     (b, n), in the original order, into them — and gives every metric of the b resamples;
-    :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk."""
+    :meth:`bootstrap` draws the ordinary bootstrap's counts itself, chunk by chunk.
+    ``ranking`` (:class:`~confeval.metrics.selective.Ranking` of the same arrays) and ``bins``
+    (each row's ECE bin, :func:`~confeval.metrics.calibration.bin_indices`) are the sort and the
+    binning of the point metrics, taken rather than made again."""
 
     def __init__(self, confidence: np.ndarray, target: np.ndarray, n_bins: int | None = None,
-                 chunk: int = CHUNK_CELLS) -> None:
-        confidence = np.asarray(confidence, dtype=np.float64)
-        target = np.asarray(target, dtype=np.float64)
-        self.n = n = confidence.size
-        order = np.argsort(-confidence)
-        c = confidence[order]
-        t = target[order]
-        tied = c[1:] == c[:-1]
-        if tied.any():   # identical rows next to each other: within a tie, by target
-            order = np.lexsort((target, -confidence))
-            c, t = confidence[order], target[order]
-            tied = c[1:] == c[:-1]
-        self.order = order
+                 chunk: int = CHUNK_CELLS, ranking: Ranking | None = None,
+                 bins: np.ndarray | None = None) -> None:
+        # the one sort (by confidence, descending; within a tie by target, so that identical
+        # rows are next to each other), shared with the point metrics when ``ranking`` is given
+        ranking = ranking or Ranking(confidence, target)
+        self.n = n = ranking.n
+        c, t, tied = ranking.c, ranking.t, ranking.tie
+        self.order = ranking.order
         new_cell = np.r_[True, ~tied | (t[1:] != t[:-1])]
         starts = np.flatnonzero(new_cell)
         self.starts = starts                              # each cell's first sorted row
@@ -151,7 +172,12 @@ class SortedSample:
         self.block_starts = np.flatnonzero(np.r_[True, self.c[1:] != self.c[:-1]])
         self.tied = self.block_starts.size < n           # rows share a confidence somewhere
         self.n_bins = n_bins
-        bins = None if n_bins is None else uniform_bin_indices(self.c, n_bins)
+        if n_bins is None:
+            bins = None
+        elif bins is None:
+            bins = uniform_bin_indices(self.c, n_bins)
+        else:   # each row's bin, given in the original order (elementwise: the same bins)
+            bins = bins[self.order] if starts.size == n else bins[self.order[starts]]
         sq = (self.c - self.t) ** 2
         gap = self.t - self.c
         # chunks: about ``chunk`` cells each, cut where a tie block starts
@@ -210,11 +236,22 @@ class SortedSample:
         b = d.size
         if ch.dense:
             return np.stack([rng.multinomial(int(k), ch.p) for k in d])
-        draws = rng.integers(0, ch.rows, size=int(d.sum()))
+        total = int(d.sum())
+        if ch.bits is None:
+            draws = rng.integers(0, ch.rows, size=total)
+        else:   # 2^k rows: the top k of 16 uniform bits, four numbers from each 64-bit word
+            draws = rng.bit_generator.random_raw((total + 3) // 4).view(np.uint16)[:total]
+            draws >>= 16 - ch.bits
         if ch.cellmap is not None:
             draws = ch.cellmap[draws]
-        draws += np.repeat(np.arange(0, b * ch.m, ch.m), d)
-        return np.bincount(draws, minlength=b * ch.m).reshape(b, ch.m)
+        if ch.m < _COUNT_APART:   # a short chunk: every draw offset by its resample, one count
+            draws = draws + np.repeat(np.arange(0, b * ch.m, ch.m), d)
+            return np.bincount(draws, minlength=b * ch.m).reshape(b, ch.m)
+        counts = np.empty((b, ch.m), dtype=np.int64)
+        bounds = np.r_[0, np.cumsum(d)]
+        for r in range(b):   # one resample's draws at a time: no offset added to every draw
+            counts[r] = np.bincount(draws[bounds[r]:bounds[r + 1]], minlength=ch.m)
+        return counts
 
     def _state(self, b: int) -> dict:
         z = np.zeros(b)
@@ -229,9 +266,12 @@ class SortedSample:
         b = w.shape[0]
         step = max(1, _MAX_BLOCK_ELEMENTS // max(ch.m, 1))
         if b > step:   # a huge chunk: a few resamples at a time (rows are independent)
-            for r0 in range(0, b, step):
-                part = {k: v[r0:r0 + step] for k, v in st.items()}
+            for r0 in range(0, b, step):   # (views: each part adds to its resamples' sums)
+                part = {k: v.copy() if k == "open_bin" else v[r0:r0 + step]
+                        for k, v in st.items()}   # the bin left open is every part's
                 self._pass(ch, w[r0:r0 + step], part)
+            if "open_bin" in st:
+                st["open_bin"][0] = ch.seg_bins[-1]
             return
         counts = w                    # integers (drawn) or integral floats (given)
         w = np.asarray(w, dtype=np.float64)
@@ -259,18 +299,27 @@ class SortedSample:
             # from which the AUROC's sum_k pos_k (negatives up to k) = that - (positives
             # before) P_chunk - P_chunk^2 / 2: exact integers below 2^53
             # (in integers: the positions index the table F directly, no float conversion)
+            # (a cell with dt = 0 adds nothing to either: where they are many, the cells that
+            # end a run of equal targets are taken alone)
             local = np.cumsum(np.asarray(counts, dtype=np.int64), axis=1)
+            total = local[:, -1].copy()
+            dt = ch.dt   # (at the run ends only, where they are taken alone)
+            if ch.run_ends is not None:
+                local = local[:, ch.run_ends]
             start_at = carry.astype(np.int64)
-            ends = local + start_at[:, None]
-            f = self._xh(int(ends[:, -1].max()))
-            st["area"] += f.take(ends) @ ch.dt - f.take(start_at) * ch.dt_sum
+            f = self._xh(int((start_at + total).max()))
+            # F(e) - F(carry), small beside F(e) itself: their sum loses little to rounding
+            f_start = f.take(start_at)
+            rise = f.take(local + start_at[:, None])
+            rise -= f_start[:, None]
+            st["area"] += rise @ dt
             if self.binary:
                 local_f = local.astype(np.float64)
                 local_f *= local_f
                 p_chunk = sums[:, 0]
-                st["pe"] += (carry - pos_before - p_chunk / 2) * p_chunk + (local_f @ ch.dt) / 2
-            st["N"] += local[:, -1]
-            carry += local[:, -1]
+                st["pe"] += (carry - pos_before - p_chunk / 2) * p_chunk + (local_f @ dt) / 2
+            st["N"] += total
+            carry += total
             return
         length = np.add.reduceat(w, ch.blocks, axis=1)
         st["N"] += length.sum(axis=1)
