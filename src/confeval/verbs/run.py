@@ -11,6 +11,12 @@ arguments.
 
 Items whose backend call failed for good (after the backend's own retries) get no record; they
 are counted, named, and retried by the next run with the same arguments.
+
+Items in flight: a server's ``parallel_items`` at once; on a model that packs several questions
+into one forward pass (``pack_items``: the in-process ``local`` and ``hf:`` backends) that many,
+their scoring calls sent to it together by a
+:class:`~confeval.backends.gathering.GatheringBackend` (each item's records as if asked alone,
+to float32 rounding; a failing call fails its own item only).
 """
 
 from __future__ import annotations
