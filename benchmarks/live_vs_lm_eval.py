@@ -7,8 +7,12 @@ load, scoring), the two run interleaved.
   present, else confeval's built-in ``arith-mc`` task. Prompt: the measures suite's free-form
   prompt (``GENERATION_PROMPT``, ending ``A:``); each option scored as the continuation
   ``" " + option`` — lm-eval's ``multiple_choice`` with its default target delimiter ``" "``.
-* **confeval**: ``local_backend(threads=T).score_tokens_many`` — several questions per
-  forward pass, each question's options packed after its prompt.
+* **confeval**: the live runner every ``confeval SUITE run`` goes through
+  (``confeval.verbs.run.run_suite``: a run folder, items in flight, their scoring calls
+  gathered so that several questions share a forward pass, each question's options packed after
+  its prompt; records.jsonl, metrics.json, report.html), on ``local_backend(threads=T)`` as
+  ``--threads T`` loads it, without the response cache; one item per question whose
+  ``run_item`` scores its options (``backend.score_tokens``).
 * **lm-eval**: ``lm_eval --model hf`` (``pretrained=<export folder>,dtype=float32``) on a local
   task written here, ``OMP_NUM_THREADS=MKL_NUM_THREADS=T``, at its best batch size: every
   ``--lm-eval-batch-sizes`` candidate is run on the first size and the fastest in CPU time is
@@ -133,19 +137,49 @@ def lm_eval_loglikelihoods(out: Path) -> dict[str, list[float]]:
 
 def worker(qs_file: str, out: str, threads: int) -> None:
     """confeval's side, in its own process: load the embedded model, score every question's
-    options, write the log-likelihoods."""
-    import asyncio
-
+    options through the live runner (a run folder under ``out``'s folder), write the
+    log-likelihoods."""
     sys.path.insert(0, str(ROOT / "src"))
     from confeval.backends import raw_prompt
     from confeval.backends.local import local_backend
+    from confeval.suites.base import LiveSuite
+    from confeval.verbs.run import run_suite
+
+    class OptionScoring(LiveSuite):
+        """One record per question: the log-likelihood of each option (``" " + option``)
+        after the question's prompt, as lm-eval's ``multiple_choice`` scores it."""
+
+        name = "option-scoring"
+
+        def needs(self, backend, options):
+            return ["token_scores"]
+
+        def load_items(self, data, n, seed, *, image_root=None):
+            raise NotImplementedError("the benchmark gives its items")
+
+        async def run_item(self, item, backend, options):
+            scored = await backend.score_tokens(raw_prompt(item["prompt"]),
+                                                [" " + c for c in item["choices"]])
+            return {"item_id": item["item_id"], "status": "ok", "reason": None,
+                    "loglikelihoods": [sum(s.logprobs) for s in scored]}
+
+        def score(self, records, options, model_name):
+            return {"title": f"option scoring — {model_name}", "simulated": False,
+                    "n_records": len(records), "sections": []}
 
     qs = [json.loads(line) for line in Path(qs_file).read_text(encoding="utf-8").splitlines()]
     backend = local_backend(threads=threads)
-    requests = [(raw_prompt(q["prompt"]), [" " + c for c in q["choices"]]) for q in qs]
-    scored = asyncio.run(backend.score_tokens_many(requests))
-    Path(out).write_text(json.dumps({q["id"]: [sum(s.logprobs) for s in options]
-                                     for q, options in zip(qs, scored)}), encoding="utf-8")
+    items = [{"item_id": q["id"], "prompt": q["prompt"], "choices": q["choices"]} for q in qs]
+    run_dir = Path(out).with_suffix(".run")
+    shutil.rmtree(run_dir, ignore_errors=True)   # a fresh run each time (never resumed)
+    result = run_suite(OptionScoring(), backend, items, run_dir, model_name="local")
+    if result.failures or result.n_new != len(items):
+        raise SystemExit(f"the run failed on {len(result.failures)} question(s): "
+                         f"{result.failures[:3]}")
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    Path(out).write_text(json.dumps({r["item_id"]: r["loglikelihoods"] for r in records}),
+                         encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------- comparison

@@ -318,11 +318,11 @@ def test_several_questions_per_pass_equal_one_question_per_pass(tiny, suffix):
     assert len(one_passes) == len(requests)   # one pass per question (its options packed)
     full = HFBackend(tiny, batch_size=8, kv_reuse=False)
     repeated = [asyncio.run(full.score_tokens(m, c, suffix=suffix)) for m, c in requests]
-    # the questions are 21, 8, 14, 21, 8, 14 tokens long with their options (37, 16, 26,
-    # 29, 20, 34 with the suffix), filled in order into passes of at most `budget` tokens
-    expected = {"": {10_000: 1, 120: 1, 60: 2, 20: 6},
-                "\nassistant": {10_000: 1, 120: 2, 60: 3, 20: 6}}[suffix]
-    for budget, n_passes in expected.items():
+    # the questions are 17, 6, 11, 19, 5, 9 tokens long as a pass reads them (the prompt,
+    # then each option but its last token; without attention no suffix is read), filled in
+    # order into passes of at most `budget` tokens
+    assert one_passes == [17, 6, 11, 19, 5, 9]
+    for budget, n_passes in {10_000: 1, 120: 1, 60: 2, 20: 4}.items():
         many = HFBackend(tiny)
         many.pack_tokens = budget
         passes = count_passes(many)

@@ -119,7 +119,8 @@ def test_the_one_live_driver_refuses_an_unknown_option_before_making_a_backend(t
 
 def test_an_in_process_backend_runs_items_one_at_a_time(tmp_path, monkeypatch):
     """An in-process model runs one forward pass at a time: items in flight together would
-    only interleave and all finish at the end, with the progress bar at 0 until then."""
+    only interleave and all finish at the end, with the progress bar at 0 until then — unless
+    it packs their calls into shared passes (``pack_items``; tests/verbs/test_run_packing.py)."""
     import asyncio
 
     from confeval.backends import ScriptedBackend
@@ -152,4 +153,4 @@ def test_an_in_process_backend_runs_items_one_at_a_time(tmp_path, monkeypatch):
     pytest.importorskip("transformers", reason="the hf backend needs the 'local' extra")
     from confeval.backends.hf import HFBackend
 
-    assert HFBackend.parallel_items == 1
+    assert HFBackend.parallel_items == 1 and HFBackend.pack_items > 1

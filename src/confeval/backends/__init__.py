@@ -28,10 +28,11 @@ from .base import (
     require,
 )
 from .cache import CachedBackend, CacheError, ResponseCache, call_key, request_key
+from .gathering import GatheringBackend
 from .scripted import RecordingBackend, ReplayBackend, ScriptedBackend
 
 __all__ = ["CAPABILITIES", "Backend", "BackendError", "CacheError", "CachedBackend",
-           "CapabilityError", "ImagesRefused", "PromptTooLong",
+           "CapabilityError", "GatheringBackend", "ImagesRefused", "PromptTooLong",
            "GenerateParams", "Generation", "RecordingBackend", "ReplayBackend", "ResponseCache",
            "ScriptedBackend",
            "TokenLogprob", "TokenScores", "call_key", "get_backend", "is_raw_prompt", "raw_prompt",

@@ -191,6 +191,11 @@ class Backend(abc.ABC):
     """Items a run keeps in flight at once. A server answers many requests at a time; an
     in-process model runs one forward pass at a time, so items in flight together would
     only interleave and all finish at the end (a progress bar stuck at 0 until then)."""
+    pack_items: int = 0
+    """Items a run keeps in flight so that their scoring calls meet and go to the backend
+    together (:meth:`score_many`, :meth:`score_tokens_many`; see
+    :class:`~confeval.backends.gathering.GatheringBackend`); 0: none, each call goes alone.
+    An in-process model that packs several questions into one forward pass sets it."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -220,6 +225,24 @@ class Backend(abc.ABC):
         if _has_images(messages) and "images" not in self.capabilities:
             raise ImagesRefused(f"{self.describe()} takes no images; the messages contain some")
         return await self._score(messages, list(continuations))
+
+    async def score_many(self, requests: Sequence[tuple[Sequence[Message], Sequence[str]]]
+                         ) -> list[list[float]]:
+        """:meth:`score` of several ``(messages, continuations)`` requests, in order: the
+        same values as one call each. A backend may run them together (the ``hf`` and
+        ``local`` backends pack several questions into one forward pass)."""
+        require(self, ["score"], "scoring continuations needs exact log-probabilities")
+        requests = [(messages, list(continuations)) for messages, continuations in requests]
+        for messages, _ in requests:
+            if _has_images(messages) and "images" not in self.capabilities:
+                raise ImagesRefused(f"{self.describe()} takes no images; the messages contain "
+                                    "some")
+        return await self._score_many(requests)
+
+    async def _score_many(self, requests: list[tuple[Sequence[Message], list[str]]]
+                          ) -> list[list[float]]:
+        return [await self._score(messages, continuations)
+                for messages, continuations in requests]
 
     async def score_tokens(self, messages: Sequence[Message], continuations: Sequence[str], *,
                            suffix: str = "", attention: bool = False) -> list[TokenScores]:
@@ -290,6 +313,10 @@ class WrappingBackend(Backend):
     @property
     def parallel_items(self) -> int:
         return self.inner.parallel_items
+
+    @property
+    def pack_items(self) -> int:
+        return self.inner.pack_items
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()

@@ -85,6 +85,11 @@ class HFBackend(Backend):
     on the embedded SmolLM2)."""
 
     parallel_items = 1  # one forward pass at a time (a lock): items finish one by one
+    pack_items = 16
+    """Items a run keeps in flight so that their scoring calls meet in one many-call
+    (:meth:`_score_many`, :meth:`token_scores_many`): a multiple-choice question with its
+    options is ~50-120 tokens, so 16 of them fill about three passes of
+    :data:`_PASS_TOKENS`, and the run's progress moves every few seconds."""
 
     kind = "hf"
 
@@ -276,7 +281,7 @@ class HFBackend(Backend):
         row holds the whole prompt again."""
         suffix = list(suffix or [])
         if self.kv_reuse and not extra and prompt:
-            packed = len(prompt) + sum(len(c) + len(suffix) for c in continuations)
+            packed = _packed_length(prompt, continuations, suffix, attention)
             if self._packable(packed):
                 return self._token_scores_packed(prompt, continuations, suffix, attention)
             return self._token_scores_reused(prompt, continuations, suffix, attention)
@@ -325,7 +330,11 @@ class HFBackend(Backend):
         for prompt, continuations, suffix in questions:
             offset, n_prompt = len(ids), len(prompt)
             own = n_prompt - shared   # the prompt's tokens after the shared ones (>= 1)
-            tails = [c + suffix for c in continuations]
+            # what a pass must read after the prompt: with attention every continuation and
+            # the suffix (the readout position is the suffix's end), else each continuation
+            # but its last token (the prediction of a token reads the tokens before it only)
+            tails = [c + suffix for c in continuations] if attention else \
+                [c[:-1] for c in continuations]
             starts = list(itertools.accumulate([own] + [len(t) for t in tails]))
             ids += prompt[shared:] + [token for tail in tails for token in tail]
             positions += list(range(shared, n_prompt)) + [n_prompt + j for t in tails
@@ -401,10 +410,11 @@ class HFBackend(Backend):
             """Tokens of one pass holding ``members`` (their shared prompt start once)."""
             shared = _common_prefix([questions[i][0] for i in members]) \
                 if len(members) > 1 else 0
-            return sum(_packed_length(*questions[i]) - shared for i in members) + shared
+            return sum(_packed_length(*questions[i], attention) - shared
+                       for i in members) + shared
 
         for i, (prompt, continuations, suffix) in enumerate(questions):
-            length = _packed_length(prompt, continuations, suffix)
+            length = _packed_length(prompt, continuations, suffix, attention)
             if attention or not (self.kv_reuse and prompt and continuations) or \
                     length > self.pack_tokens or not self._packable(length):
                 flush()
@@ -567,6 +577,16 @@ class HFBackend(Backend):
         return await self._in_worker(
             lambda: self.token_scores_many(questions, attention=attention))
 
+    async def _score_many(self, requests):
+        """Each request's total log-probabilities, the questions packed several to a forward
+        pass as :meth:`_score_tokens_many` does (the sums of their per-token scores: equal to
+        :meth:`_score` to float32 rounding). On an image-text model, or with an empty
+        continuation somewhere, each request goes alone."""
+        if self.processor is not None or any(not c for _, conts in requests for c in conts):
+            return [await self._score(m, list(c)) for m, c in requests]
+        scored = await self._score_tokens_many(requests, "", False)
+        return [[float(sum(s.logprobs)) for s in options] for options in scored]
+
     async def _score(self, messages, continuations):
         prompt, extra = self.encode(messages)
         conts = [list(self.tokenizer(c, add_special_tokens=False)["input_ids"])
@@ -712,8 +732,12 @@ _PACK_TOKENS = 4096
 mask and attention cost more than the passes they replace."""
 
 
-def _packed_length(prompt, continuations, suffix) -> int:
-    """Tokens of a question packed alone: its prompt, then each continuation + suffix."""
+def _packed_length(prompt, continuations, suffix, attention: bool = True) -> int:
+    """Tokens of a question packed alone: its prompt, then each continuation + suffix (with
+    ``attention``), else each continuation but its last token (:meth:`HFBackend._packed_pass`
+    reads no more)."""
+    if not attention:
+        return len(prompt) + sum(max(0, len(c) - 1) for c in continuations)
     return len(prompt) + sum(len(c) + len(suffix) for c in continuations)
 
 

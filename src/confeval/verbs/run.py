@@ -11,6 +11,12 @@ arguments.
 
 Items whose backend call failed for good (after the backend's own retries) get no record; they
 are counted, named, and retried by the next run with the same arguments.
+
+Items in flight: a server's ``parallel_items`` at once; on a model that packs several questions
+into one forward pass (``pack_items``: the in-process ``local`` and ``hf:`` backends) that many,
+their scoring calls sent to it together by a
+:class:`~confeval.backends.gathering.GatheringBackend` (each item's records as if asked alone,
+to float32 rounding; a failing call fails its own item only).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from ..backends import (
     BackendError,
     CachedBackend,
     CapabilityError,
+    GatheringBackend,
     ImagesRefused,
     PromptTooLong,
     RecordingBackend,
@@ -71,32 +78,48 @@ class RunResult:
 
 async def _drive(suite: LiveSuite, backend: Backend, items: Sequence[dict], run: RunFolder,
                  options: SuiteOptions, max_in_flight: int,
-                 progress: Callable[[str | None], None]) -> list[tuple[str, str]]:
-    gate = asyncio.Semaphore(max_in_flight)
+                 progress: Callable[[str | None], None],
+                 gathering: GatheringBackend | None = None) -> list[tuple[str, str]]:
+    """Every item through ``suite.run_item``, ``max_in_flight`` at a time: each of that many
+    workers takes the next item as soon as its last is recorded. With ``gathering`` each
+    worker holds one of its slots, so the scoring calls of the items in flight go to the
+    model together (:class:`~confeval.backends.gathering.GatheringBackend`)."""
     failures: list[tuple[str, str]] = []
-    async def one(item: dict) -> None:
-        async with gate:
-            recorder = RecordingBackend(backend)
-            try:
-                if suite.has_images(item) and "images" not in backend.capabilities:
-                    record = suite.excluded_record(item, options, "needs_image")
-                else:
-                    record = await suite.run_item(item, recorder, options)
-            except ImagesRefused:  # found out on this item: counted as the later ones are
-                record = suite.excluded_record(item, options, "needs_image")
-            except PromptTooLong:
-                record = suite.excluded_record(item, options, "prompt_too_long")
-            except CapabilityError:
-                raise
-            except BackendError as exc:
-                failures.append((str(item["item_id"]), str(exc)))
-                progress(None)
-                return
-            record["calls"] = recorder.calls
-            run.append_records([record], sync=False)
-            progress(None)
+    queue = iter(items)
 
-    tasks = [asyncio.ensure_future(one(item)) for item in items]
+    async def one(item: dict) -> None:
+        recorder = RecordingBackend(backend)
+        try:
+            if suite.has_images(item) and "images" not in backend.capabilities:
+                record = suite.excluded_record(item, options, "needs_image")
+            else:
+                record = await suite.run_item(item, recorder, options)
+        except ImagesRefused:  # found out on this item: counted as the later ones are
+            record = suite.excluded_record(item, options, "needs_image")
+        except PromptTooLong:
+            record = suite.excluded_record(item, options, "prompt_too_long")
+        except CapabilityError:
+            raise
+        except BackendError as exc:
+            failures.append((str(item["item_id"]), str(exc)))
+            progress(None)
+            return
+        record["calls"] = recorder.calls
+        run.append_records([record], sync=False)
+        progress(None)
+
+    async def worker(slot) -> None:
+        # the next item starts in the step the last one ended in (no await between them),
+        # so a slot stays busy until the items run out
+        with slot:
+            for item in queue:
+                await one(item)
+
+    workers = max(1, min(max_in_flight, len(items)))
+    # every slot is busy before any item starts: the first items' calls wait for each other
+    slots = [gathering.slot() if gathering is not None else nullcontext()
+             for _ in range(workers)]
+    tasks = [asyncio.ensure_future(worker(slot)) for slot in slots]
     try:
         await asyncio.gather(*tasks)
     except BaseException:
@@ -182,13 +205,18 @@ def _run(suite: LiveSuite, backend: Backend, items: Sequence[dict], run: RunFold
     existing = run.records_for_resume()
     done = {str(r["item_id"]) for r in existing}
     todo = [it for it in items if str(it["item_id"]) not in done]
-    wrapped = CachedBackend(backend, cache) if cache is not None else backend
+    # an in-process model that packs questions gets several items' calls at once (under the
+    # cache: its keys stay those of single calls, and what it answers is never sent)
+    gathering = GatheringBackend(backend) if backend.pack_items > 1 else None
+    model = gathering or backend
+    wrapped = CachedBackend(model, cache) if cache is not None else model
     step = progress or (lambda _msg=None: None)
     for _ in range(len(items) - len(todo)):
         step("resumed")
-    in_flight = max(1, min(max_in_flight, backend.parallel_items))
+    in_flight = max(1, min(max_in_flight, backend.pack_items if gathering is not None
+                           else backend.parallel_items))
     failures = asyncio.run(_drive(suite, wrapped, todo, run, options, in_flight,
-                                  step))
+                                  step, gathering))
     loaded = load_run_records(run.file(RunFolder.RECORDS))
     records, duplicates = first_per_item(loaded, ids)
     # records.jsonl in the items' order, so that scoring the folder again reads the very
