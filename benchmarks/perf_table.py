@@ -141,6 +141,9 @@ def write_pages(run: dict, pages: dict[str, Path] = PAGES) -> None:
 
 
 def main() -> None:
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     write_pages(load())
     print(f"rewrote {', '.join(str(p.relative_to(REPO)) for p in PAGES.values())} "
           f"from {RESULTS.relative_to(REPO)}")
