@@ -348,14 +348,25 @@ def _probe_in_chromium(page: str, width: int, script: str, tmp_path) -> dict:
     import html
     import json
 
+    # the probe waits (up to 200 polls 25 ms apart) until every chart box that scrolls has
+    # its faded edge: a scroll timeline is sampled at a frame after load, and a probe run at
+    # once on a loaded machine read the edge's property before then; the virtual time
+    # budget keeps the dump waiting for the polls
+    probe = script.replace("this.contentDocument", "frame.contentDocument")
+    wait = ("const frame=this;const tick=n=>{const d=frame.contentDocument;"
+            "const settled=[...d.querySelectorAll('figure:not(.panels)')].every(f=>"
+            "f.scrollWidth<=f.clientWidth+1||d.defaultView.getComputedStyle(f)"
+            ".getPropertyValue('--cue').trim()!=='0px');"
+            "if(settled||n>=200){" + probe + "}else setTimeout(()=>tick(n+1),25);};tick(0)")
     frame = tmp_path / "frame.html"
     frame.write_text(f"<!DOCTYPE html><html><body style='margin:0'><iframe width='{width}' "
-                     f"height='1000' style='border:0' onload=\"{html.escape(script)}\" "
+                     f"height='1000' style='border:0' onload=\"{html.escape(wait)}\" "
                      f"srcdoc=\"{html.escape(page)}\"></iframe></body></html>")
     dom = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100", "--dump-dom",
+         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1500,1100",
+         "--virtual-time-budget=10000", "--dump-dom",
          frame.as_uri()], check=True, capture_output=True, timeout=120, text=True).stdout
     return json.loads(html.unescape(re.search(r'data-probe="([^"]*)"', dom)[1]))
 
