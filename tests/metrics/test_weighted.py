@@ -287,3 +287,14 @@ def test_the_position_terms_keep_their_precision_at_a_million_rows():
     k = np.arange(1, y.size + 1, dtype=np.longdouble)
     reference = (np.cumsum(y) / k).sum() / y.size
     assert abs(float(found - reference)) < 1e-12
+
+
+@pytest.mark.parametrize("m", [1, 15, 16, 17, 33, 8192, 8203])
+def test_prefix_sums_are_numpys_running_sums_exactly(m):
+    """The running sums the passes take from a matrix product (numpy's accumulate holds the
+    GIL): the same integers as ``np.cumsum`` along each row, whole runs of 16 or not."""
+    from confeval.metrics.weighted import _prefix_sums
+
+    counts = np.random.default_rng(m).integers(0, 5, size=(3, m)).astype(np.float64)
+    counts[1, : m // 2] = 0.0
+    assert np.array_equal(_prefix_sums(counts), np.cumsum(counts, axis=1))
