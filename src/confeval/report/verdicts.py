@@ -763,15 +763,20 @@ def _test_clause(block: Mapping[str, Any], above: str, below: str, around: str) 
         return block.get("note")
     share, ci = _share_with_ci(block)
     p = block.get("p_value")
-    numbers = f"{_num(share)}{_span(ci)}, p {_p(p)}"
+    numbers = f"{_num(share)}{_span(ci)}, p {p_cell(p)}"
     if ci is None:
         return f"{numbers}; not judged (no interval)"
     reading = {"above": above, "below": below, "within": around}[_against(ci, 0.5)]
     return f"{reading} ({numbers})"
 
 
-def _p(p: Any) -> str:
-    """A p-value as printed: never "0" (a tiny one is "< 0.001")."""
+def p_cell(p: Any) -> str:
+    """A p-value as a table or a section's sentence prints it: three decimals, never "0" (a
+    tiny one is "< 0.001"), "–" for none (None, NaN: a test without information).
+
+    >>> p_cell(0.0004), p_cell(0.0123), p_cell(float("nan")), p_cell(None)
+    ('< 0.001', '0.012', '–', '–')
+    """
     if not _defined(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
@@ -800,7 +805,7 @@ def judge_position_verdict(result: Mapping[str, Any]) -> str | None:
         if value is not None:
             ci = _share_with_ci(diff, "estimate")[1]
             p = (slot.get("wilcoxon") or {}).get("p_value")
-            numbers = f"first minus second {_num(value)}{_span(ci)}, signed-rank p {_p(p)}"
+            numbers = f"first minus second {_num(value)}{_span(ci)}, signed-rank p {p_cell(p)}"
             if ci is None:
                 clauses.append(f"confidence by slot: {numbers}")
             else:

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..html import _table, esc, fmt, register_section
 from ..terminal import file_names, register_table, simple_table
+from ..verdicts import p_cell
 
 __all__ = ["confidence_table", "judge_length_table", "judge_position_table", "judge_reruns_table",
            "render_judge_length", "render_judge_position", "render_judge_reruns",
@@ -31,12 +32,6 @@ def _ci(block: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3)
     if block.get("low") is not None and block.get("high") is not None:
         text += f" [{block['low']:.{digits}f}, {block['high']:.{digits}f}]"
     return text
-
-
-def _p(value: Any) -> str:
-    if value is None:
-        return "–"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _counts(res: Mapping[str, Any]) -> str:
@@ -99,7 +94,7 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
         diff = conf.get("auroc_difference")
         if diff:
             parts.append(f"<p>AUROC of rerun agreement minus the score-token probability's: "
-                         f"{esc(_ci(diff))}, paired bootstrap p {_p(diff['p_value'])}.</p>")
+                         f"{esc(_ci(diff))}, paired bootstrap p {p_cell(diff['p_value'])}.</p>")
     elif conf and conf.get("skipped"):
         parts.append(f"<p class='muted'>Not scored as a confidence: {esc(conf['skipped'])}</p>")
     return "".join(parts)
@@ -176,7 +171,7 @@ def _test_row(label: str, block: Mapping[str, Any] | None) -> list[str]:
     if block.get("share") is None:
         return [label, "0", "–", block.get("note", "no information")]
     return [label, f"{block['k']:,} of {block['n']:,}", _ci(block, "share"),
-            _p(block.get("p_value"))]
+            p_cell(block.get("p_value"))]
 
 
 def _position_rows(res: Mapping[str, Any]) -> list[list[str]]:
@@ -219,9 +214,9 @@ def render_judge_position(section: Mapping[str, Any]) -> str:
                     f"judge's confidence in its pick averages {fmt(slot['mean_first'], 3)} "
                     f"when the pick is shown first and {fmt(slot['mean_second'], 3)} when it "
                     f"is shown second: a difference of {esc(_ci(slot['mean_difference']))} "
-                    f"(bootstrap 95%); Wilcoxon signed-rank p {_p(w.get('p_value'))} "
+                    f"(bootstrap 95%); Wilcoxon signed-rank p {p_cell(w.get('p_value'))} "
                     f"({esc(w.get('method') or '–')}), sign test p "
-                    f"{_p((slot.get('sign') or {}).get('p_value'))}.</p>")
+                    f"{p_cell((slot.get('sign') or {}).get('p_value'))}.</p>")
             if slot.get("note"):
                 parts.append(f"<p class='muted'>{esc(slot['note'])}</p>")
     return "".join(parts)
