@@ -554,13 +554,8 @@ def _rce_of_sorted(a_sorted: np.ndarray, n_bins: int) -> float:
     with np.errstate(invalid="ignore", divide="ignore"):
         bin_mean = np.bincount(bin_of, weights=a_sorted, minlength=n_bins) / sizes
     # the positions whose bin mean is at least a bin's own, counted over the bins (the same
-    # integers as sorting the n positions' means and searching each): the used bins' means
-    # sorted once, sizes summed from the top, O(B log B) for any number of bins
-    used = sizes > 0
-    order = np.argsort(bin_mean[used], kind="stable")
-    sorted_means = bin_mean[used][order]
-    from_top = np.concatenate([np.cumsum(sizes[used][order][::-1])[::-1], [0.0]])
-    count_ge = from_top[np.searchsorted(sorted_means, bin_mean, side="left")]
+    # integers as sorting the n positions' means and searching each), as over tie orders
+    count_ge = _sizes_at_or_above(bin_mean[None, :], np.where(sizes > 0, sizes, 0.0))[0]
     reg_cdf = ((count_ge - 1) / (n - 1) - (sizes - 1) / (2 * (n - 1)))[bin_of]
     u_cdf = np.arange(n) / (n - 1)
     return float(np.abs(reg_cdf - u_cdf).mean())
