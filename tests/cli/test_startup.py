@@ -33,6 +33,21 @@ def test_the_command_line_imports_no_heavy_library():
         "    sub.get_help(click.Context(sub, info_name=name))\n") == []
 
 
+def test_the_command_line_and_scoring_import_no_model_client():
+    """The backends (asyncio, ssl, the HTTP client) are for ``run`` commands: ``confeval
+    --help`` and scoring a file never import them (they were ~35 ms of --help)."""
+    probe = ("import sys, json\n"
+             "from confeval.cli.app import app\n"
+             "from confeval.verbs.score import scoring_command\n"
+             "scoring_command('score').Options\n"
+             "import confeval.records, confeval.suites\n"
+             "print(json.dumps(sorted(m for m in ('asyncio', 'ssl', 'confeval.backends') "
+             "if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
 def test_a_command_loads_what_it_uses():
     assert "pandas" in _loaded_after(
         "from confeval.verbs.score import scoring_command\n"

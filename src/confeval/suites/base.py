@@ -19,12 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..backends import Backend
 from .options import MAX_BOOTSTRAP, Options, build, option, run_defaults
 
+# (the backends are for run commands only: --help and scoring never import them, nor asyncio
+# and ssl with them)
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..backends import Backend
     from ..ingest import Layout
     from ..records import RecordSet
 
