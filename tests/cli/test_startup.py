@@ -48,6 +48,33 @@ def test_the_command_line_and_scoring_import_no_model_client():
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
 
+def _commands_made_after(args: list[str]) -> list[str]:
+    """The commands whose flags were made by ``main(args)`` in a fresh process."""
+    probe = ("import contextlib, io, json\n"
+             "from confeval.cli.app import app, main\n"
+             "from confeval.cli._options import _Command\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    main({args!r})\n"
+             "def walk(typer_app, path):\n"
+             "    for info in typer_app.registered_commands:\n"
+             "        if isinstance(info.callback, _Command) and info.callback._made:\n"
+             "            yield ' '.join([*path, info.name or info.callback.__name__])\n"
+             "    for group in typer_app.registered_groups:\n"
+             "        yield from walk(group.typer_instance, [*path, group.name])\n"
+             "print(json.dumps(sorted(walk(app, []))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_command_makes_its_flags_only_when_run():
+    """Reading an options class into ~30 flags is made for the command a process runs, not
+    for the ~80 it lists: ``confeval --help`` makes none."""
+    assert _commands_made_after(["--help"]) == []
+    assert _commands_made_after(["score", "--help"]) == ["score"]
+    assert _commands_made_after(["sets", "score", "--help"]) == ["sets score"]
+
+
 def test_a_command_loads_what_it_uses():
     assert "pandas" in _loaded_after(
         "from confeval.verbs.score import scoring_command\n"
@@ -111,6 +138,10 @@ def test_the_app_built_for_a_command_prints_every_page_as_the_whole_app():
     for name in whole.list_commands(None):
         args = [name, "--help"]
         assert _page(app_for(args), args) == _page(app, args), name
+    # a command of a group, built within its group of stand-ins
+    for args in (["sets", "score", "--help"], ["judge", "mean", "--help"],
+                 ["steps", "run", "--help"], ["--debug", "measures", "compare", "--help"]):
+        assert _page(app_for(args), args) == _page(app, args), args
 
 
 def test_a_stand_in_is_cheap_and_never_runs():

@@ -110,11 +110,62 @@ def with_options(options_cls: type, stage: str, *, beside: Mapping[str, type] | 
                  ignored: Mapping[str, Sequence[str]] | None = None,
                  also: Sequence[type] = (), skip: Sequence[str] = ()
                  ) -> Callable[[Callable], Callable]:
-    """Decorate a command ``fn(given: Given, **own)``: the returned function has ``fn``'s own
+    """Decorate a command ``fn(given: Given, **own)``: the returned command has ``fn``'s own
     parameters plus one ``--flag`` per option field of ``stage`` of ``options_cls`` and of the
     classes in ``also`` (e.g. the run flags; minus the names in ``skip``), and hands ``fn``
     those values gathered in a :class:`Given`. ``beside`` adds the fields of other classes (by
-    owner name, minus ``ignored[owner]``) as optional flags whose value is None unless given."""
+    owner name, minus ``ignored[owner]``) as optional flags whose value is None unless given.
+
+    The flags are made when typer first reads the command's signature (:class:`_Command`),
+    not when it is registered: a process builds only the command it runs
+    (:func:`confeval.cli.app.app_for`), and reading ~500 fields' types and declarations for
+    every command was ~40 ms of every start-up, ``confeval --help`` included."""
+    def decorate(fn: Callable) -> Callable:
+        return _Command(fn, functools.partial(_signature, fn, options_cls, stage, beside,
+                                              ignored, also, skip))
+
+    return decorate
+
+
+class _Command:
+    """A command function whose signature (and so its flags) is made on first use: typer reads
+    it through ``inspect.signature`` and ``typing.get_type_hints``, which take an object's
+    ``__signature__`` and ``__annotations__``; name and help are ``fn``'s from the start."""
+
+    def __init__(self, fn: Callable, make: Callable[[], tuple[inspect.Signature, list[str]]]
+                 ) -> None:
+        # name, help and module (not __wrapped__: typer must read this signature, not fn's)
+        functools.update_wrapper(self, fn, assigned=("__module__", "__name__", "__qualname__",
+                                                     "__doc__"), updated=())
+        self._fn, self._make, self._made = fn, make, None
+
+    def _built(self) -> tuple[inspect.Signature, list[str]]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self._built()[0]
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:
+        return {p.name: p.annotation for p in self._built()[0].parameters.values()}
+
+    def __call__(self, ctx: typer.Context, **kwargs: Any) -> Any:
+        names = self._built()[1]
+        values = {n: kwargs.pop(n) for n in names}
+        # by name: click's enum, or the copy typer bundles
+        explicit = frozenset(n for n in names if getattr(
+            ctx.get_parameter_source(n), "name", "DEFAULT") != "DEFAULT")
+        return self._fn(Given(values, explicit), **kwargs)
+
+
+def _signature(fn: Callable, options_cls: type, stage: str, beside: Mapping[str, type] | None,
+               ignored: Mapping[str, Sequence[str]] | None, also: Sequence[type],
+               skip: Sequence[str]) -> tuple[inspect.Signature, list[str]]:
+    """The signature of :func:`with_options`' command for ``fn`` and the names of its suite
+    options."""
     fields = [f for cls in (options_cls, *also) for f in option_fields(cls, stage)
               if f.name not in skip]
     resolved = {k: v for cls in (options_cls, *also) for k, v in field_types(cls).items()}
@@ -122,31 +173,15 @@ def with_options(options_cls: type, stage: str, *, beside: Mapping[str, type] | 
         extra, types = _beside(fields, beside, stage, ignored or {})
         fields, resolved = fields + extra, {**resolved, **types}
     names = [f.name for f in fields]
-
-    def decorate(fn: Callable) -> Callable:
-        own = [p for p in inspect.signature(fn, eval_str=True).parameters.values()
-               if p.name != "given"]
-        clash = {p.name for p in own} & set(names)
-        if clash:
-            raise TypeError(f"{fn.__name__}: {sorted(clash)} are suite options already")
-
-        @functools.wraps(fn)
-        def command(ctx: typer.Context, **kwargs: Any) -> Any:
-            values = {n: kwargs.pop(n) for n in names}
-            # by name: click's enum, or the copy typer bundles
-            explicit = frozenset(n for n in names if getattr(
-                ctx.get_parameter_source(n), "name", "DEFAULT") != "DEFAULT")
-            return fn(Given(values, explicit), **kwargs)
-
-        ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                      annotation=typer.Context)
-        params = [ctx_param,
-                  *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-                    if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD else p for p in own),
-                  *(_parameter(f, resolved[f.name], stage) for f in fields)]
-        command.__signature__ = inspect.Signature(params)
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        del command.__wrapped__  # typer must read this signature, not fn's
-        return command
-
-    return decorate
+    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values()
+           if p.name != "given"]
+    clash = {p.name for p in own} & set(names)
+    if clash:
+        raise TypeError(f"{fn.__name__}: {sorted(clash)} are suite options already")
+    ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  annotation=typer.Context)
+    params = [ctx_param,
+              *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+                if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD else p for p in own),
+              *(_parameter(f, resolved[f.name], stage) for f in fields)]
+    return inspect.Signature(params), names

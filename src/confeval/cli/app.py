@@ -141,17 +141,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def app_for(args: Sequence[str]) -> typer.Typer:
     """The app as ``args`` needs it: the command or group ``args`` names in full, every other
-    one a stand-in holding its help text alone. Calling an app makes typer read the signature
-    of every registered command into options, most of start-up once there are ~80 commands;
-    a stand-in lists in ``confeval --help`` exactly as the command does (a test compares the
-    two pages) and is never run (``confeval NAME`` builds NAME in full)."""
+    one a stand-in holding its help text alone; within a group named, the same for the
+    command named right after it. Calling an app makes typer read the signature of every
+    registered command into options, most of start-up once there are ~80 commands; a
+    stand-in lists in ``confeval --help`` exactly as the command does (a test compares the
+    pages) and is never run (``confeval NAME`` builds NAME in full)."""
+    return _pruned(app, list(args))
+
+
+def _pruned(typer_app: typer.Typer, args: list[str]) -> typer.Typer:
+    """``typer_app`` with only ``args[0]`` (a command or group name, or an option) built."""
     name = next((a for a in args if not a.startswith("-")), None)
-    pruned = copy.copy(app)
+    pruned = copy.copy(typer_app)
     pruned.registered_commands = [c if _command_name(c) == name else _stand_in(c)
-                                  for c in app.registered_commands]
-    pruned.registered_groups = [g if g.name == name else _stand_in_group(g)
-                                for g in app.registered_groups]
+                                  for c in typer_app.registered_commands]
+    pruned.registered_groups = [_group_for(g, args[args.index(name) + 1:])
+                                if g.name == name else _stand_in_group(g)
+                                for g in typer_app.registered_groups]
     return pruned
+
+
+def _group_for(info, rest: list[str]):
+    """A group named on the command line: pruned for the command named right after it (a
+    group takes no option, so that is its first word; if an option comes first the group is
+    kept whole)."""
+    if rest and rest[0].startswith("-") and rest[0] != "--help":
+        return info
+    info = copy.copy(info)
+    info.typer_instance = _pruned(info.typer_instance, rest)
+    return info
 
 
 def _command_name(info) -> str:
