@@ -82,10 +82,16 @@ def _fastest(row: dict) -> str:
 def provenance(run: dict) -> str:
     load = run["load"]
     threads = run.get("omp_num_threads") or "unset"
+    probe = run.get("probe")   # (runs saved before 2026-11-26 22:30 UTC have none)
+    speed = "" if probe is None else (
+        f" A fixed probe of the host's speed (10^6 additions in Python and a sort of 10^6 "
+        f"numbers, best of 3) took {probe['before'] * 1e3:.0f} ms before the run and "
+        f"{probe['after'] * 1e3:.0f} ms after; on this machine it has ranged over tens of "
+        "percent within minutes.")
     return (f"Written by `python benchmarks/run_all.py` from one run on {run['date']} "
             f"(commit {run['commit']}, {run['cores']} cores, load average "
             f"{load['before']:.2f} before and {load['after']:.2f} after, best of "
-            f"{run['repeats']} interleaved, `OMP_NUM_THREADS` {threads}).")
+            f"{run['repeats']} interleaved, `OMP_NUM_THREADS` {threads}).{speed}")
 
 
 def render_full(run: dict) -> str:

@@ -383,15 +383,38 @@ def main() -> None:
         parser.error(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
     if args.skip_slow:
         chosen = [g for g in chosen if g not in SLOW]
-    load_before = os.getloadavg()[0]
+    load_before, probe_before = os.getloadavg()[0], host_probe()
     rows: list[Row] = []
     for group in chosen:
         rows.extend(GROUPS[group](args.repeats))
+    probe = {"before": probe_before, "after": host_probe()}
     print(f"confeval benchmarks on {os.cpu_count()} cores, best of {args.repeats} interleaved "
           "(ratio = reference / confeval; above 1 = confeval faster)")
     print_table(rows)
+    print(f"host probe: {probe['before'] * 1e3:.0f} ms before, {probe['after'] * 1e3:.0f} ms "
+          "after")
     if chosen == list(GROUPS) and not args.no_save:
-        save(rows, args.repeats, load_before)
+        save(rows, args.repeats, load_before, probe)
+
+
+PROBE_ADDITIONS = 1_000_000
+
+
+def host_probe() -> float:
+    """Seconds of one fixed piece of CPU work, best of 3: 10^6 additions in Python and a sort
+    of 10^6 seeded numbers. The load average does not show it, but this host's speed swings by
+    tens of percent from minute to minute (a virtual machine's neighbours); the probe before
+    and after a run says where in a swing the run's figures were taken."""
+    data = np.random.default_rng(0).uniform(size=PROBE_ADDITIONS)
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(PROBE_ADDITIONS):
+            total += i
+        np.sort(data)
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def _commit() -> str:
@@ -407,14 +430,14 @@ def _commit() -> str:
     return head + ("+changes" if dirty.strip() else "")
 
 
-def save(rows: list[Row], repeats: int, load_before: float) -> None:
+def save(rows: list[Row], repeats: int, load_before: float, probe: dict[str, float]) -> None:
     """Save the full run and rewrite the pages' tables from it (``perf_table.py``)."""
     import perf_table
 
     run = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "commit": _commit(), "cores": os.cpu_count(), "repeats": repeats,
            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-           "load": {"before": load_before, "after": os.getloadavg()[0]},
+           "load": {"before": load_before, "after": os.getloadavg()[0]}, "probe": probe,
            "groups": list(GROUPS), "rows": [r.as_dict() for r in rows]}
     perf_table.RESULTS.parent.mkdir(exist_ok=True)
     perf_table.RESULTS.write_text(json.dumps(run, indent=1, allow_nan=True) + "\n",

@@ -34,7 +34,8 @@ def test_committed_table_equals_the_saved_run(name):
 def test_the_saved_run_is_a_full_run_with_its_provenance():
     run = _saved_run()
     assert run["groups"] == list(run_all.GROUPS)
-    assert {"date", "commit", "cores", "repeats", "load"} <= set(run)
+    assert {"date", "commit", "cores", "repeats", "load", "probe"} <= set(run)
+    assert all(0 < run["probe"][k] < 60 for k in ("before", "after"))
     assert all(row["met"] in {"yes", "NO", ""} for row in run["rows"])
     # every row the README's summary names is in the run
     starts = [start for start, _ in perf_table.SUMMARY_ROWS]
@@ -62,6 +63,12 @@ def test_rendering_by_hand_computed_values():
     assert full[-1].startswith("Written by `python benchmarks/run_all.py` from one run on "
                                "2026-11-26 16:00 UTC (commit abc1234, 2 cores, load average "
                                "0.10 before and 0.25 after")
+    assert "probe" not in full[-1]   # a run saved without the probe says nothing of it
+    run["probe"] = {"before": 0.1234, "after": 0.1876}
+    assert perf_table.render_full(run).splitlines()[-1].endswith(
+        "`OMP_NUM_THREADS` unset). A fixed probe of the host's speed (10^6 additions in Python "
+        "and a sort of 10^6 numbers, best of 3) took 123 ms before the run and 188 ms after; on "
+        "this machine it has ranged over tens of percent within minutes.")
     summary = perf_table.render_summary(run).splitlines()
     assert summary[2] == ("| Deg, 1,000 questions x 20 samples, batched | 0.5 ms | UQ-NLG 4.8 ms"
                           " | 9.60 | >= 5 |")
