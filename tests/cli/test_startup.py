@@ -11,12 +11,16 @@ HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "matplotlib", "torch", "transf
          "PIL", "openai", "inspect_ai", "lm_eval")
 
 
-def _loaded_after(code: str) -> list[str]:
-    probe = (f"import sys, json\n{code}\n"
-             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+def _printed_by(probe: str) -> list[str]:
+    """The JSON list a fresh process running ``probe`` prints last."""
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, timeout=120)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    return _printed_by(f"import sys, json\n{code}\n"
+                       f"print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))")
 
 
 def test_the_command_line_imports_no_heavy_library():
@@ -36,35 +40,28 @@ def test_the_command_line_imports_no_heavy_library():
 def test_the_command_line_and_scoring_import_no_model_client():
     """The backends (asyncio, ssl, the HTTP client) are for ``run`` commands: ``confeval
     --help`` and scoring a file never import them (they were ~35 ms of --help)."""
-    probe = ("import sys, json\n"
-             "from confeval.cli.app import app\n"
-             "from confeval.verbs.score import scoring_command\n"
-             "scoring_command('score').Options\n"
-             "import confeval.records, confeval.suites\n"
-             "print(json.dumps(sorted(m for m in ('asyncio', 'ssl', 'confeval.backends') "
-             "if m in sys.modules)))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True, timeout=120)
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert _loaded_after("from confeval.cli.app import app\n"
+                         "from confeval.verbs.score import scoring_command\n"
+                         "scoring_command('score').Options\n"
+                         "import confeval.records, confeval.suites",
+                         ("asyncio", "ssl", "confeval.backends")) == []
 
 
 def _commands_made_after(args: list[str]) -> list[str]:
     """The commands whose flags were made by ``main(args)`` in a fresh process."""
-    probe = ("import contextlib, io, json\n"
-             "from confeval.cli.app import app, main\n"
-             "from confeval.cli._options import _Command\n"
-             "with contextlib.redirect_stdout(io.StringIO()):\n"
-             f"    main({args!r})\n"
-             "def walk(typer_app, path):\n"
-             "    for info in typer_app.registered_commands:\n"
-             "        if isinstance(info.callback, _Command) and info.callback._made:\n"
-             "            yield ' '.join([*path, info.name or info.callback.__name__])\n"
-             "    for group in typer_app.registered_groups:\n"
-             "        yield from walk(group.typer_instance, [*path, group.name])\n"
-             "print(json.dumps(sorted(walk(app, []))))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True, timeout=120)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _printed_by(
+        "import contextlib, io, json\n"
+        "from confeval.cli.app import app, main\n"
+        "from confeval.cli._options import _Command\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main({args!r})\n"
+        "def walk(typer_app, path):\n"
+        "    for info in typer_app.registered_commands:\n"
+        "        if isinstance(info.callback, _Command) and info.callback._made:\n"
+        "            yield ' '.join([*path, info.name or info.callback.__name__])\n"
+        "    for group in typer_app.registered_groups:\n"
+        "        yield from walk(group.typer_instance, [*path, group.name])\n"
+        "print(json.dumps(sorted(walk(app, []))))")
 
 
 def test_a_command_makes_its_flags_only_when_run():
