@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from run_all import installed_env
 
 
 def _write(path: Path, n: int) -> None:
@@ -32,10 +33,9 @@ def _write(path: Path, n: int) -> None:
     pd.DataFrame({"confidence": conf, "correct": correct}).to_parquet(path)
 
 
-# Bytecode caching on, as after ``pip install`` (which compiles every module): where
-# PYTHONDONTWRITEBYTECODE is set (this workplace's machines) an editable install would compile
-# the modules it imports from source in every child, which no installed copy does.
-_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# bytecode caching on, as after ``pip install``: where PYTHONDONTWRITEBYTECODE is set (this
+# workplace's machines) an editable install would compile its modules in every child
+_ENV = installed_env()
 
 
 def _run(argv: list[str], cwd: str) -> tuple[float, float, float]:

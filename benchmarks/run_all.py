@@ -311,6 +311,12 @@ def compare_rows(repeats: int) -> list[Row]:
     return [Row(work, seconds, budget=20.0)]
 
 
+def installed_env() -> dict[str, str]:
+    """This process's environment with bytecode caching on, as after ``pip install`` (which
+    compiles every module), for child processes whose start-up is timed."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def startup_rows(repeats: int) -> list[Row]:
     """``confeval --help`` and ``confeval score`` on a 500-row CSV (defaults), as a user runs
     them: the installed entry point, a new process each time, median of at least 5, after one
@@ -320,7 +326,7 @@ def startup_rows(repeats: int) -> list[Row]:
     no installed copy does (on 2026-11-26 --help 582 ms with it, 328 ms without)."""
     entry = Path(sys.executable).with_name("confeval")
     exe = [str(entry)] if entry.exists() else [sys.executable, "-m", "confeval.cli"]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = installed_env()
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "small.csv"
         rng = np.random.default_rng(0)
