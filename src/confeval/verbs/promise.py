@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from ..report.verdicts import p_text
 from ..suites.options import Options, option
 
 __all__ = ["BATCH_SUFFIXES", "MAX_POINTS", "VALIDITY_STATISTICS", "Observed",
-           "ValidityOptions", "batch_files", "check_validity", "distributions", "p_words",
+           "ValidityOptions", "batch_files", "check_validity", "distributions",
            "watch_risk"]
 
 VALIDITY_STATISTICS = ("ks", "rank_sum")
@@ -172,37 +173,33 @@ def unchecked(reason: str, n_new: int, alpha: float) -> dict:
             "batch": None, "batches": None, "stream": None, "note": None}
 
 
-def p_words(value: float) -> str:
-    """A p-value in words: never 0 (the tests floor it), small ones as an upper bound."""
-    return f"p = {value:.3g}" if value >= 1e-4 else "p < 0.0001"
-
-
 def _batch_sentence(test: Mapping[str, Any], stream: Mapping[str, Any]) -> str:
     sizes = (f"{test['n_batch']:,} new items against {test['n_calibration']:,} calibration "
              f"values; {test['test']}")
     if not test["informative"]:
         return f"promise not checked: {test['note']} ({sizes})"
     if test["holds"]:
-        text = f"promise holds: no evidence of a shift ({p_words(test['p_value'])}; {sizes})"
+        p = p_text(test["p_value"], test["alpha"])
+        text = f"promise holds: no evidence of a shift ({p}; {sizes})"
         if stream["alarm"] is not None:
             at = stream["alarm_at"]
             text += (f"; but the online test alarmed at row {at['row']} of the file: the "
                      "items may have changed partway through")
         return text
     return (f"promise void: the batch is not exchangeable with the calibration data "
-            f"({p_words(test['p_value'])}; {sizes})")
+            f"({p_text(test['p_value'], test['alpha'])}; {sizes})")
 
 
 def _stream_sentence(stream: Mapping[str, Any], files: int) -> str:
     sizes = f"{stream['n_stream']:,} new items in {files} files, conformal test martingale"
     if stream["alarm"] is None:
         return (f"promise holds: no evidence of a shift over the stream "
-                f"({p_words(stream['p_value'])}, anytime-valid; {sizes})")
+                f"({p_text(stream['p_value'], stream['alpha'])}, anytime-valid; {sizes})")
     at = stream["alarm_at"]
     return (f"promise void: the stream stopped being exchangeable with the calibration data "
             f"by new item {stream['alarm'] + 1:,} ({at['file']}, row {at['row']}): the test "
             f"martingale reached 1/alpha = {stream['threshold']:g} "
-            f"({p_words(stream['p_value'])}; {sizes})")
+            f"({p_text(stream['p_value'], stream['alpha'])}; {sizes})")
 
 
 def _where(index: int, batches: Sequence[Observed]) -> dict:
@@ -257,7 +254,7 @@ def _risk_sentence(risk: Mapping[str, Any], what: str, nothing: str) -> str:
     if risk["alarm"] is not None:
         return (f"promise broken: the {what} is above the target {target:g} (its lower "
                 f"confidence bound reached it after {risk['alarm'] + 1:,} of them; "
-                f"realised {realised}, {p_words(risk['p_value'])})")
+                f"realised {realised}, {p_text(risk['p_value'], risk['alpha'])})")
     return (f"promise kept so far: the {what} is {realised}, upper confidence bound "
             f"{risk['final_upper']:.4f} (target {target:g}, anytime-valid at "
             f"alpha = {risk['alpha']:g})")
