@@ -11,6 +11,10 @@ boundaries, and a block of resamples is processed chunk by chunk, carrying each 
 running position, positives and negatives from one chunk to the next: every pass works on a
 (resamples, chunk) array that stays in the processor's cache.
 
+From :data:`COMPILED_BOOTSTRAP_ROWS` rows on, with numba installed, the pass over an untied
+chunk is one compiled loop per resample (:mod:`._compiled`): the same random words, the same
+resamples, the same formulas from its sums on.
+
 :meth:`SortedSample.bootstrap` draws the ordinary (multinomial) bootstrap directly as counts of
 the cells, chunk by chunk, exactly in distribution: the number of a resample's n draws that
 fall in each chunk is Multinomial(n, rows of the chunk / n) (``numpy``'s multinomial over the
@@ -49,7 +53,8 @@ import numpy as np
 from .calibration import uniform_bin_indices
 from .selective import Ranking, harmonic_numbers
 
-__all__ = ["CHUNK_CELLS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK", "SortedSample"]
+__all__ = ["CHUNK_CELLS", "COMPILED_BOOTSTRAP_ROWS", "FAST_BOOTSTRAP_ROWS", "RESAMPLE_BLOCK",
+           "SortedSample"]
 
 FAST_BOOTSTRAP_ROWS = 50
 """From this many rows on, the bootstrap of ``evaluate_confidence`` draws counts over one sort
@@ -83,6 +88,20 @@ _MAX_BLOCK_ELEMENTS = 2_000_000
 allows, e.g. one tie block of a million distinct graded targets, is taken a few rows at a
 time)."""
 
+
+COMPILED_BOOTSTRAP_ROWS = 1_000_000
+"""From this many rows on, :meth:`SortedSample.bootstrap` passes over untied chunks with the
+compiled kernel when numba is installed (the extra ``fast``; :mod:`._compiled`). Why 10^6:
+importing numba and compiling take ~2 s in each process, and the kernel saves ~4 s of the
+~9 s that 1,000 resamples of 10^6 rows take on two cores (2026-11-27): below ~5 x 10^5 rows
+compiling costs more than it saves."""
+
+_ROUTE = "auto"
+"""The untied chunks' pass: ``"auto"`` compiled from :data:`COMPILED_BOOTSTRAP_ROWS` rows on
+when numba is installed, ``"numpy"``, or ``"compiled"`` at any size (numba required; tests
+and benchmarks)."""
+
+_NO_ENDS = np.zeros(0, dtype=np.int64)
 
 _PREFIX_BLOCK = 16
 _PREFIX_ONES = np.triu(np.ones((_PREFIX_BLOCK, _PREFIX_BLOCK)))
@@ -118,8 +137,8 @@ def _prefix_sums(w: np.ndarray) -> np.ndarray:
 class _Chunk:
     """One chunk of cells [a, z): what every resample's pass over it needs."""
 
-    __slots__ = ("a", "bits", "blocks", "cellmap", "cols", "dense", "dt", "dt_sum", "gap", "m",
-                 "p", "rows", "run_ends", "seg_bins", "seg_starts", "t", "z")
+    __slots__ = ("a", "bits", "blocks", "cellmap", "cols", "compilable", "dense", "dt", "dt_sum",
+                 "gap", "m", "p", "rows", "run_ends", "seg_bins", "seg_starts", "t", "z")
 
     def __init__(self, sample: SortedSample, a: int, z: int, bins: np.ndarray | None,
                  sq: np.ndarray, gap: np.ndarray) -> None:
@@ -164,7 +183,15 @@ class _Chunk:
             else:
                 self.seg_starts = seg
                 self.gap = gap[a:z]
-        self.cols = np.ascontiguousarray(np.stack(cols, axis=1))
+        self.cols = np.ascontiguousarray(np.stack(cols, axis=1), dtype=np.float64)
+        # what the compiled pass takes (:mod:`._compiled`): untied cells of one row each, 2^k
+        # of them, with the bins (if any) among the weighted sums
+        self.compilable = (self.blocks is None and self.bits is not None and self.rows == self.m
+                           and self.seg_starts is None)
+        if self.compilable:   # the kernel's argument types, fixed (one compiled signature)
+            self.dt = np.ascontiguousarray(self.dt, dtype=np.float64)
+            if self.run_ends is not None:
+                self.run_ends = self.run_ends.astype(np.int64)
 
 
 class SortedSample:
@@ -219,6 +246,19 @@ class SortedSample:
         self._f = np.zeros(1)
         self._xh(n)
 
+    @property
+    def _kernel(self) -> Callable | None:
+        """The compiled untied pass if this sample takes it (:data:`_ROUTE`), else ``None``."""
+        if _ROUTE == "numpy" or (_ROUTE == "auto" and self.n < COMPILED_BOOTSTRAP_ROWS):
+            return None
+        from . import _compiled
+
+        kernel = _compiled.untied_pass()
+        if kernel is None and _ROUTE == "compiled":
+            raise RuntimeError("the compiled bootstrap pass needs numba (pip install "
+                               f"'confeval[fast]'): {_compiled.unavailable()}")
+        return kernel
+
     # ------------------------------------------------------------------ helpers
     def _xh(self, top: int) -> np.ndarray:
         """F(k) = k H_k for k = 0..top (at least), from a table grown as resamples need."""
@@ -253,8 +293,12 @@ class SortedSample:
         distribution, see the module docstring)."""
         state = self._state(n_resamples)
         totals = rng.multinomial(self.n, self.chunk_rows / self.n, size=n_resamples)
+        kernel = self._kernel
         for j, ch in enumerate(self.chunks):
-            self._pass(ch, self._draw(ch, totals[:, j], rng), state)
+            if kernel is not None and ch.compilable:
+                self._compiled_pass(kernel, ch, totals[:, j], rng, state)
+            else:
+                self._pass(ch, self._draw(ch, totals[:, j], rng), state)
         return self._finish(state)
 
     def _draw(self, ch: _Chunk, d: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -262,12 +306,7 @@ class SortedSample:
         b = d.size
         if ch.dense:
             return np.stack([rng.multinomial(int(k), ch.p) for k in d])
-        total = int(d.sum())
-        if ch.bits is None:
-            draws = rng.integers(0, ch.rows, size=total)
-        else:   # 2^k rows: the top k of 16 uniform bits, four numbers from each 64-bit word
-            draws = rng.bit_generator.random_raw((total + 3) // 4).view(np.uint16)[:total]
-            draws >>= 16 - ch.bits
+        draws = self._row_draws(ch, int(d.sum()), rng)
         if ch.cellmap is not None:
             draws = ch.cellmap[draws]
         # every draw offset by its resample, then one count of them all: a count per
@@ -276,6 +315,34 @@ class SortedSample:
         # faster on two), which kept the blocks from sharing the cores
         draws = draws + np.repeat(np.arange(0, b * ch.m, ch.m), d)
         return np.bincount(draws, minlength=b * ch.m).reshape(b, ch.m)
+
+    @staticmethod
+    def _row_draws(ch: _Chunk, total: int, rng: np.random.Generator) -> np.ndarray:
+        """``total`` row numbers drawn uniformly over the chunk's rows."""
+        if ch.bits is None:
+            return rng.integers(0, ch.rows, size=total)
+        # 2^k rows: the top k of 16 uniform bits, four numbers from each 64-bit word
+        draws = rng.bit_generator.random_raw((total + 3) // 4).view(np.uint16)[:total]
+        draws >>= 16 - ch.bits
+        return draws
+
+    def _compiled_pass(self, kernel: Callable, ch: _Chunk, d: np.ndarray,
+                       rng: np.random.Generator, st: dict) -> None:
+        """:meth:`_pass` of an untied chunk (:attr:`_Chunk.compilable`) from its draws, the
+        counting and the sums done by the compiled kernel (:mod:`._compiled`): the same random
+        words, so the same resamples, and the same formulas from the kernel's sums on."""
+        b = d.size
+        draws = self._row_draws(ch, int(d.sum()), rng)
+        sums = np.empty((b, ch.cols.shape[1]))
+        rise, squares, total = np.empty(b), np.empty(b), np.empty(b)
+        start_at = st["ends"].astype(np.int64)
+        every_cell = ch.run_ends is None
+        f = self._xh(int(start_at.max()) + int(d.max()))
+        kernel(draws, d.astype(np.int64), ch.cols, ch.dt,
+               _NO_ENDS if every_cell else ch.run_ends, every_cell, f, start_at, sums, rise,
+               squares, total)
+        pos_before = self._add_sums(ch, sums, None, st)
+        self._add_untied(sums, pos_before, total, rise, squares, st)
 
     def _state(self, b: int) -> dict:
         z = np.zeros(b)
@@ -299,20 +366,7 @@ class SortedSample:
             return
         w = np.asarray(w, dtype=np.float64)   # counts: drawn integers or integral floats
         sums = w @ ch.cols
-        pos_before = st["S"].copy()
-        st["S"] += sums[:, 0]
-        if self.n_bins is not None:
-            st["sq"] += sums[:, 1]
-            seg = sums[:, 2:] if ch.seg_starts is None else \
-                np.add.reduceat(w * ch.gap, ch.seg_starts, axis=1)
-            # bins are contiguous ranges of cells: one may go on from the chunk before
-            if ch.seg_bins[0] == st["open_bin"][0]:
-                seg[:, 0] += st["ece_open"]
-            else:
-                st["ece"] += np.abs(st["ece_open"])
-            st["ece"] += np.abs(seg[:, :-1]).sum(axis=1)
-            st["ece_open"][:] = seg[:, -1]
-            st["open_bin"][0] = ch.seg_bins[-1]
+        pos_before = self._add_sums(ch, sums, w, st)
         carry = st["ends"]
         if ch.blocks is None:          # every cell its own tie block: cells are blocks
             # with local[k] the draws up to cell k in this chunk and e = carry + local, both
@@ -338,13 +392,11 @@ class SortedSample:
             local += start_at[:, None]
             rise = f.take(local)
             rise -= f_start[:, None]
-            st["area"] += rise @ dt
+            squares = None
             if self.binary:
                 local_f *= local_f
-                p_chunk = sums[:, 0]
-                st["pe"] += (carry - pos_before - p_chunk / 2) * p_chunk + (local_f @ dt) / 2
-            st["N"] += total
-            carry += total
+                squares = local_f @ dt
+            self._add_untied(sums, pos_before, total, rise @ dt, squares, st)
             return
         length = np.add.reduceat(w, ch.blocks, axis=1)
         st["N"] += length.sum(axis=1)
@@ -365,6 +417,40 @@ class SortedSample:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(length > 0, sums_b / np.where(length > 0, length, 1.0), 0.0)
         st["area"] += np.einsum("ij,ij->i", mean, diff)
+
+    def _add_sums(self, ch: _Chunk, sums: np.ndarray, w: np.ndarray | None, st: dict
+                  ) -> np.ndarray:
+        """Add a chunk's weighted sums (``sums = w @ ch.cols``; ``w``, the counts, only read
+        for a chunk whose bins are summed apart) to the positives, the Brier sum and the
+        bins; returns the positives before the chunk."""
+        pos_before = st["S"].copy()
+        st["S"] += sums[:, 0]
+        if self.n_bins is not None:
+            st["sq"] += sums[:, 1]
+            seg = sums[:, 2:] if ch.seg_starts is None else \
+                np.add.reduceat(w * ch.gap, ch.seg_starts, axis=1)
+            # bins are contiguous ranges of cells: one may go on from the chunk before
+            if ch.seg_bins[0] == st["open_bin"][0]:
+                seg[:, 0] += st["ece_open"]
+            else:
+                st["ece"] += np.abs(st["ece_open"])
+            st["ece"] += np.abs(seg[:, :-1]).sum(axis=1)
+            st["ece_open"][:] = seg[:, -1]
+            st["open_bin"][0] = ch.seg_bins[-1]
+        return pos_before
+
+    def _add_untied(self, sums: np.ndarray, pos_before: np.ndarray, total: np.ndarray,
+                    rise: np.ndarray, squares: np.ndarray | None, st: dict) -> None:
+        """Add an untied chunk's position terms (:meth:`_pass`'s telescoped sums: ``rise`` =
+        sum_k (F(e_k) - F(carry)) dt_k, ``squares`` = sum_k local_k^2 dt_k) and move each
+        resample's running position on by its ``total`` draws in the chunk."""
+        carry = st["ends"]
+        st["area"] += rise
+        if self.binary:
+            p_chunk = sums[:, 0]
+            st["pe"] += (carry - pos_before - p_chunk / 2) * p_chunk + squares / 2
+        st["N"] += total
+        carry += total
 
     def _finish(self, st: dict) -> dict[str, np.ndarray]:
         total, positives = st["N"], st["S"]

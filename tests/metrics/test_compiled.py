@@ -1,0 +1,125 @@
+"""The compiled pass over untied chunks (``confeval.metrics._compiled``, numba, the extra
+``fast``): given the same seed it draws the same resamples as the numpy pass, so accuracy and
+AUROC (sums of integers) are equal bit for bit and Brier, ECE and AUARC (float sums added in
+another order) to 1e-11; it is taken only where ``_ROUTE`` and the sample's size say so."""
+
+import numpy as np
+import pytest
+
+from confeval.evaluate import evaluate_confidence
+from confeval.metrics import _compiled
+from confeval.metrics import weighted as W
+
+pytest.importorskip("numba", reason="the compiled pass needs numba (pip install 'confeval[fast]')")
+
+EXACT = ("accuracy", "auroc")
+
+
+def _sample(n, seed, graded=False):
+    rng = np.random.default_rng(seed)
+    conf = rng.random(n)
+    target = np.round(rng.random(n) * 4) / 4 if graded else (rng.random(n) < conf) * 1.0
+    return conf, target
+
+
+def _both_routes(sample, resamples, seed, monkeypatch):
+    out = {}
+    for route in ("numpy", "compiled"):
+        monkeypatch.setattr(W, "_ROUTE", route)
+        out[route] = sample.bootstrap(resamples, np.random.default_rng(seed))
+    return out["numpy"], out["compiled"]
+
+
+@pytest.mark.parametrize("graded", [False, True], ids=["binary", "graded"])
+@pytest.mark.parametrize(("n", "n_bins"), [(50_000, 15), (50_000, None), (50_000, 45),
+                                           (40_003, 15), (40_003, None)])
+def test_the_compiled_pass_gives_the_numpy_pass_numbers(n, n_bins, graded, monkeypatch):
+    """Chunks of 8,192 untied cells (binary targets: position terms at the run ends only;
+    graded: at every cell), a last chunk that is not a power of two (numpy's pass), 45 bins
+    (where a chunk spans more than 8 bins it sums them apart: numpy's pass between compiled
+    chunks), the running position carried from one chunk to the next."""
+    conf, target = _sample(n, 3, graded)
+    sample = W.SortedSample(conf, target, n_bins=n_bins)
+    compiled = [ch.compilable for ch in sample.chunks]
+    assert sum(compiled) >= 3 and not compiled[-1]
+    if n_bins == 45:
+        assert compiled[:6] == [True, True, False, True, False, True]
+    ref, got = _both_routes(sample, 40, 11, monkeypatch)
+    assert ref.keys() == got.keys()
+    assert ("auroc" in got) == (not graded)
+    for name in ref:
+        if name in EXACT:
+            np.testing.assert_array_equal(got[name], ref[name], err_msg=name)
+        else:
+            np.testing.assert_allclose(got[name], ref[name], rtol=1e-11, atol=0, err_msg=name)
+
+
+def test_the_kernel_counts_and_sums_as_the_formulas_say():
+    """One chunk of 4 cells by hand: counts of the draws, the weighted sums, the rise of F and
+    the squared positions at the run ends, the draws in the chunk."""
+    kernel = _compiled.untied_pass()
+    draws = np.array([0, 2, 2, 3, 1, 1], dtype=np.uint16)   # resample 0: 4 draws; 1: 2 draws
+    per_resample = np.array([4, 2], dtype=np.int64)
+    cols = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, -1.0], [0.0, 4.0]])
+    f = np.arange(20, dtype=np.float64) ** 2   # any table: F(k) = k^2 here
+    start = np.array([3, 7], dtype=np.int64)
+    dt = np.array([1.0, -1.0])                 # kept at cells 0 and 2
+    ends = np.array([0, 2], dtype=np.int64)
+    sums, rise, squares, total = np.empty((2, 2)), np.empty(2), np.empty(2), np.empty(2)
+    kernel(draws, per_resample, cols, dt, ends, False, f, start, sums, rise, squares, total)
+    counts = np.array([[1, 0, 2, 1], [0, 2, 0, 0]], dtype=float)
+    np.testing.assert_array_equal(sums, counts @ cols)
+    local = np.cumsum(counts, axis=1)[:, ends]                 # draws up to cells 0 and 2
+    expected_rise = ((f[(start[:, None] + local).astype(int)] - f[start][:, None]) @ dt)
+    np.testing.assert_array_equal(rise, expected_rise)         # [1*(16-9) - 1*(36-9), 0 - (81-49)]
+    np.testing.assert_array_equal(rise, [7.0 - 27.0, 0.0 - 32.0])
+    np.testing.assert_array_equal(squares, (local ** 2) @ dt)
+    np.testing.assert_array_equal(total, [4, 2])
+
+
+def test_intervals_are_the_same_from_either_route(monkeypatch):
+    """evaluate_confidence end to end, threads and blocks included: the same intervals."""
+    conf, correct = _sample(60_000, 5)
+    found = {}
+    for route in ("numpy", "compiled"):
+        monkeypatch.setattr(W, "_ROUTE", route)
+        found[route] = evaluate_confidence(conf, correct, n_resamples=48, seed=4)["ci"]
+    assert found["numpy"].keys() == found["compiled"].keys()
+    for metric, ref in found["numpy"].items():
+        for key, value in ref.items():   # low, high, std_error
+            np.testing.assert_allclose(found["compiled"][metric][key], value, rtol=1e-11,
+                                       atol=1e-15, err_msg=f"{metric} {key}")
+
+
+def test_numba_is_here_and_compiles():
+    assert _compiled.untied_pass() is not None and _compiled.unavailable() == ""
+
+
+def test_the_route_follows_the_setting_and_the_size(monkeypatch):
+    small = W.SortedSample(*_sample(1000, 1), n_bins=15)
+    assert W._ROUTE == "auto" and small._kernel is None   # below COMPILED_BOOTSTRAP_ROWS
+    monkeypatch.setattr(W, "COMPILED_BOOTSTRAP_ROWS", 1000)
+    assert small._kernel is _compiled.untied_pass()
+    monkeypatch.setattr(W, "_ROUTE", "numpy")
+    assert small._kernel is None
+    monkeypatch.setattr(W, "_ROUTE", "compiled")
+    monkeypatch.setattr(W, "COMPILED_BOOTSTRAP_ROWS", 10**9)
+    assert small._kernel is _compiled.untied_pass()
+
+
+def test_without_numba_auto_falls_back_and_compiled_says_what_is_missing(monkeypatch):
+    monkeypatch.setattr(_compiled, "untied_pass", lambda: None)
+    monkeypatch.setattr(_compiled, "unavailable", lambda: "numba is not installed")
+    monkeypatch.setattr(W, "COMPILED_BOOTSTRAP_ROWS", 10)
+    conf, correct = _sample(500, 2)
+    sample = W.SortedSample(conf, correct, n_bins=15)
+    assert sample._kernel is None
+    monkeypatch.setattr(W, "_ROUTE", "numpy")
+    ref = sample.bootstrap(8, np.random.default_rng(0))
+    monkeypatch.setattr(W, "_ROUTE", "auto")
+    got = sample.bootstrap(8, np.random.default_rng(0))
+    for name in ref:
+        np.testing.assert_array_equal(got[name], ref[name])
+    monkeypatch.setattr(W, "_ROUTE", "compiled")
+    with pytest.raises(RuntimeError, match=r"needs numba .*confeval\[fast\].*not installed"):
+        sample.bootstrap(8, np.random.default_rng(0))
