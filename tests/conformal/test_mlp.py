@@ -1,12 +1,16 @@
 """The numpy MLP's Adam: first moments that decay below the smallest normal float32 are set to
 0 (for speed, docs/performance.md); the trained weights must be those of plain float32 Adam
-with every moment kept, subnormal ones included."""
+with every moment kept, subnormal ones included — with numpy's update and with the compiled one
+(numba, the extra ``fast``), which must also give R2CCP's and CHR's networks bit for bit."""
 
+import importlib.util
 import math
 
 import numpy as np
+import pytest
 
 from confeval._numeric import softmax
+from confeval.conformal import _mlp
 from confeval.conformal._mlp import _mlp_backward as backward
 from confeval.conformal._mlp import _views, adam_train, init_mlps, mlp_forward
 
@@ -39,7 +43,14 @@ def _plain_adam(sizes, X, output_grad, *, epochs, batch_size, lr, rngs):
     return weights, biases, subnormal_steps
 
 
-def test_flushing_subnormal_first_moments_changes_no_weight():
+ROUTES = ["numpy", pytest.param("compiled", marks=pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None,
+    reason="the compiled update needs numba (pip install 'confeval[fast]')"))]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_flushing_subnormal_first_moments_changes_no_weight(route, monkeypatch):
+    monkeypatch.setattr(_mlp, "_ADAM_ROUTE", route)
     rng = np.random.default_rng(3)
     n, d, bins = 256, 4, 12
     X = rng.normal(size=(2, n, d)).astype(np.float32)   # two networks side by side
@@ -60,3 +71,48 @@ def test_flushing_subnormal_first_moments_changes_no_weight():
     assert subnormal_steps > 100   # the case the flush is for did arise
     for got, want in zip(flushed[0] + flushed[1], weights + biases):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("method", ["r2ccp", "chr"])
+def test_the_compiled_update_trains_the_same_networks(method, monkeypatch):
+    """R2CCP (cosine schedule) and CHR (dropout, rows in order) on seeded data, two seeds side
+    by side: every weight equal bit for bit whichever update ran."""
+    pytest.importorskip("numba", reason="the compiled update needs numba")
+    from confeval.conformal.regression import make_method
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 5))
+    y = np.clip(np.round(X[:, 0] + 3 + rng.normal(size=300)), 1, 5)
+    nets = {}
+    for route in ("numpy", "compiled"):
+        monkeypatch.setattr(_mlp, "_ADAM_ROUTE", route)
+        models = [make_method(method, alpha=0.1, seed=s, low=1, high=5, epochs=6)
+                  for s in (1, 2)]
+        type(models[0]).fit_many(models, [X, X[::-1]], [y, y[::-1]])
+        nets[route] = [w for m in models for w in m.net[0] + m.net[1]]
+    for a, b in zip(nets["numpy"], nets["compiled"], strict=True):
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def test_the_route_follows_the_setting_and_the_work(monkeypatch):
+    pytest.importorskip("numba", reason="the compiled update needs numba")
+    monkeypatch.setattr(_mlp, "_ADAM_ROUTE", "numpy")
+    assert _mlp._adam_kernel_for(10**12) is None
+    monkeypatch.setattr(_mlp, "_ADAM_ROUTE", "compiled")
+    assert _mlp._adam_kernel_for(1) is _mlp._adam_kernel()[0] is not None
+    monkeypatch.setattr(_mlp, "_ADAM_ROUTE", "auto")
+    assert _mlp._adam_kernel_for(_mlp._COMPILED_ADAM_WORK) is not None
+    # compiled in this process already: used for short trainings too
+    assert _mlp._adam_kernel_for(1) is not None
+    _mlp._adam_kernel.cache_clear()
+    try:   # not compiled yet: a short training keeps numpy's update
+        assert _mlp._adam_kernel_for(1) is None
+    finally:
+        _mlp._adam_kernel()
+
+
+def test_without_numba_the_compiled_route_says_what_is_missing(monkeypatch):
+    monkeypatch.setattr(_mlp, "_ADAM_ROUTE", "compiled")
+    monkeypatch.setattr(_mlp, "_adam_kernel", lambda: (None, "numba is not installed"))
+    with pytest.raises(RuntimeError, match=r"needs numba .*confeval\[fast\].*not installed"):
+        _mlp._adam_kernel_for(1)

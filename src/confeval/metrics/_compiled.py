@@ -8,8 +8,7 @@ resamples of 10^7 rows took 76 s on two cores, 2026-11-26). One loop per resampl
 work while the chunk's counts stay in the processor's first-level cache: about half the wall
 time at 10^6 rows (docs/performance.md). numba rather than C or Cython: no compiler
 at install time and no platform wheels of our own; it is imported only when a sample is large
-enough to repay compiling (1.4-2 s, in every process: the compiled code is not cached on
-disk, so that scoring never writes beside the installed package).
+enough to repay compiling (1.4-2 s, in every process: :mod:`confeval._jit`).
 
 The kernel computes what :meth:`~confeval.metrics.weighted.SortedSample._pass` computes for such
 a chunk from the counts — the weighted sums, each run end's rise of F and its squared position,
@@ -22,38 +21,24 @@ another order (equal to 1e-11 relative, tested).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
+
+from .._jit import compiled
 
 __all__ = ["unavailable", "untied_pass"]
 
 
 def untied_pass() -> Callable | None:
-    """The compiled kernel, or ``None`` when numba is not installed or fails to compile (which
-    a broken install of it can do: the numpy pass is always there; :func:`unavailable` says
-    why)."""
-    return _load()[0]
+    """The compiled kernel, or ``None`` when numba is not installed or fails to compile (the
+    numpy pass is always there; :func:`unavailable` says why)."""
+    return compiled(_untied_pass, _warm)[0]
 
 
 def unavailable() -> str:
     """Why :func:`untied_pass` is ``None`` ("" when it is not)."""
-    return _load()[1]
-
-
-@functools.cache
-def _load() -> tuple[Callable | None, str]:
-    try:
-        import numba
-    except ImportError:
-        return None, "numba is not installed"
-    try:
-        kernel = numba.njit(nogil=True, cache=False)(_untied_pass)
-        _warm(kernel)
-    except Exception as exc:   # numba's errors have no common base class; never fatal
-        return None, f"numba could not compile it ({type(exc).__name__}: {exc})"
-    return kernel, ""
+    return compiled(_untied_pass, _warm)[1]
 
 
 def _warm(kernel: Callable) -> None:
