@@ -89,11 +89,13 @@ def dumps(obj: Any, *, indent: int | None = 2) -> str:
 
 
 def versions() -> dict[str, str]:
-    """Versions of confeval, Python and the numeric stack, recorded in every run.json."""
+    """Versions of confeval, Python and the numeric stack, recorded in every run.json (numba
+    too: with it the bootstrap of a million rows or more adds its float sums in another order,
+    equal to 1e-11; confeval.metrics._compiled)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for dist in ("confeval", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib"):
+    for dist in ("confeval", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib", "numba"):
         try:
             out[dist] = version(dist)
         except PackageNotFoundError:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 HEAVY = ("pandas", "pyarrow", "scipy", "sklearn", "matplotlib", "torch", "transformers",
-         "PIL", "openai", "inspect_ai", "lm_eval")
+         "PIL", "openai", "inspect_ai", "lm_eval", "numba")
 
 
 def _printed_by(probe: str) -> list[str]:
@@ -103,14 +103,15 @@ def test_a_terminal_table_needs_no_matplotlib():
 
 def test_scoring_confidence_loads_no_scipy():
     """``confeval score`` computes every metric and its bootstrap without scipy (scipy.stats
-    alone took half a second to import): mid-ranks and harmonic numbers are numpy."""
+    alone took half a second to import): mid-ranks and harmonic numbers are numpy. Nor numba
+    below a million rows (its import and compiling take ~2 s; confeval.metrics._compiled)."""
     loaded = _loaded_after(
         "import numpy as np\n"
         "from confeval.evaluate import evaluate_confidence\n"
         "rng = np.random.default_rng(0)\n"
         "c = rng.uniform(size=300)\n"
         "evaluate_confidence(c, (rng.uniform(size=300) < c).astype(float), n_resamples=20)")
-    assert "scipy" not in loaded
+    assert "scipy" not in loaded and "numba" not in loaded
 
 
 def _page(the_app, args) -> str:
