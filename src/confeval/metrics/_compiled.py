@@ -14,9 +14,10 @@ The kernel computes what :meth:`~confeval.metrics.weighted.SortedSample._pass` c
 a chunk from the counts — the weighted sums, each run end's rise of F and its squared position,
 the draws in the chunk — and the caller turns them into the metrics with the same code as the
 numpy pass (one formula). Given the same random words it gives the same resamples; sums of
-integers (the draws, positives, squared positions with 0/1 targets) are exact either way, so
-accuracy and AUROC are equal bit for bit, and the float sums (Brier, ECE, AUARC) are added in
-another order (equal to 1e-11 relative, tested).
+integers (the draws, and with 0/1 targets the positives and squared positions) are exact either
+way, so with 0/1 targets accuracy and AUROC are equal bit for bit, and the float sums (Brier,
+ECE, AUARC, and accuracy with graded targets) are added in another order (equal to 1e-11
+relative, tested).
 """
 
 from __future__ import annotations
