@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "confeval"
 TESTS = Path(__file__).resolve().parent
 
 LAYERS = [
-    {"__init__", "_lazy", "_numeric", "_registry", "_text", "_threads", "_untrusted",
+    {"__init__", "_jit", "_lazy", "_numeric", "_registry", "_text", "_threads", "_untrusted",
      "_validation", "taxonomy", "records", "runs", "images"},
     {"metrics", "parse", "measures", "conformal", "tasks", "guarantee", "judge",
      "validity"},
