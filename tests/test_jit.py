@@ -48,3 +48,28 @@ def test_without_numba_the_reason_says_so(monkeypatch):
         return x
 
     assert _jit.compiled(_fresh, lambda k: k(1)) == (None, "numba is not installed")
+
+
+def test_threads_asking_at_once_compile_once():
+    """The bootstrap's blocks run in threads: the first ones to ask wait for one compile."""
+    pytest.importorskip("numba")
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    warmed = []
+    started = threading.Barrier(4)
+
+    def _twice(x):
+        return 2 * x
+
+    def _warm(kernel):
+        warmed.append(threading.get_ident())
+        kernel(1.0)
+
+    def ask(_):
+        started.wait()
+        return _jit.compiled(_twice, _warm)[0]
+
+    with ThreadPoolExecutor(4) as pool:
+        kernels = list(pool.map(ask, range(4)))
+    assert len(warmed) == 1 and all(k is kernels[0] for k in kernels) and kernels[0](2.0) == 4.0

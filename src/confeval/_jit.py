@@ -15,16 +15,28 @@ check keeps the loops from being vectorised.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 
 __all__ = ["compiled"]
 
 
-@functools.cache
+_LOCK = threading.Lock()
+
+
 def compiled(function: Callable, warm: Callable[[Callable], object]) -> tuple[Callable | None,
                                                                                str]:
     """``(kernel, "")`` with ``function`` compiled (``warm(kernel)`` calls it once on the
-    argument types every call uses, so that it compiles now), or ``(None, why)``."""
+    argument types every call uses, so that it compiles now), or ``(None, why)``. Once per
+    process: threads asking at the same time wait for the one compiling (``functools.cache``
+    alone would let each compile)."""
+    with _LOCK:
+        return _compiled(function, warm)
+
+
+@functools.cache
+def _compiled(function: Callable, warm: Callable[[Callable], object]
+              ) -> tuple[Callable | None, str]:
     try:
         import numba
     except ImportError:

@@ -91,7 +91,7 @@ def dumps(obj: Any, *, indent: int | None = 2) -> str:
 def versions() -> dict[str, str]:
     """Versions of confeval, Python and the numeric stack, recorded in every run.json (numba
     too: with it the bootstrap of a million rows or more adds its float sums in another order,
-    equal to 1e-11; confeval.metrics._compiled)."""
+    equal to 1e-10; confeval.metrics._compiled)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0], "platform": platform.platform()}

@@ -116,3 +116,52 @@ def test_without_numba_the_compiled_route_says_what_is_missing(monkeypatch):
     monkeypatch.setattr(_mlp, "_adam_kernel", lambda: (None, "numba is not installed"))
     with pytest.raises(RuntimeError, match=r"needs numba .*confeval\[fast\].*not installed"):
         _mlp._adam_kernel_for(1)
+
+
+@pytest.mark.parametrize("step", [15, 16], ids=["no flush", "flush"])
+def test_one_update_gives_the_same_bits_on_both_routes_and_flushes_subnormal_moments(step):
+    """Moments at the edges — subnormal of either sign, -0.0, exactly the smallest normal,
+    ordinary values — through one update: flat, m and v bit for bit alike on both routes; at a
+    flush step (every 16th) each first moment left subnormal (or -0.0) becomes +0.0, at
+    another step it stays."""
+    pytest.importorskip("numba", reason="the compiled update needs numba")
+    tiny = np.finfo(np.float32).tiny
+    m0 = np.array([[3e-39, -3e-39, 1e-45, -0.0, tiny, 0.02, -0.5, 0.0]], dtype=np.float32)
+    grad = np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.3, -1e-3, 2.0]], dtype=np.float32)
+    v0 = np.array([[1e-6, 2e-7, 0.0, 1e-3, 1e-9, 0.01, 0.5, 0.0]], dtype=np.float32)
+    flat0 = np.linspace(-1, 1, m0.size, dtype=np.float32)[None]
+    out = {}
+    for name, kernel in (("numpy", None), ("compiled", _mlp._adam_kernel()[0])):
+        flat, m, v = flat0.copy(), m0.copy(), v0.copy()
+        scratch = (np.empty_like(flat), m.view(np.int32), np.empty(flat.shape, np.int32))
+        _mlp._adam_step(kernel, flat, grad, m, v, scratch, step, 1e-3)
+        out[name] = (flat, m, v)
+    for a, b in zip(out["numpy"], out["compiled"]):
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
+    m = out["compiled"][1][0]
+    subnormal_or_zero = np.abs(m) < tiny
+    if step % 16 == 0:
+        assert (m[:4].view(np.int32) == 0).all()   # +0.0, every one
+    else:
+        assert subnormal_or_zero[:3].all() and (m[:3] != 0).all()   # decayed, kept
+
+
+def test_a_numpy_learning_rate_trains_the_same_networks_on_both_routes(monkeypatch):
+    """``lr`` as a numpy float64 is taken as a Python float (numpy would otherwise multiply the
+    float32 update by it in float64, which the compiled loop does not)."""
+    pytest.importorskip("numba", reason="the compiled update needs numba")
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1, 64, 4)).astype(np.float32)
+
+    def output_grad(out, idx):
+        return out - 1
+
+    nets = {}
+    for route in ("numpy", "compiled"):
+        monkeypatch.setattr(_mlp, "_ADAM_ROUTE", route)
+        nets[route] = adam_train([4, 16, 5], X, output_grad, epochs=3, batch_size=8,
+                                 lr=np.float64(1e-3), rngs=[np.random.default_rng(1)],
+                                 cosine=True)
+    numpy_net, compiled_net = nets["numpy"], nets["compiled"]
+    for a, b in zip(numpy_net[0] + numpy_net[1], compiled_net[0] + compiled_net[1]):
+        np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))

@@ -16,7 +16,7 @@ the draws in the chunk — and the caller turns them into the metrics with the s
 numpy pass (one formula). Given the same random words it gives the same resamples; sums of
 integers (the draws, and with 0/1 targets the positives and squared positions) are exact either
 way, so with 0/1 targets accuracy and AUROC are equal bit for bit, and the float sums (Brier,
-ECE, AUARC, and accuracy with graded targets) are added in another order (equal to 1e-11
+ECE, AUARC, and accuracy with graded targets) are added in another order (equal to 1e-10
 relative, tested).
 """
 

@@ -241,6 +241,7 @@ class SortedSample:
         self.chunks = [_Chunk(self, int(a), int(z), bins, sq, gap)
                        for a, z in itertools.pairwise(bounds)]
         self.chunk_rows = np.array([ch.rows for ch in self.chunks], dtype=np.float64)
+        self.compilable = any(ch.compilable for ch in self.chunks)
         # F(k) for every position a resample of n draws reaches, made once (not grown by the
         # threads that share the blocks)
         self._f = np.zeros(1)
@@ -249,8 +250,9 @@ class SortedSample:
     @property
     def _kernel(self) -> Callable | None:
         """The compiled untied pass if this sample takes it (:data:`_ROUTE`), else ``None``."""
-        if _ROUTE == "numpy" or (_ROUTE == "auto" and self.n < COMPILED_BOOTSTRAP_ROWS):
-            return None
+        if _ROUTE == "numpy" or (_ROUTE == "auto" and (
+                self.n < COMPILED_BOOTSTRAP_ROWS or not self.compilable)):
+            return None   # (a tied sample has no chunk to compile: no numba, no compiling)
         from . import _compiled
 
         kernel = _compiled.untied_pass()
@@ -337,7 +339,7 @@ class SortedSample:
         rise, squares, total = np.empty(b), np.empty(b), np.empty(b)
         start_at = st["ends"].astype(np.int64)
         every_cell = ch.run_ends is None
-        f = self._xh(int(start_at.max()) + int(d.max()))
+        f = self._xh(int((start_at + d).max()))   # positions reached: in the table made once
         kernel(draws, d.astype(np.int64), ch.cols, ch.dt,
                _NO_ENDS if every_cell else ch.run_ends, every_cell, f, start_at, sums, rise,
                squares, total)
@@ -483,6 +485,8 @@ def bootstrap_metrics(sample: SortedSample, n_resamples: int, seed,
     ``seed`` (the numbers do not depend on how ``parallel`` shares the blocks)."""
     blocks = sample.blocks_of(n_resamples)
     streams = np.random.SeedSequence(seed).spawn(len(blocks))
+    # numba imported and the kernel compiled here, once, before the blocks' threads ask for it
+    _ = sample._kernel
 
     def run(i: int) -> dict[str, np.ndarray]:
         return sample.bootstrap(blocks[i][1], np.random.default_rng(streams[i]))
