@@ -130,24 +130,25 @@ def test_seed_sweep_and_calibration_share(tmp_path):
                                                     seed_sweep="5", logprob_cols="score_lp*"))
 
 
-def test_neural_seeds_train_side_by_side_to_the_same_bits():
-    """CHR's seeds are split between the workers and each part trains as one batched program:
-    the intervals equal those of each seed trained alone, bit for bit."""
+@pytest.mark.parametrize("method", ["chr", "r2ccp"])
+def test_neural_seeds_train_side_by_side_to_the_same_bits(method):
+    """CHR's and R2CCP's seeds are split between the workers and each part trains as one
+    batched program: the intervals equal those of each seed trained alone, bit for bit."""
     import numpy as np
 
     from confeval.suites.intervals.scoring import _plan, score_intervals
 
-    assert sorted(_plan(["chr", "naive"], [1, 2, 3], 2)[:2]) == [(["chr"], [1]),
-                                                                  (["chr"], [2, 3])]
+    assert sorted(_plan([method, "naive"], [1, 2, 3], 2)[:2]) == [([method], [1]),
+                                                                   ([method], [2, 3])]
     rng = np.random.default_rng(0)
     truth = rng.integers(1, 6, size=400).astype(float)
     features = np.log(np.clip(rng.dirichlet(np.ones(5), size=400) + np.eye(5)[
         (truth - 1).astype(int)] * 0.5, 1e-6, None))
-    options = {"chr": {"epochs": 3}}
-    together = score_intervals(features, truth, methods=["chr"], seeds=[1, 2, 3], n_jobs=1,
+    options = {method: {"epochs": 3}}
+    together = score_intervals(features, truth, methods=[method], seeds=[1, 2, 3], n_jobs=1,
                                method_options=options)
-    alone = [score_intervals(features, truth, methods=["chr"], seeds=[s], n_jobs=1,
+    alone = [score_intervals(features, truth, methods=[method], seeds=[s], n_jobs=1,
                              method_options=options) for s in (1, 2, 3)]
     for metric in ("coverage_raw", "width_raw", "width_adj"):
-        assert together["methods"]["chr"][metric]["mean"] == np.mean(
-            [one["methods"]["chr"][metric]["mean"] for one in alone])
+        assert together["methods"][method][metric]["mean"] == np.mean(
+            [one["methods"][method][metric]["mean"] for one in alone])
