@@ -57,14 +57,16 @@ def harrell_davis_weights(n: int, level: float) -> np.ndarray:
 
 class _StumpContext:
     """What every stump fitted on one design matrix shares: each feature's sort order, the
-    valid cut positions (between distinct values) and the leaf-size denominators."""
+    positions of the cuts that are not valid (between equal values, as flat indices) and the
+    leaf-size denominators, repeated for every feature (numpy's broadcasting of an (n - 1, 1)
+    column over a few features runs rows of a few elements: ~2x slower)."""
 
     def __init__(self, X: np.ndarray, lam: float = 1.0) -> None:
-        n = X.shape[0]
+        n, d = X.shape
         self.order = np.argsort(X, axis=0, kind="stable")
         self.sorted_X = np.take_along_axis(X, self.order, axis=0)
-        self.valid = self.sorted_X[1:] > self.sorted_X[:-1]
-        n_left = np.arange(1, n, dtype=np.float64)[:, None]
+        self.invalid = np.flatnonzero(~(self.sorted_X[1:] > self.sorted_X[:-1]))
+        n_left = np.repeat(np.arange(1, n, dtype=np.float64)[:, None], d, axis=1)
         self.inv_left, self.inv_right = 1 / (n_left + lam), 1 / (n - n_left + lam)
         self.n, self.lam = n, lam
 
@@ -76,8 +78,13 @@ def fit_stump(ctx: _StumpContext, grad: np.ndarray) -> tuple[int, float, float, 
     left = np.cumsum(grad[ctx.order], axis=0)[:-1]   # gradient sums left of each cut
     total = grad.sum()
     right = total - left
-    gain = left * left * ctx.inv_left + right * right * ctx.inv_right
-    gain[~ctx.valid] = -np.inf
+    # gain = left^2 / (n_left + lam) + right^2 / (n_right + lam), the same operations in place
+    gain = left * left
+    gain *= ctx.inv_left
+    right *= right
+    right *= ctx.inv_right
+    gain += right
+    np.put(gain, ctx.invalid, -np.inf)
     best = int(np.argmax(gain))
     k, j = divmod(best, gain.shape[1])
     if not np.isfinite(gain[k, j]):  # constant features: one leaf
@@ -85,7 +92,7 @@ def fit_stump(ctx: _StumpContext, grad: np.ndarray) -> tuple[int, float, float, 
         return 0, np.inf, value, value
     threshold = 0.5 * (ctx.sorted_X[k, j] + ctx.sorted_X[k + 1, j])
     return (j, float(threshold), -left[k, j] * ctx.inv_left[k, 0],
-            -right[k, j] * ctx.inv_right[k, 0])
+            -(total - left[k, j]) * ctx.inv_right[k, 0])
 
 
 def _apply(stump, X):
@@ -193,12 +200,13 @@ class BoostedLocal(_Boosted):
 
     def _coordinate_grad(self, which, sigma, mu, y, weights):
         n = y.size
-        spread = np.abs(sigma) + _EPS
-        scores = np.abs(y - mu) / spread
+        size, miss = np.abs(sigma), np.abs(y - mu)   # each computed once, used twice
+        spread = size + _EPS
+        scores = miss / spread
         q, dq = _hd_gradient(scores, weights)
-        mean_spread = np.abs(sigma).mean()
+        mean_spread = size.mean()
         if which == 0:  # d/d sigma of 2 mean|sigma| Q
-            d_score = -np.abs(y - mu) / spread ** 2 * np.sign(sigma)
+            d_score = -miss / spread ** 2 * np.sign(sigma)
             return 2 * q * np.sign(sigma) / n + 2 * mean_spread * dq * d_score
         return 2 * mean_spread * dq * np.sign(mu - y) / spread
 
