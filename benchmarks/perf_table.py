@@ -79,6 +79,15 @@ def _fastest(row: dict) -> str:
     return f"{name} {seconds(row['references'][name])}"
 
 
+def _on_every_core(probe: dict) -> str:
+    """The probe run on every core at once, the slowest core's time (runs saved before
+    2026-11-27 06:30 UTC have none)."""
+    if "both_before" not in probe:
+        return ""
+    return (f" (run on every core at once, the slowest took {probe['both_before'] * 1e3:.0f} "
+            f"and {probe['both_after'] * 1e3:.0f} ms)")
+
+
 def provenance(run: dict) -> str:
     load = run["load"]
     threads = run.get("omp_num_threads") or "unset"
@@ -86,8 +95,8 @@ def provenance(run: dict) -> str:
     speed = "" if probe is None else (
         f" A fixed probe of the host's speed (10^6 additions in Python and a sort of 10^6 "
         f"numbers, best of 3) took {probe['before'] * 1e3:.0f} ms before the run and "
-        f"{probe['after'] * 1e3:.0f} ms after; on this machine it has ranged over tens of "
-        "percent within minutes.")
+        f"{probe['after'] * 1e3:.0f} ms after{_on_every_core(probe)}; on this machine it has "
+        "ranged over tens of percent within minutes.")
     return (f"Written by `python benchmarks/run_all.py` from one run on {run['date']} "
             f"(commit {run['commit']}, {run['cores']} cores, load average "
             f"{load['before']:.2f} before and {load['after']:.2f} after, best of "

@@ -389,16 +389,18 @@ def main() -> None:
         parser.error(f"unknown group(s) {unknown}; choose from {', '.join(GROUPS)}")
     if args.skip_slow:
         chosen = [g for g in chosen if g not in SLOW]
-    load_before, probe_before = os.getloadavg()[0], host_probe()
+    load_before = os.getloadavg()[0]
+    probe = {"before": host_probe(), "both_before": host_probe_on_every_core()}
     rows: list[Row] = []
     for group in chosen:
         rows.extend(GROUPS[group](args.repeats))
-    probe = {"before": probe_before, "after": host_probe()}
+    probe.update(after=host_probe(), both_after=host_probe_on_every_core())
     print(f"confeval benchmarks on {os.cpu_count()} cores, best of {args.repeats} interleaved "
           "(ratio = reference / confeval; above 1 = confeval faster)")
     print_table(rows)
     print(f"host probe: {probe['before'] * 1e3:.0f} ms before, {probe['after'] * 1e3:.0f} ms "
-          "after")
+          f"after; on every core at once {probe['both_before'] * 1e3:.0f} ms before, "
+          f"{probe['both_after'] * 1e3:.0f} ms after")
     if chosen == list(GROUPS) and not args.no_save:
         save(rows, args.repeats, load_before, probe)
 
@@ -421,6 +423,47 @@ def host_probe() -> float:
         np.sort(data)
         best = min(best, time.perf_counter() - started)
     return best
+
+
+_PROBE_CHILD = """
+import os, sys, time
+import numpy as np
+if hasattr(os, "sched_setaffinity"):   # one core each (Linux), so the slowest core is seen
+    os.sched_setaffinity(0, {{int(sys.argv[2])}})
+
+def probe(data):   # host_probe's loop, in a function as there (globals would be slower)
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range({n}):
+            total += i
+        np.sort(data)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+data = np.random.default_rng(0).uniform(size={n})
+start_at = float(sys.argv[1])
+while time.time() < start_at:
+    time.sleep(0.001)
+print(probe(data))
+"""
+
+
+def host_probe_on_every_core() -> float:
+    """:func:`host_probe`'s work in one new process per core (each held on its core where the
+    system allows), all starting at the same moment; the slowest one's seconds. The one-process
+    probe can read quiet while another core is taken by a neighbour: on 2026-11-27 a run with
+    that probe at 43 and 47 ms had its two-core rows ~25% slower than runs minutes apart, and
+    the same loop held on each core in turn took a steady ~44 ms on the first and 36-125 ms on
+    the second. This probe sees that."""
+    code = _PROBE_CHILD.format(n=PROBE_ADDITIONS)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        list(range(os.cpu_count() or 1))
+    start_at = f"{time.time() + 1.0:.6f}"   # after every child has imported numpy
+    children = [subprocess.Popen([sys.executable, "-c", code, start_at, str(core)],
+                                 stdout=subprocess.PIPE, text=True) for core in cores]
+    return max(float(child.communicate()[0]) for child in children)
 
 
 def _commit() -> str:

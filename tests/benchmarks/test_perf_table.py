@@ -69,6 +69,10 @@ def test_rendering_by_hand_computed_values():
         "`OMP_NUM_THREADS` unset). A fixed probe of the host's speed (10^6 additions in Python "
         "and a sort of 10^6 numbers, best of 3) took 123 ms before the run and 188 ms after; on "
         "this machine it has ranged over tens of percent within minutes.")
+    run["probe"].update(both_before=0.0456, both_after=0.0987)
+    assert perf_table.render_full(run).splitlines()[-1].endswith(
+        "took 123 ms before the run and 188 ms after (run on every core at once, the slowest "
+        "took 46 and 99 ms); on this machine it has ranged over tens of percent within minutes.")
     summary = perf_table.render_summary(run).splitlines()
     assert summary[2] == ("| Deg, 1,000 questions x 20 samples, batched | 0.5 ms | UQ-NLG 4.8 ms"
                           " | 9.60 | >= 5 |")
