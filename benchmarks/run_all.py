@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from host_probe import host_probe
 from peers import contextsl, lm_polygraph, sar, uq_nlg
 
 from confeval import measures as MS
@@ -405,63 +406,18 @@ def main() -> None:
         save(rows, args.repeats, load_before, probe)
 
 
-PROBE_ADDITIONS = 1_000_000
-
-
-def host_probe() -> float:
-    """Seconds of one fixed piece of CPU work, best of 3: 10^6 additions in Python and a sort
-    of 10^6 seeded numbers. The load average does not show it, but this host's speed swings by
-    tens of percent from minute to minute (a virtual machine's neighbours); the probe before
-    and after a run says where in a swing the run's figures were taken."""
-    data = np.random.default_rng(0).uniform(size=PROBE_ADDITIONS)
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        total = 0
-        for i in range(PROBE_ADDITIONS):
-            total += i
-        np.sort(data)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
-_PROBE_CHILD = """
-import os, sys, time
-import numpy as np
-if hasattr(os, "sched_setaffinity"):   # one core each (Linux), so the slowest core is seen
-    os.sched_setaffinity(0, {{int(sys.argv[2])}})
-
-def probe(data):   # host_probe's loop, in a function as there (globals would be slower)
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        total = 0
-        for i in range({n}):
-            total += i
-        np.sort(data)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-data = np.random.default_rng(0).uniform(size={n})
-start_at = float(sys.argv[1])
-while time.time() < start_at:
-    time.sleep(0.001)
-print(probe(data))
-"""
-
-
 def host_probe_on_every_core() -> float:
-    """:func:`host_probe`'s work in one new process per core (each held on its core where the
+    """:func:`host_probe` in one new process per core (each held on its core where the
     system allows), all starting at the same moment; the slowest one's seconds. The one-process
     probe can read quiet while another core is taken by a neighbour: on 2026-11-27 a run with
     that probe at 43 and 47 ms had its two-core rows ~25% slower than runs minutes apart, and
     the same loop held on each core in turn took a steady ~44 ms on the first and 36-125 ms on
     the second. This probe sees that."""
-    code = _PROBE_CHILD.format(n=PROBE_ADDITIONS)
+    script = str(Path(__file__).with_name("host_probe.py"))
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         list(range(os.cpu_count() or 1))
     start_at = f"{time.time() + 1.0:.6f}"   # after every child has imported numpy
-    children = [subprocess.Popen([sys.executable, "-c", code, start_at, str(core)],
+    children = [subprocess.Popen([sys.executable, script, start_at, str(core)],
                                  stdout=subprocess.PIPE, text=True) for core in cores]
     return max(float(child.communicate()[0]) for child in children)
 

@@ -119,3 +119,10 @@ def test_the_lm_eval_comparison_says_where_lm_eval_is_absent(tmp_path, capsys):
         tmp_path / "none")) for line in lines)
     assert any(line.startswith("2 questions: confeval ") for line in lines)
     assert lines[-1] == "ratio: unavailable (lm-eval absent)"
+
+
+def test_the_probe_runs_on_every_core_and_reports_the_slowest_in_seconds():
+    import run_all
+
+    seconds = run_all.host_probe_on_every_core()
+    assert isinstance(seconds, float) and 0 < seconds < float("inf")   # parsed from each child
