@@ -1,15 +1,16 @@
 """The fixed piece of CPU work that says how fast the host is at the moment (benchmarks/
 run_all.py runs it before and after a run, in its own process and on every core at once).
 
-    python benchmarks/host_probe.py START_AT CORE   # held on CORE, from time START_AT; prints s
+    python benchmarks/host_probe.py                              # prints the probe's seconds
+    python benchmarks/host_probe.py --core 1 --start-at 1795000000.5   # held on core 1, from then
 
 Only numpy and the standard library, so that a child process starts in a fraction of a second.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import time
 
 import numpy as np
@@ -35,16 +36,20 @@ def host_probe() -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Held on core ``argv[1]``, wait until the time ``argv[0]``, then print the probe's
-    seconds (run_all.host_probe_on_every_core starts one per core)."""
-    start_at, core = argv if argv is not None else sys.argv[1:]
-    start_at, core = float(start_at), int(core)
-    if hasattr(os, "sched_setaffinity"):   # one core each (Linux), so the slowest core is seen
-        os.sched_setaffinity(0, {core})
-    while time.time() < start_at:
+    """Print the probe's seconds, held on ``--core`` and started at the time ``--start-at``
+    where given (run_all.host_probe_on_every_core starts one such process per core)."""
+    parser = argparse.ArgumentParser(description="The fixed piece of CPU work that says how "
+                                     "fast this host is now; prints its seconds, best of 3.")
+    parser.add_argument("--core", type=int, help="run held on this core (Linux)")
+    parser.add_argument("--start-at", type=float, default=0.0,
+                        help="wait until this time (seconds since the epoch), so that "
+                             "processes on several cores start together")
+    args = parser.parse_args(argv)
+    if args.core is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.core})   # one core each, so the slowest core is seen
+    while time.time() < args.start_at:
         time.sleep(0.001)
     print(host_probe())
-
 
 if __name__ == "__main__":
     main()

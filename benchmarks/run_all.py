@@ -417,7 +417,8 @@ def host_probe_on_every_core() -> float:
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         list(range(os.cpu_count() or 1))
     start_at = f"{time.time() + 1.0:.6f}"   # after every child has imported numpy
-    children = [subprocess.Popen([sys.executable, script, start_at, str(core)],
+    children = [subprocess.Popen([sys.executable, script, "--start-at", start_at,
+                                  "--core", str(core)],
                                  stdout=subprocess.PIPE, text=True) for core in cores]
     return max(float(child.communicate()[0]) for child in children)
 
