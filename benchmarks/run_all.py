@@ -276,7 +276,19 @@ def live_rows(repeats: int, questions: int = 10) -> list[Row]:
     rows = [Row(f"option injection, {questions} questions x 5 options (embedded model)", fast,
                 {"one option at a time": slow}, target=3.0)]
     rows.extend(_sampling_rows(backend, work, questions))
+    rows.append(_startup_row(repeats))
     return rows
+
+
+def _startup_row(repeats: int) -> Row:
+    """``benchmarks/live_startup.py``: a new process to its first forward pass, on our Llama
+    engine against transformers (medians, the engines taking turns)."""
+    import live_startup
+
+    times = live_startup.measure(max(repeats, 5), threads=1)
+    ours, theirs = (statistics.median(times[e]) for e in live_startup.ENGINES)
+    return Row("live run: a new process to its first forward pass (embedded model exported, "
+               "median)", ours, {"transformers engine": theirs}, budget=live_startup.TARGET)
 
 
 def _sampling_rows(backend, work, questions: int) -> list[Row]:

@@ -296,11 +296,15 @@ OPTIONS = [[" 19", " The capital of France is Paris.", "B", " 20 or 18"],
 
 
 def count_passes(backend):
-    """The tokens of each forward pass of ``backend``'s model from now on (a hook)."""
-    passes = []
-    backend.net.register_forward_hook(
-        lambda module, args, kwargs, out: passes.append(kwargs["input_ids"].numel()),
-        with_kwargs=True)
+    """The tokens of each forward pass of ``backend``'s model from now on (its ``forward``
+    wrapped: both engines call it, by keyword, for every pass)."""
+    passes, forward = [], backend.net.forward
+
+    def counted(*args, **kwargs):
+        passes.append(kwargs["input_ids"].numel())
+        return forward(*args, **kwargs)
+
+    backend.net.forward = counted
     return passes
 
 

@@ -35,12 +35,14 @@ def build_tokenizer(folder: Path):
     return fast
 
 
-def build_tiny_llama(folder: Path, *, seed: int = 0, peak_token: str | None = None):
+def build_tiny_llama(folder: Path, *, seed: int = 0, peak_token: str | None = None,
+                     kv_heads: int = 2, heads: int = 2):
     """Save a 2-layer random Llama and its tokenizer to ``folder``; return the folder.
 
     Weights come from a seeded numpy Generator (the global torch RNG is not used).
     ``peak_token`` biases the output layer so that this token dominates every next-token
-    distribution (a peaked model).
+    distribution (a peaked model). ``heads`` query heads share ``kv_heads`` key/value heads
+    (fewer key/value heads: grouped-query attention, as in the embedded model).
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -48,7 +50,8 @@ def build_tiny_llama(folder: Path, *, seed: int = 0, peak_token: str | None = No
     folder.mkdir(parents=True, exist_ok=True)
     tok = build_tokenizer(folder)
     config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         num_hidden_layers=2, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads,
                          max_position_embeddings=2048, eos_token_id=tok.eos_token_id,
                          pad_token_id=tok.pad_token_id, tie_word_embeddings=False)
     model = LlamaForCausalLM(config)

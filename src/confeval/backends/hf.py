@@ -1,5 +1,12 @@
-"""``hf:`` — causal language models in-process with transformers (the ``local`` extra).
+"""``hf:`` — causal language models in-process with torch (the ``local`` extra).
 
+* **Engines.** A Llama checkpoint (the embedded SmolLM2 among them) runs on confeval's own
+  forward pass (:mod:`confeval.backends._llama`) and its tokenizer is read with ``tokenizers``
+  (:mod:`confeval.backends._tokenizer`): transformers is never imported, which takes ~3 s
+  off a live run's start-up, and every output equals transformers' to float32 rounding
+  (``tests/backends/test_llama.py``). Every other model, and any folder those modules do not
+  read exactly as transformers does, runs on transformers (``engine="auto"``, the default;
+  ``"confeval"`` or ``"transformers"`` insist on one). The cache identity is the same on both.
 * **Scoring** is exact: the prompt (the chat template with the generation prompt appended) and
   each continuation are tokenised separately and concatenated, so the continuation's tokens are
   exactly its own; the log-probabilities of those tokens are summed. The prompt is run once and
@@ -54,6 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import missing_model_folder
+from ._llama import LlamaEngine, unsupported_model_reason
+from ._tokenizer import FolderTokenizer, Unsupported
 from .base import (
     Backend,
     BackendError,
@@ -71,18 +80,32 @@ __all__ = ["HFBackend", "default_threads", "set_threads"]
 def _import_torch():
     try:
         import torch
+    except ImportError as exc:
+        raise BackendError("the hf/local backends need the 'local' extra: "
+                           "pip install 'confeval[local]'") from exc
+    return torch
+
+
+def _import_transformers():
+    try:
         import transformers
     except ImportError as exc:
         raise BackendError("the hf/local backends need the 'local' extra: "
                            "pip install 'confeval[local]'") from exc
-    return torch, transformers
+    return transformers
+
+
+ENGINES = ("auto", "confeval", "transformers")
+"""How a model folder is run: ``confeval``'s own Llama forward pass
+(:mod:`confeval.backends._llama`, no transformers import: a live run starts seconds sooner),
+``transformers``, or ``auto`` — ours where the folder is a model it runs, else transformers."""
 
 
 class HFBackend(Backend):
     """A causal language model (or an image-text LLaVA model) from a local folder, run in
-    process with transformers: exact batched continuation scoring, and seeded generation with
-    per-token log-probabilities and top-k alternatives (``hf:PATH``; ``local`` is this backend
-    on the embedded SmolLM2)."""
+    process (our Llama forward pass or transformers, ``engine``): exact batched continuation
+    scoring, and seeded generation with per-token log-probabilities and top-k alternatives
+    (``hf:PATH``; ``local`` is this backend on the embedded SmolLM2)."""
 
     parallel_items = 1  # one forward pass at a time (a lock): items finish one by one
     pack_items = 16
@@ -95,31 +118,19 @@ class HFBackend(Backend):
 
     def __init__(self, path: str | Path, *, device: str = "cpu", batch_size: int = 8,
                  model: Any = None, tokenizer: Any = None, name: str | None = None,
-                 kv_reuse: bool = True, threads: int | None = None) -> None:
+                 kv_reuse: bool = True, threads: int | None = None,
+                 engine: str = "auto") -> None:
         super().__init__(name or str(path))
-        torch, transformers = _import_torch()
+        if engine not in ENGINES:
+            raise BackendError(f"hf: engine {engine!r}: choose one of {', '.join(ENGINES)}")
+        torch = _import_torch()
         self._torch = torch
         self.threads = set_threads(threads)
         self.processor = None
         missing = missing_model_folder(path) if model is None else None
         if missing:
             raise BackendError(f"hf: {missing}")
-        try:
-            config = None if model is not None else transformers.AutoConfig.from_pretrained(
-                str(path), local_files_only=True)
-            if config is not None and getattr(config, "vision_config", None) is not None:
-                self.processor = transformers.AutoProcessor.from_pretrained(
-                    str(path), local_files_only=True)
-                self.tokenizer = self.processor.tokenizer
-                self.net = transformers.AutoModelForImageTextToText.from_pretrained(
-                    str(path), local_files_only=True)
-            else:
-                self.tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(
-                    str(path), local_files_only=True)
-                self.net = model or transformers.AutoModelForCausalLM.from_pretrained(
-                    str(path), local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"hf: cannot load a model from {path}: {exc}") from None
+        self.engine = self._load(path, model, tokenizer, engine)
         self.net.to(device).eval()
         self.device = device
         self.batch_size = max(1, int(batch_size))
@@ -140,19 +151,74 @@ class HFBackend(Backend):
                           else "past_key_values")
         self._lock = threading.Lock()
         self._executor = None
-        self._fingerprint = self._make_fingerprint()
+        self._given_model = model is not None
+        self._fingerprint = self._make_fingerprint(path)
+
+    def _load(self, path, model, tokenizer, engine: str) -> str:
+        """Load the tokenizer and model (``self.net``) with the engine asked for; the engine
+        that runs them."""
+        reason = "a model object was given" if model is not None else \
+            "a tokenizer object was given" if tokenizer is not None else \
+            "asked for transformers" if engine == "transformers" else \
+            unsupported_model_reason(path)
+        if reason is None:
+            try:
+                self.tokenizer = FolderTokenizer(path)
+                self.net = LlamaEngine(path)
+                return "confeval"
+            except Unsupported as exc:
+                reason = str(exc)
+            except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+                raise BackendError(f"hf: cannot load a model from {path}: {exc}") from None
+        if engine == "confeval":
+            raise BackendError(f"hf: the confeval engine cannot run {path}: {reason}")
+        transformers = _import_transformers()
+        try:
+            config = None if model is not None else transformers.AutoConfig.from_pretrained(
+                str(path), local_files_only=True)
+            if config is not None and getattr(config, "vision_config", None) is not None:
+                self.processor = transformers.AutoProcessor.from_pretrained(
+                    str(path), local_files_only=True)
+                self.tokenizer = self.processor.tokenizer
+                self.net = transformers.AutoModelForImageTextToText.from_pretrained(
+                    str(path), local_files_only=True)
+            else:
+                self.tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(
+                    str(path), local_files_only=True)
+                self.net = model or transformers.AutoModelForCausalLM.from_pretrained(
+                    str(path), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"hf: cannot load a model from {path}: {exc}") from None
+        return "transformers"
 
     def _cache_of(self, outputs: Any) -> Any:
         """The KV cache a forward pass returned, under its name in this transformers."""
         return getattr(outputs, "cache" if self._cache_kw == "cache" else "past_key_values")
 
     # ------------------------------------------------------------------ identity
-    def _make_fingerprint(self) -> str:
-        h = hashlib.sha256(self.net.config.to_json_string().encode())
-        with self._torch.no_grad():
+    def _make_fingerprint(self, path) -> str:
+        """The model's identity in cache keys: its config and a sum per weight. The config is
+        config.json as parsed (both engines read the same file, so a cache outlives a change
+        of engine), or the model object's own when one was given."""
+        import json
+
+        config_file = Path(path) / "config.json"
+        if self._given_model or not config_file.is_file():
+            text = self.net.config.to_json_string()
+        else:
+            with open(config_file, encoding="utf-8") as handle:
+                text = json.dumps(json.load(handle), sort_keys=True)
+        import numpy as np
+
+        h = hashlib.sha256(text.encode())
+        torch = self._torch
+        with torch.no_grad():
             for name, p in sorted(self.net.state_dict().items()):
+                # numpy's sum: single-threaded, so the identity does not move with the
+                # thread count, and ~2x faster than torch's float64 copy of the weights
+                values = (p if p.dtype == torch.float32 else p.float()).detach().cpu().numpy()
                 h.update(name.encode())
-                h.update(repr((tuple(p.shape), float(p.double().sum()))).encode())
+                h.update(repr((tuple(p.shape), float(values.sum(dtype=np.float64)))).encode())
         return h.hexdigest()[:16]
 
     def identity(self) -> dict[str, Any]:

@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 
 from .base import BackendError
-from .hf import HFBackend, _import_torch
+from .hf import HFBackend, _import_transformers
 
 try:
     import fcntl
@@ -83,7 +83,7 @@ def export_dir() -> Path:
 
 def _write_model(gguf: Path, folder: Path) -> None:
     """Write the transformers folder converted from ``gguf`` into the existing ``folder``."""
-    _, transformers = _import_torch()
+    transformers = _import_transformers()
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     loaded = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent),
                                                                gguf_file=gguf.name)
@@ -274,9 +274,11 @@ def _drop_quantization_marker(config_path: Path) -> None:
 
 def local_backend(*, device: str = "cpu", batch_size: int = 8,
                   export_dir_override: str | Path | None = None,
-                  threads: int | None = None) -> HFBackend:
+                  threads: int | None = None, engine: str = "auto") -> HFBackend:
     """The embedded SmolLM2 model as an :class:`HFBackend` (exported on first use); torch
-    runs on ``threads`` threads (default :func:`~confeval.backends.hf.default_threads`)."""
+    runs on ``threads`` threads (default :func:`~confeval.backends.hf.default_threads`), the
+    model on ``engine`` (:data:`~confeval.backends.hf.ENGINES`: by default our own Llama
+    forward pass, which needs no transformers import)."""
     target = Path(export_dir_override) if export_dir_override else export_dir()
     if _complete(target):
         _remove_stale(target)  # e.g. a .partial left beside it by a run that lost the race
@@ -284,6 +286,6 @@ def local_backend(*, device: str = "cpu", batch_size: int = 8,
         _export(find_gguf(), target)
     _drop_quantization_marker(target / "config.json")
     backend = HFBackend(target, device=device, batch_size=batch_size, name=MODEL_NAME,
-                        threads=threads)
+                        threads=threads, engine=engine)
     backend.kind = "local"
     return backend
