@@ -271,7 +271,7 @@ def test_a_run_on_our_engine_never_imports_transformers(tmp_path):
     assert done.stdout.split() == ["confeval", "2", "False"]
 
 
-@pytest.mark.parametrize("damage", ["weights", "tokenizer", "layers"])
+@pytest.mark.parametrize("damage", ["weights", "tokenizer", "layers", "huge", "heads", "size"])
 def test_a_damaged_folder_is_a_clear_error_naming_the_file(tmp_path, damage):
     tiny = build_tiny_llama(tmp_path / "tiny")
     if damage == "weights":
@@ -282,9 +282,14 @@ def test_a_damaged_folder_is_a_clear_error_naming_the_file(tmp_path, damage):
         text = (tiny / "tokenizer.json").read_text()
         (tiny / "tokenizer.json").write_text(text.replace('"BPE"', '"NoSuchModel"'))
         named = "tokenizer.json"
+    elif damage == "size":   # a "config" of 5 MB is not read whole
+        (tiny / "config.json").write_text(" " * (5 << 20) + "{}")
+        named = "config.json: larger than 4 MB"
     else:
         config = json.loads((tiny / "config.json").read_text())
-        (tiny / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 3}))
-        named = "model.layers.2"
-    with pytest.raises(BackendError, match=f"cannot load a model from .*{named}"):
+        change, named = {"layers": ({"num_hidden_layers": 3}, "model.layers.2"),
+                         "huge": ({"num_hidden_layers": 10 ** 9}, "num_hidden_layers"),
+                         "heads": ({"num_attention_heads": 0}, "num_attention_heads")}[damage]
+        (tiny / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(BackendError, match=f"hf: .*cannot .*{named}"):
         HFBackend(tiny, engine="confeval")

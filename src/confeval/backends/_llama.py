@@ -32,12 +32,32 @@ __all__ = ["LlamaEngine", "KVCache", "unsupported_model_reason", "unsupported_re
 _DTYPES = ("float32", "bfloat16", "float16")
 
 
+_CONFIG_BYTES = 4 << 20   # a model's config.json is a few kB; a larger one is not read
+
+
+def read_small_json(path: Path) -> Any:
+    """A small JSON file (a config) read whole: refused past :data:`_CONFIG_BYTES`."""
+    if path.stat().st_size > _CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than {_CONFIG_BYTES >> 20} MB, not a config")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def _read_config(folder: Path) -> dict:
-    with open(folder / "config.json", encoding="utf-8") as handle:
-        config = json.load(handle)
+    config = read_small_json(folder / "config.json")
     if not isinstance(config, dict):
         raise ValueError(f"{folder / 'config.json'}: not a JSON object")
     return config
+
+
+def _count(raw: dict, key: str, most: int, default: int | None = None) -> int:
+    """A positive whole number of the config, at most ``most`` (a hostile config naming 10^9
+    layers must not make us list 10^9 weight names)."""
+    value = raw.get(key)
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ValueError(f"config.json: {key} = {value!r}, not a whole number in 1..{most:,}")
+    return value
 
 
 def _rope(config: dict) -> tuple[str | None, float]:
@@ -174,10 +194,14 @@ class LlamaEngine:
         raw = _read_config(folder)
         self.config = _Config(raw)
         self.dtype = getattr(torch, raw.get("dtype") or raw.get("torch_dtype") or "float32")
-        self.layers = int(raw["num_hidden_layers"])
-        self.heads = int(raw["num_attention_heads"])
-        self.kv_heads = int(raw.get("num_key_value_heads") or self.heads)
-        self.head_dim = int(raw.get("head_dim") or int(raw["hidden_size"]) // self.heads)
+        self.layers = _count(raw, "num_hidden_layers", 1024)
+        self.heads = _count(raw, "num_attention_heads", 4096)
+        self.kv_heads = _count(raw, "num_key_value_heads", self.heads, self.heads)
+        hidden = _count(raw, "hidden_size", 1 << 20)
+        self.head_dim = _count(raw, "head_dim", 1 << 16, hidden // self.heads or None)
+        if self.heads % self.kv_heads:
+            raise ValueError(f"config.json: {self.heads} attention heads do not share "
+                             f"{self.kv_heads} key/value heads evenly")
         self.groups = self.heads // self.kv_heads
         self.scaling = self.head_dim ** -0.5
         self.eps = float(raw.get("rms_norm_eps", 1e-6))

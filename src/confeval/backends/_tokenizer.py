@@ -28,8 +28,9 @@ _MAX_VOCAB = 100_000   # above it transformers may patch the pre-tokenizer (Mist
 
 
 def _json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    from ._llama import read_small_json
+
+    return read_small_json(path)
 
 
 def _token_text(value: Any) -> str | None:
