@@ -27,20 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._tokenizer import read_small_json, unsupported_tokenizer_reason
+
 __all__ = ["LlamaEngine", "KVCache", "unsupported_model_reason", "unsupported_reason"]
 
 _DTYPES = ("float32", "bfloat16", "float16")
-
-
-_CONFIG_BYTES = 4 << 20   # a model's config.json is a few kB; a larger one is not read
-
-
-def read_small_json(path: Path) -> Any:
-    """A small JSON file (a config) read whole: refused past :data:`_CONFIG_BYTES`."""
-    if path.stat().st_size > _CONFIG_BYTES:
-        raise ValueError(f"{path}: larger than {_CONFIG_BYTES >> 20} MB, not a config")
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def _read_config(folder: Path) -> dict:
@@ -94,8 +85,6 @@ def _weight_files(folder: Path) -> list[Path] | None:
 def unsupported_reason(folder: str | Path) -> str | None:
     """Why the folder's model or tokenizer must run on transformers, or None when this
     engine and :class:`~confeval.backends._tokenizer.FolderTokenizer` run them."""
-    from ._tokenizer import unsupported_tokenizer_reason
-
     return unsupported_model_reason(folder) or unsupported_tokenizer_reason(folder)
 
 
