@@ -1,8 +1,9 @@
 """confeval's own Llama forward pass and folder tokenizer (``backends/_llama.py``,
 ``backends/_tokenizer.py``) against transformers, the reference they transcribe: every kind of
-pass the ``hf:`` backend runs, compared output by output at float32 tolerance, on a tiny model
-with as many key/value heads as query heads, one with grouped-query attention, and the embedded
-SmolLM2 where it is installed; the tokenizers compared id by id and text by text."""
+pass the ``hf:`` backend runs, compared output by output at the outputs' tolerance (float32 or
+bfloat16), on a tiny model with as many key/value heads as query heads, one with grouped-query
+attention, that one in bfloat16 saved as shards, and the embedded SmolLM2 where it is
+installed; the tokenizers compared id by id and text by text."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from confeval.backends.hf import HFBackend  # noqa: E402
 from .tiny_models import build_tiny_llama  # noqa: E402
 
 F32 = {"rtol": 2e-5, "atol": 2e-5}   # float32 outputs, float32 tolerance
+BF16 = {"rtol": 1e-2, "atol": 1e-2}  # bfloat16 keeps 8 bits of mantissa
 
 
 def embedded_folder():
@@ -39,13 +41,31 @@ def embedded_folder():
     return export_dir()
 
 
-@pytest.fixture(scope="module", params=["mha", "gqa", "embedded"])
+def bfloat16_shards(folder, target):
+    """``folder``'s model saved in bfloat16 as several safetensors files with an index (as
+    large checkpoints come), its tokenizer files copied beside it."""
+    import shutil
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(folder),
+                                                              local_files_only=True)
+    model.to(torch.bfloat16).save_pretrained(target, max_shard_size="20KB")
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        if (folder / name).is_file():
+            shutil.copy(folder / name, target / name)
+    assert (target / "model.safetensors.index.json").is_file()
+    return target
+
+
+@pytest.fixture(scope="module", params=["mha", "gqa", "bf16-shards", "embedded"])
 def folder(request, tmp_path_factory):
     if request.param == "embedded":
         return embedded_folder()
-    heads = {"mha": (2, 2), "gqa": (4, 2)}[request.param]
-    return build_tiny_llama(tmp_path_factory.mktemp(request.param), seed=3,
+    heads = {"mha": (2, 2), "gqa": (4, 2), "bf16-shards": (4, 2)}[request.param]
+    tiny = build_tiny_llama(tmp_path_factory.mktemp(request.param), seed=3,
                             heads=heads[0], kv_heads=heads[1])
+    if request.param == "bf16-shards":
+        return bfloat16_shards(tiny, tmp_path_factory.mktemp("shards"))
+    return tiny
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +77,11 @@ def engines(folder):
 
 
 def _close(a, b):
-    np.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(), **F32)
+    """Equal at the tolerance of the outputs' dtype (bfloat16 keeps 8 bits of mantissa)."""
+    assert a.dtype == b.dtype
+    tolerance = F32 if a.dtype == torch.float32 else BF16
+    np.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(),
+                               **tolerance)
 
 
 def _ids(rows, vocab, seed=0):
@@ -205,12 +229,13 @@ def test_the_backend_gives_the_same_numbers_on_either_engine(folder):
                 max_tokens=6, temperature=1.0, seed=11, logprobs=True, top_logprobs=2), n=3)),
             backend.identity())
     ours, theirs = results["confeval"], results["transformers"]
-    np.testing.assert_allclose(ours[0], theirs[0], **F32)
+    tol = F32 if backend.net.dtype == torch.float32 else BF16
+    np.testing.assert_allclose(ours[0], theirs[0], **tol)
     for a, b in zip(ours[1], theirs[1]):
         assert a.token_ids == b.token_ids and a.tokens == b.tokens
-        np.testing.assert_allclose(a.logprobs, b.logprobs, **F32)
-        np.testing.assert_allclose(a.attention, b.attention, **F32)
-    np.testing.assert_allclose(ours[2], theirs[2], **F32)
+        np.testing.assert_allclose(a.logprobs, b.logprobs, **tol)
+        np.testing.assert_allclose(a.attention, b.attention, **tol)
+    np.testing.assert_allclose(ours[2], theirs[2], **tol)
     # a draw moves only where float32 rounding lands on its boundary: not on these seeds
     assert [g.text for g in ours[3]] == [g.text for g in theirs[3]]
     assert ours[4] == theirs[4]
