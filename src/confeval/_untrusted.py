@@ -39,7 +39,7 @@ from ._validation import RecordsError
 
 __all__ = ["CHUNK", "MAX_DECOMPRESSED_MB", "MAX_RATIO", "RATIO_FLOOR", "UntrustedFileError",
            "bounded_lines", "check_archive", "decompression_caps", "is_compressed",
-           "open_binary", "open_text", "top_level_fields"]
+           "open_binary", "open_text", "read_small_json", "top_level_fields", "CONFIG_BYTES"]
 
 MAX_DECOMPRESSED_MB = 512
 """Default cap of one decompressed stream, in megabytes (``CONFEVAL_MAX_DECOMPRESSED_MB``)."""
@@ -374,3 +374,16 @@ def _decompression_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         return errors
     return (*errors, zstandard.ZstdError)
+
+
+CONFIG_BYTES = 4 << 20
+"""A model folder's JSON configs are a few kB; one larger than this is not read."""
+
+
+def read_small_json(path: Path) -> Any:
+    """A small JSON file (a model's config) read whole, refused unread past
+    :data:`CONFIG_BYTES` (``ValueError`` naming the file)."""
+    if path.stat().st_size > CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than {CONFIG_BYTES >> 20} MB, not a config")
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,6 +23,7 @@ from confeval.backends._tokenizer import FolderTokenizer  # noqa: E402
 from confeval.backends.base import BackendError  # noqa: E402
 from confeval.backends.hf import HFBackend  # noqa: E402
 
+from ..child import fresh_python  # noqa: E402
 from .tiny_models import build_tiny_llama  # noqa: E402
 
 F32 = {"rtol": 2e-5, "atol": 2e-5}   # float32 outputs, float32 tolerance
@@ -293,10 +292,7 @@ def test_a_run_on_our_engine_never_imports_transformers(tmp_path):
             "s = asyncio.run(b.score([{'role': 'user', 'content': 'What is 12 + 7?'}],"
             " [' 19', ' 18']))\n"
             "print(b.engine, len(s), 'transformers' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["confeval", "2", "False"]
+    assert fresh_python(code) == ["confeval", "2", "False"]
 
 
 @pytest.mark.parametrize("damage", ["weights", "tokenizer", "layers", "huge", "heads", "size"])

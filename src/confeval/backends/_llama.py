@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._tokenizer import read_small_json, unsupported_tokenizer_reason
+from .._untrusted import read_small_json
+from ._tokenizer import unsupported_tokenizer_reason
 
 __all__ = ["LlamaEngine", "KVCache", "unsupported_model_reason", "unsupported_reason"]
 

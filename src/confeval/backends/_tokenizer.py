@@ -18,25 +18,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FolderTokenizer", "Unsupported", "read_small_json", "unsupported_tokenizer_reason"]
+from .._untrusted import read_small_json
+
+__all__ = ["FolderTokenizer", "Unsupported", "unsupported_tokenizer_reason"]
 
 _CLASSES = frozenset({None, "TokenizersBackend", "PreTrainedTokenizerFast", "GPT2Tokenizer",
                       "GPT2TokenizerFast"})
 _NAMED = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token",
           "mask_token")
 _MAX_VOCAB = 100_000   # above it transformers may patch the pre-tokenizer (Mistral's regex)
-_CONFIG_BYTES = 4 << 20   # a model's config.json is a few kB; a larger one is not read
-
-
-def read_small_json(path: Path) -> Any:
-    """A small JSON file (a config) read whole: refused past :data:`_CONFIG_BYTES`."""
-    if path.stat().st_size > _CONFIG_BYTES:
-        raise ValueError(f"{path}: larger than {_CONFIG_BYTES >> 20} MB, not a config")
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
-
 def _token_text(value: Any) -> str | None:
     if isinstance(value, dict):
         value = value.get("content")

