@@ -39,7 +39,8 @@ from ._validation import RecordsError
 
 __all__ = ["CHUNK", "MAX_DECOMPRESSED_MB", "MAX_RATIO", "RATIO_FLOOR", "UntrustedFileError",
            "bounded_lines", "check_archive", "decompression_caps", "is_compressed",
-           "open_binary", "open_text", "read_small_json", "top_level_fields", "CONFIG_BYTES"]
+           "open_binary", "open_text", "read_small_json", "top_level_fields", "CONFIG_BYTES",
+           "config_count", "read_safetensors", "read_tokenizer_file"]
 
 MAX_DECOMPRESSED_MB = 512
 """Default cap of one decompressed stream, in megabytes (``CONFEVAL_MAX_DECOMPRESSED_MB``)."""
@@ -387,3 +388,37 @@ def read_small_json(path: Path) -> Any:
         raise ValueError(f"{path}: larger than {CONFIG_BYTES >> 20} MB, not a config")
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+def config_count(config: dict, key: str, most: int, default: int | None = None) -> int:
+    """A positive whole number of a model's config, at most ``most`` (``default`` where the
+    key is absent or null): a hostile config naming 10^9 layers must not make a loader list
+    10^9 weight names, nor 0 heads divide by zero (``ValueError`` naming the key)."""
+    value = config.get(key)
+    value = default if value is None else value
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ValueError(f"config.json: {key} = {value!r}, not a whole number in 1..{most:,}")
+    return value
+
+
+def read_safetensors(path: Path) -> dict:
+    """The tensors of a ``.safetensors`` file (memory-mapped by safetensors, which checks the
+    header against the file's size); a damaged file is a ``ValueError`` naming it."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except SafetensorError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def read_tokenizer_file(path: Path):
+    """A ``tokenizer.json`` as a ``tokenizers.Tokenizer``; a file it cannot read is a
+    ``ValueError`` naming it (tokenizers raises a bare ``Exception``)."""
+    from tokenizers import Tokenizer
+
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:
+        raise ValueError(f"{path}: {exc}") from None

@@ -317,3 +317,15 @@ def test_a_damaged_folder_is_a_clear_error_naming_the_file(tmp_path, damage):
         (tiny / "config.json").write_text(json.dumps({**config, **change}))
     with pytest.raises(BackendError, match=f"hf: .*cannot .*{named}"):
         HFBackend(tiny, engine="confeval")
+
+
+def test_config_keys_never_shadow_what_the_backend_reads(tmp_path):
+    """A config.json holding keys named like the config's method or a nested config is read
+    for the values the backend needs only."""
+    tiny = build_tiny_llama(tmp_path / "tiny")
+    config = json.loads((tiny / "config.json").read_text())
+    (tiny / "config.json").write_text(json.dumps(
+        {**config, "to_json_string": 5, "text_config": {"max_position_embeddings": 1}}))
+    backend = HFBackend(tiny, engine="confeval", threads=1)
+    assert backend.context_length == 2048 and len(backend.identity()["fingerprint"]) == 16
+    assert json.loads(backend.net.config.to_json_string())["to_json_string"] == 5

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._untrusted import read_small_json
+from .._untrusted import config_count, read_safetensors, read_small_json
 from ._tokenizer import unsupported_tokenizer_reason
 
 __all__ = ["LlamaEngine", "KVCache", "unsupported_model_reason", "unsupported_reason"]
@@ -40,16 +40,6 @@ def _read_config(folder: Path) -> dict:
     if not isinstance(config, dict):
         raise ValueError(f"{folder / 'config.json'}: not a JSON object")
     return config
-
-
-def _count(raw: dict, key: str, most: int, default: int | None = None) -> int:
-    """A positive whole number of the config, at most ``most`` (a hostile config naming 10^9
-    layers must not make us list 10^9 weight names)."""
-    value = raw.get(key)
-    value = default if value is None else value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise ValueError(f"config.json: {key} = {value!r}, not a whole number in 1..{most:,}")
-    return value
 
 
 def _rope(config: dict) -> tuple[str | None, float]:
@@ -121,13 +111,16 @@ def unsupported_model_reason(folder: str | Path) -> str | None:
 
 
 class _Config:
-    """The config.json values the backend reads from ``net.config``, as attributes."""
+    """The config.json values the backend reads from ``net.config``, as attributes (only
+    those: a key of the file never shadows a method or another attribute)."""
+
+    READ = ("model_type", "max_position_embeddings", "sliding_window", "vocab_size",
+            "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
 
     def __init__(self, raw: dict) -> None:
         self._raw = dict(raw)
-        for key, value in raw.items():
-            if isinstance(key, str) and key.isidentifier() and not key.startswith("_"):
-                setattr(self, key, value)
+        for key in self.READ:
+            setattr(self, key, raw.get(key))
         self._attn_implementation = "sdpa"
 
     def to_json_string(self) -> str:
@@ -184,11 +177,11 @@ class LlamaEngine:
         raw = _read_config(folder)
         self.config = _Config(raw)
         self.dtype = getattr(torch, raw.get("dtype") or raw.get("torch_dtype") or "float32")
-        self.layers = _count(raw, "num_hidden_layers", 1024)
-        self.heads = _count(raw, "num_attention_heads", 4096)
-        self.kv_heads = _count(raw, "num_key_value_heads", self.heads, self.heads)
-        hidden = _count(raw, "hidden_size", 1 << 20)
-        self.head_dim = _count(raw, "head_dim", 1 << 16, hidden // self.heads or None)
+        self.layers = config_count(raw, "num_hidden_layers", 1024)
+        self.heads = config_count(raw, "num_attention_heads", 4096)
+        self.kv_heads = config_count(raw, "num_key_value_heads", self.heads, self.heads)
+        hidden = config_count(raw, "hidden_size", 1 << 20)
+        self.head_dim = config_count(raw, "head_dim", 1 << 16, hidden // self.heads or None)
         if self.heads % self.kv_heads:
             raise ValueError(f"config.json: {self.heads} attention heads do not share "
                              f"{self.kv_heads} key/value heads evenly")
@@ -201,15 +194,9 @@ class LlamaEngine:
                                         / self.head_dim))
 
     def _load(self, folder: Path, raw: dict) -> dict:
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
-
         weights: dict = {}
         for path in _weight_files(folder) or []:
-            try:
-                weights.update(load_file(str(path)))
-            except SafetensorError as exc:
-                raise ValueError(f"{path}: {exc}") from None
+            weights.update(read_safetensors(path))
         weights = {name: tensor.to(self.dtype) for name, tensor in weights.items()}
         # tied as transformers ties them (LlamaConfig's default: not tied); an untied model
         # without its output layer is refused rather than given a random one

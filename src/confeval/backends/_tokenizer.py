@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._untrusted import read_small_json
+from .._untrusted import read_small_json, read_tokenizer_file
 
 __all__ = ["FolderTokenizer", "Unsupported", "unsupported_tokenizer_reason"]
 
@@ -88,16 +88,11 @@ class FolderTokenizer:
     or ``ValueError`` for one it cannot read."""
 
     def __init__(self, folder: str | Path) -> None:
-        from tokenizers import Tokenizer
-
         folder = Path(folder)
         self._config = read_small_json(folder / "tokenizer_config.json")
         if not isinstance(self._config, dict):
             raise ValueError(f"{folder / 'tokenizer_config.json'}: not a JSON object")
-        try:
-            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except Exception as exc:   # tokenizers raises a bare Exception for a bad file
-            raise ValueError(f"{folder / 'tokenizer.json'}: {exc}") from None
+        self._tokenizer = read_tokenizer_file(folder / "tokenizer.json")
         self.chat_template = _chat_template(folder, self._config)
         _check(self._config, self._tokenizer, self.chat_template)
         self._tokenizer.no_truncation()

@@ -21,7 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._untrusted import read_small_json
+from .._untrusted import (
+    config_count,
+    read_safetensors,
+    read_small_json,
+    read_tokenizer_file,
+)
 
 __all__ = ["BertEncoder", "unsupported_encoder_reason"]
 
@@ -72,12 +77,7 @@ def unsupported_encoder_reason(folder: str | Path) -> str | None:
 def _checked_tokenizer(folder: Path, config: dict):
     """``tokenizer.json``, checked to be what transformers' ``BertTokenizer`` builds from the
     config's casing options (it builds its normaliser from them)."""
-    from tokenizers import Tokenizer
-
-    try:
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    except Exception as exc:   # tokenizers raises a bare Exception for a bad file
-        raise ValueError(f"{folder / 'tokenizer.json'}: {exc}") from None
+    tokenizer = read_tokenizer_file(folder / "tokenizer.json")
     if tokenizer.get_vocab_size(with_added_tokens=True) > _MAX_VOCAB:
         raise ValueError("a vocabulary over 100,000 tokens")
     normalizer = tokenizer.normalizer
@@ -91,20 +91,11 @@ def _checked_tokenizer(folder: Path, config: dict):
     return tokenizer
 
 
-def _count(config: dict, key: str, most: int) -> int:
-    value = config.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise ValueError(f"config.json: {key} = {value!r}, not a whole number in 1..{most:,}")
-    return value
-
-
 class BertEncoder:
     """Last hidden states of a BERT folder (see the module's docstring)."""
 
     def __init__(self, folder: str | Path) -> None:
         import torch
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
 
         folder = Path(folder)
         config, tok = _configs(folder)
@@ -114,18 +105,15 @@ class BertEncoder:
         self.pad_id = self.tokenizer.token_to_id(str(tok.get("pad_token", "[PAD]")))
         self.pad_id = int(config.get("pad_token_id") or 0) if self.pad_id is None else \
             self.pad_id
-        self.layers = _count(config, "num_hidden_layers", 256)
-        self.heads = _count(config, "num_attention_heads", 1024)
-        self.hidden_size = _count(config, "hidden_size", 1 << 16)
+        self.layers = config_count(config, "num_hidden_layers", 256)
+        self.heads = config_count(config, "num_attention_heads", 1024)
+        self.hidden_size = config_count(config, "hidden_size", 1 << 16)
         if self.hidden_size % self.heads:
             raise ValueError(f"config.json: hidden_size {self.hidden_size} is not a multiple "
                              f"of {self.heads} heads")
-        self.positions = _count(config, "max_position_embeddings", 1 << 16)
+        self.positions = config_count(config, "max_position_embeddings", 1 << 16)
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        try:
-            weights = load_file(str(folder / "model.safetensors"))
-        except SafetensorError as exc:
-            raise ValueError(f"{folder / 'model.safetensors'}: {exc}") from None
+        weights = read_safetensors(folder / "model.safetensors")
         # checkpoints saved from BertForX carry a "bert." prefix
         self.w = {k.removeprefix("bert."): v.to(torch.float32) for k, v in weights.items()}
         missing = [n for n in self._names() if n not in self.w]
