@@ -159,3 +159,28 @@ def test_a_stand_in_is_cheap_and_never_runs():
     with pytest.raises(RuntimeError, match="stand-in"):
         stand_in()
     assert all(not g.typer_instance.registered_commands for g in pruned.registered_groups)
+
+
+def test_the_console_script_is_main_with_the_collector_tuned():
+    """The installed ``confeval`` runs ``console``: ``main``, with the garbage collector's
+    young-object threshold raised and what is alive frozen before exit (confeval.cli.console);
+    ``main`` itself, called from other code, leaves the collector alone."""
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="confeval")
+    assert script.value == "confeval.cli:console"
+    printed = _printed_by(
+        "import contextlib, gc, io, json, sys\n"
+        "from confeval.cli import console, main\n"
+        "before = gc.get_threshold()\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as page:\n"
+        "    assert main(['--version']) == 0\n"
+        "assert gc.get_threshold() == before and gc.get_freeze_count() == 0\n"
+        "sys.argv = ['confeval', '--version']\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as page:\n"
+        "    code = console()\n"
+        "print(json.dumps([code, page.getvalue(), gc.get_threshold()[0],\n"
+        "                  gc.get_freeze_count() > 0]))")
+    from confeval import __version__
+
+    assert printed == [0, f"confeval {__version__}\n", 50_000, True]

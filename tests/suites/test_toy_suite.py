@@ -207,3 +207,9 @@ def test_the_command_line_builds_a_group_for_the_toy_suite(toy, tmp_path):
                            capture_output=True, text=True, timeout=300,
                            env={**__import__("os").environ, "PYTHONPATH": env_path})
     assert table.returncode == 0 and "Toy" in table.stdout
+    # and the root page lists it (confeval --help is printed from an index of the built-in
+    # commands only while no suite is loaded: confeval.cli._root)
+    page = subprocess.run([sys.executable, "-c", code, "--help"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": env_path})
+    assert page.returncode == 0 and "  toy " in page.stdout and "A toy suite." in page.stdout

@@ -12,39 +12,16 @@ from typing import Annotated
 
 import typer
 
-from .. import __version__
 from .._validation import RecordsError
 from ..suites import SUITES
 from . import diagnose, judge, measures, steps, tools, verbs
 from ._common import UserError, err, out, report_status
+from ._root import root_app
 from ._suite_commands import add_scoring_command, suite_group
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="confeval",
-    help="Can the confidence of an LLM, a VLM or an LLM/VLM judge be trusted? "
-         "Score records you already have, or run the demo on simulated judges.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        out.print(f"confeval {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
-) -> None:
-    """confeval: trustworthy-confidence evaluation for LLMs, VLMs and LLM/VLM judges."""
+app = root_app()
 
 
 SUITE_COMMANDS = {"steps": steps.register, "measures": measures.register,
