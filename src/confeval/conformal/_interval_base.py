@@ -8,6 +8,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import hashlib
+import math
 
 import numpy as np
 from sklearn.ensemble import (
@@ -18,6 +19,11 @@ from sklearn.ensemble import (
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.model_selection import train_test_split
 
+try:   # a private module of scikit-learn's (see _QuantileHGB)
+    from sklearn._loss.loss import PinballLoss
+except ImportError:  # pragma: no cover - a release that moved it
+    PinballLoss = None
+
 from .names import BASE_MODELS
 from .quantile import conformal_quantile, mondrian_quantiles, row_thresholds
 
@@ -27,12 +33,11 @@ def _booster(base: str, seed: int, quantile: float | None = None, n_trees: int =
     if base == "gbr":
         if quantile is None:
             return GradientBoostingRegressor(random_state=seed)
-        return GradientBoostingRegressor(loss="quantile", alpha=quantile, random_state=seed)
+        return _QuantileGBR(loss="quantile", alpha=quantile, random_state=seed)
     if base == "hgb":
         if quantile is None:
             return HistGradientBoostingRegressor(random_state=seed)
-        return HistGradientBoostingRegressor(loss="quantile", quantile=quantile,
-                                             random_state=seed)
+        return _QuantileHGB(loss="quantile", quantile=quantile, random_state=seed)
     if base == "rf":
         if quantile is not None:
             raise ValueError("base='rf' has no quantile loss; use gbr, hgb or linear")
@@ -44,6 +49,82 @@ def _booster(base: str, seed: int, quantile: float | None = None, n_trees: int =
             return LinearRegression()
         return QuantileRegressor(quantile=quantile, alpha=0.0, solver="highs")
     raise ValueError(f"base must be one of {BASE_MODELS}, got {base!r}")
+
+
+def percentile_linear(a: np.ndarray, percent: float) -> np.float64:
+    """``np.percentile(a, percent)`` of a 1-d float64 array without NaNs, the same number bit
+    for bit (numpy's default "linear" method, step by step: the virtual index
+    (n - 1) q with q = percent / 100, its floor and the next index clipped to the array, the two
+    order statistics by a partition, and numpy's two-sided interpolation), in ~1/10 of the
+    time: ``np.percentile`` spends ~60 µs a call on its generality."""
+    n = a.size
+    virtual = (n - 1) * (percent / 100)
+    low = math.floor(virtual)
+    high = low + 1
+    if virtual >= n - 1:   # numpy's bounds: index -1 (the last) or 0, gamma from that index
+        low = high = -1
+    elif virtual < 0:
+        low = high = 0
+    gamma = virtual - low
+    ordered = np.partition(a, (low % n, high % n))
+    below, above = ordered[low], ordered[high]
+    diff = above - below
+    return above - diff * (1 - gamma) if gamma >= 0.5 else below + diff * gamma
+
+
+def percentile_inverted_cdf(a: np.ndarray, percent: float) -> np.float64:
+    """scikit-learn's ``_weighted_percentile(a, ones, percent)`` of a 1-d float64 array
+    without NaNs: with unit weights the cumulative weights are exactly 1, 2, ..., n, so its
+    search for ``percent / 100 * n`` lands on the order statistic of index ceil(that) - 1,
+    clipped to the array (its zero target, raised to the next float, lands on index 0 as
+    well). The same number, without the sort of the whole array and the array-API layers
+    (~0.1-0.3 ms a call)."""
+    n = a.size
+    rank = min(max(math.ceil(percent / 100 * float(n)) - 1, 0), n - 1)
+    return np.partition(a, rank)[rank]
+
+
+class _PinballLoss(PinballLoss or object):
+    """scikit-learn's pinball loss, whose intercept-only fit (a quantile boosting's leaf
+    values) skips the general routines for the two cases boosting gives it: no weights
+    (histogram boosting: ``np.percentile``, :func:`percentile_linear`) and unit weights
+    (``GradientBoostingRegressor``: ``_weighted_percentile``, :func:`percentile_inverted_cdf`),
+    on one float64 output without NaNs. Anything else goes to scikit-learn's own."""
+
+    def fit_intercept_only(self, y_true, sample_weight=None):
+        y = np.asarray(y_true)
+        if y.ndim != 1 or y.dtype != np.float64 or not y.size or np.isnan(y).any():
+            return super().fit_intercept_only(y_true, sample_weight)
+        percent = 100 * self.closs.quantile
+        if sample_weight is None:
+            return percentile_linear(y, percent)
+        w = np.asarray(sample_weight)
+        if w.shape == y.shape and (w == 1).all():
+            return percentile_inverted_cdf(y, percent)
+        return super().fit_intercept_only(y_true, sample_weight)
+
+
+class _FastPinball:
+    """A quantile booster of scikit-learn's with :class:`_PinballLoss`: the same trees and
+    predictions bit for bit (tests/conformal/test_interval_base.py fits both), in ~1/4 less
+    time (boosting calls the leaf update once per leaf and tree: ~2,300 times a histogram
+    boosting fit, ~800 a ``GradientBoostingRegressor``'s). ``_get_loss`` is scikit-learn's
+    private hook; should a release rename it, these are the plain regressors, slower, never
+    different."""
+
+    def _get_loss(self, sample_weight):
+        loss = super()._get_loss(sample_weight)
+        if type(loss) is PinballLoss:
+            loss.__class__ = _PinballLoss
+        return loss
+
+
+class _QuantileHGB(_FastPinball, HistGradientBoostingRegressor):
+    """``HistGradientBoostingRegressor(loss="quantile")``, faster (:class:`_FastPinball`)."""
+
+
+class _QuantileGBR(_FastPinball, GradientBoostingRegressor):
+    """``GradientBoostingRegressor(loss="quantile")``, faster (:class:`_FastPinball`)."""
 
 
 _SHARED_FITS: dict | None = None
