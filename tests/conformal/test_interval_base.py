@@ -119,3 +119,42 @@ def test_booster_uses_the_fast_quantile_models_only_for_quantiles():
     assert type(_booster("gbr", 0)) is GradientBoostingRegressor
     # scikit-learn's parameter machinery sees the parent's parameters
     assert _booster("gbr", 3, quantile=0.2).get_params()["alpha"] == 0.2
+
+
+def test_each_thread_has_its_own_shared_base_models():
+    """Thread A's cache ends while thread B is inside its own: B keeps caching, and neither
+    sees the other's fits."""
+    import threading
+
+    from confeval.conformal._interval_base import fitted_base, shared_base_models
+
+    X, y = _data(9, 200)
+    a_done, b_inside = threading.Event(), threading.Event()
+    fits: dict = {}
+    errors: list = []
+
+    def thread_a():
+        with shared_base_models():
+            fits["a"] = fitted_base("linear", 0, X, y)
+            b_inside.wait(10)
+        a_done.set()
+
+    def thread_b():
+        try:
+            with shared_base_models():
+                first = fitted_base("linear", 0, X, y)
+                b_inside.set()
+                a_done.wait(10)
+                fits["b"] = (first, fitted_base("linear", 0, X, y))
+        except Exception as exc:   # reported below, in the test's thread
+            errors.append(exc)
+
+    workers = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert not errors
+    first, again = fits["b"]
+    assert again is first            # B's cache outlived A's
+    assert first is not fits["a"]    # and was B's own

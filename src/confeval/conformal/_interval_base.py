@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import contextvars
 import hashlib
 import math
 
@@ -127,7 +128,12 @@ class _QuantileGBR(_FastPinball, GradientBoostingRegressor):
     """``GradientBoostingRegressor(loss="quantile")``, faster (:class:`_FastPinball`)."""
 
 
-_SHARED_FITS: dict | None = None
+_SHARED_FITS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "confeval_shared_base_models", default=None)
+"""The active cache of :func:`shared_base_models`: one per thread (a context variable), so
+that jobs run by a thread pool (joblib's threading backend) neither share nor end each
+other's cache: a module global was reset to None by the first job to finish, and the next
+fit of another job failed."""
 
 
 @contextlib.contextmanager
@@ -135,25 +141,25 @@ def shared_base_models():
     """Inside this block, a base model fitted once on given data is reused by every method
     that asks for the same model on the same rows (CQR and asymmetric CQR share their quantile
     regressors; naive and LVD their mean model). Results are unchanged; time is saved."""
-    global _SHARED_FITS
-    previous, _SHARED_FITS = _SHARED_FITS, {}
+    token = _SHARED_FITS.set({})
     try:
         yield
     finally:
-        _SHARED_FITS = previous
+        _SHARED_FITS.reset(token)
 
 
 def fitted_base(base: str, seed: int, X: np.ndarray, y: np.ndarray,
                 quantile: float | None = None, n_trees: int = 100):
     """``_booster(...)`` fitted on (X, y), from the shared cache when one is active."""
-    if _SHARED_FITS is None:
+    cache = _SHARED_FITS.get()
+    if cache is None:
         return _booster(base, seed, quantile, n_trees).fit(X, y)
     digest = hashlib.blake2b(np.ascontiguousarray(X).tobytes(), digest_size=16)
     digest.update(np.ascontiguousarray(y).tobytes())
     key = (base, seed, quantile, n_trees, X.shape, digest.hexdigest())
-    if key not in _SHARED_FITS:
-        _SHARED_FITS[key] = _booster(base, seed, quantile, n_trees).fit(X, y)
-    return _SHARED_FITS[key]
+    if key not in cache:
+        cache[key] = _booster(base, seed, quantile, n_trees).fit(X, y)
+    return cache[key]
 
 
 class IntervalMethod(abc.ABC):

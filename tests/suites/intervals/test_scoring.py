@@ -152,3 +152,25 @@ def test_neural_seeds_train_side_by_side_to_the_same_bits(method):
     for metric in ("coverage_raw", "width_raw", "width_adj"):
         assert together["methods"][method][metric]["mean"] == np.mean(
             [one["methods"][method][metric]["mean"] for one in alone])
+
+
+def test_a_thread_pool_gives_the_process_pools_numbers():
+    """Jobs run by joblib's threading backend each keep their own cache of shared base models
+    (a context variable): the first job to finish used to reset a module-wide cache under the
+    others, whose next fit then failed. The numbers equal those of the process pool."""
+    import json
+
+    import joblib
+    import numpy as np
+
+    from confeval.suites.intervals.scoring import score_intervals
+
+    rng = np.random.default_rng(1)
+    truth = rng.integers(1, 6, size=300).astype(float)
+    features = np.log(np.clip(rng.dirichlet(np.ones(5), size=300) + np.eye(5)[
+        (truth - 1).astype(int)] * 0.5, 1e-6, None))
+    kwargs = {"methods": ["naive", "lvd", "cqr", "asym_cqr"], "seeds": range(1, 7), "n_jobs": 2}
+    processes = score_intervals(features, truth, **kwargs)
+    with joblib.parallel_config(backend="threading"):
+        threads = score_intervals(features, truth, **kwargs)
+    assert json.dumps(threads, sort_keys=True) == json.dumps(processes, sort_keys=True)
