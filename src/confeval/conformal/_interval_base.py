@@ -20,7 +20,7 @@ from sklearn.ensemble import (
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.model_selection import train_test_split
 
-try:   # a private module of scikit-learn's (see _QuantileHGB)
+try:   # a private module of scikit-learn's (see _FastPinball)
     from sklearn._loss.loss import PinballLoss
 except ImportError:  # pragma: no cover - a release that moved it
     PinballLoss = None
