@@ -378,6 +378,52 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
+LIVE_CHILD = """
+import sys, time
+from pathlib import Path
+from confeval.runs import RunFolder
+out, ready = Path(sys.argv[1]), Path(sys.argv[2])
+with RunFolder(out).lock():
+    (out / ".run.json.0123456789abcdef.tmp").write_text("{")   # a write before its rename
+    ready.write_text("inside")
+    time.sleep(600)
+"""
+
+
+def test_a_folder_another_process_is_writing_is_said_to_be_so_before_its_files_are_judged(
+        tmp_path):
+    """A second live run that checked the folder while the first was mid-write (its run.json
+    still a temporary file) was told the folder held files confeval did not write; the lock
+    is now looked at first, with or without --force. Once the writer is gone, the leftover is
+    judged as before."""
+    out, ready = tmp_path / "D", tmp_path / "ready"
+    src = str(Path(confeval.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", LIVE_CHILD, str(out), str(ready)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for(ready, proc)
+        lock_before = (tmp_path / ".D.lock").read_bytes()
+        for force in (False, True):
+            with pytest.raises(RunLockedError, match=f"another process \\(pid {proc.pid}\\)"):
+                check_output_folder(out, "run", force=force, suite="sets")
+        assert (tmp_path / ".D.lock").read_bytes() == lock_before   # looked at, not written
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    with pytest.raises(RunMismatchError, match="holds files confeval did not write"):
+        check_output_folder(out, "run", suite="sets")
+    check_output_folder(out, "run", force=True, suite="sets")   # the lock is free now
+
+
+def test_the_lock_this_process_holds_is_not_anothers(tmp_path):
+    out = tmp_path / "D"
+    run = RunFolder(out)
+    run.write_run({"command": "run", "suite": "sets"})
+    with run.lock():
+        check_output_folder(out, "run", suite="sets")
+
+
 def test_a_writer_killed_mid_transaction_leaves_the_old_folder_and_is_cleaned_up(tmp_path):
     out, ready = tmp_path / "D", tmp_path / "ready"
     write_scoring_folder(out, policies=2)

@@ -269,6 +269,43 @@ def _same_file(fd: int, path: Path) -> bool:
     return (named.st_dev, named.st_ino) == (own.st_dev, own.st_ino)
 
 
+def _holder(fd: int) -> str:
+    """The pid a lock file names ("" while its holder has not written it yet)."""
+    pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return pid if pid.isdigit() else ""
+
+
+def _locked_error(folder: Path, fd: int) -> RunLockedError:
+    pid = _holder(fd)
+    who = f" (pid {pid})" if pid else ""
+    return RunLockedError(f"{folder} is being written by another process{who}; wait for it to "
+                          "finish, or use another --out")
+
+
+def _refuse_if_held_elsewhere(folder: Path) -> None:
+    """:class:`RunLockedError` if another process holds ``folder``'s lock, before anything
+    judges what the folder holds: a live run writing it has its files half-written (a
+    ``.run.json.*.tmp`` before its rename), which is no reason to call them foreign. Reads
+    only: the lock file is opened if it exists, never created, and a shared lock is tried and
+    dropped. The lock this process holds itself (its pid in the file) is not another's."""
+    path = _lock_path(folder)
+    try:
+        fd = os.open(path, os.O_RDONLY | _EXISTING)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+    try:
+        _require_regular(fd, path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if _holder(fd) != str(os.getpid()):
+                raise _locked_error(folder, fd) from None
+    finally:
+        os.close(fd)   # drops the shared lock, if taken
+
+
 def _acquire(folder: Path) -> int:
     """Lock ``folder`` for this process (an flock on ``.NAME.lock``, holding our pid for the
     message another process gets) or raise :class:`RunLockedError`. The kernel drops the lock
@@ -283,11 +320,9 @@ def _acquire(folder: Path) -> int:
             _require_regular(fd, path)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            error = _locked_error(folder, fd)
             os.close(fd)
-            who = f" (pid {pid})" if pid.isdigit() else ""
-            raise RunLockedError(f"{folder} is being written by another process{who}; wait "
-                                 "for it to finish, or use another --out") from None
+            raise error from None
         except BaseException:
             os.close(fd)
             raise
@@ -620,15 +655,20 @@ def check_output_folder(out: str | Path | None, command: str, *, force: bool = F
     ``records.jsonl`` without a ``run.json``, any other file — unless ``force``. A folder of
     the same command (and suite) passes: a scoring command rewrites it, a live run resumes
     it. ``out`` being a symbolic link (a dangling one too), or a folder holding one, is refused
-    whatever ``force`` (:class:`SymlinkRefusedError`). Called before anything expensive (a
-    model load) happens, and again by :func:`write_run_folder` under the lock."""
+    whatever ``force`` (:class:`SymlinkRefusedError`); so is a folder another process is writing
+    (its lock held: :class:`RunLockedError`), before its files are judged. Called before
+    anything expensive (a model load) happens, and again by :func:`write_run_folder` under the
+    lock."""
     if out is None:
         return
     path = Path(out)
     if not str(out).strip():
         raise RunMismatchError("--out is empty: name a folder")
     check_no_symlinks(path)
-    if force or not path.exists():
+    if not path.exists():
+        return
+    _refuse_if_held_elsewhere(path)
+    if force:
         return
     if not path.is_dir():
         raise RunMismatchError(f"--out {path}: exists and is not a folder")
