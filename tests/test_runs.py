@@ -370,6 +370,15 @@ with write_run_folder(out, command="score") as folder:
 """
 
 
+def _child(code: str, out: Path, ready: Path) -> subprocess.Popen:
+    """``code`` in a new interpreter that imports this confeval, with ``out`` and ``ready``
+    as its arguments."""
+    src = str(Path(confeval.__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", code, str(out), str(ready)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -397,10 +406,7 @@ def test_a_folder_another_process_is_writing_is_said_to_be_so_before_its_files_a
     is now looked at first, with or without --force. Once the writer is gone, the leftover is
     judged as before."""
     out, ready = tmp_path / "D", tmp_path / "ready"
-    src = str(Path(confeval.__file__).parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", LIVE_CHILD, str(out), str(ready)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _child(LIVE_CHILD, out, ready)
     try:
         _wait_for(ready, proc)
         lock_before = (tmp_path / ".D.lock").read_bytes()
@@ -428,10 +434,7 @@ def test_a_writer_killed_mid_transaction_leaves_the_old_folder_and_is_cleaned_up
     out, ready = tmp_path / "D", tmp_path / "ready"
     write_scoring_folder(out, policies=2)
     before = snapshot(out)
-    src = str(Path(confeval.__file__).parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(out), str(ready)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _child(CHILD, out, ready)
     try:
         _wait_for(ready, proc)
         with pytest.raises(RunLockedError, match=f"another process \\(pid {proc.pid}\\)"):
