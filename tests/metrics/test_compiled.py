@@ -4,6 +4,8 @@ targets accuracy and AUROC (sums of integers) are equal bit for bit, and every o
 (float sums added in another order) to 1e-10; it is taken only where ``_ROUTE`` and the
 sample's size say so."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -125,6 +127,58 @@ def test_the_kernel_counts_and_sums_as_the_formulas_say():
     np.testing.assert_array_equal(rise, [7.0 - 27.0, 0.0 - 32.0])
     np.testing.assert_array_equal(squares, (local ** 2) @ dt)
     np.testing.assert_array_equal(total, [4, 2])
+
+
+def _untied_pass_in_python(draws, per_resample, cols, dt, ends, every_cell, f, start):
+    """The kernel's docstring as plain Python floats: every sum taken cell after cell."""
+    m, width = cols.shape
+    sums, rise, squares, total = [], [], [], []
+    at = 0
+    for r, d in enumerate(per_resample):
+        counts = [0] * m
+        for cell in draws[at:at + d]:
+            counts[int(cell)] += 1
+        at += d
+        row = []
+        for j in range(width):
+            acc = 0.0
+            for k in range(m):
+                acc += counts[k] * float(cols[k, j])
+            row.append(acc)
+        local = list(itertools.accumulate(counts))
+        kept = range(m) if every_cell else ends
+        area = square = 0.0
+        for i, k in enumerate(kept):
+            e = local[k]
+            area += (float(f[start[r] + e]) - float(f[start[r]])) * float(dt[i])
+            square += float(e) * float(e) * float(dt[i])
+        sums.append(row)
+        rise.append(area)
+        squares.append(square)
+        total.append(local[-1])
+    return np.array(sums), np.array(rise), np.array(squares), np.array(total, dtype=float)
+
+
+@pytest.mark.parametrize("every_cell", [False, True], ids=["run-ends", "every-cell"])
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 7, 10])
+def test_the_kernel_adds_every_sum_in_cell_order(width, every_cell):
+    """Against the docstring in plain Python, bit for bit, at every number of columns the
+    kernel takes (1-4 in local variables, more from the running count) and in both branches
+    of the position terms: the same additions in the same order, so the same floats."""
+    rng = np.random.default_rng(width * 2 + every_cell)
+    m, b = 256, 5
+    per_resample = rng.integers(0, 2 * m, b).astype(np.int64)
+    draws = rng.integers(0, m, int(per_resample.sum())).astype(np.uint16)
+    cols = rng.normal(size=(m, width)) * rng.choice([1e-3, 1.0, 1e3], size=(m, width))
+    ends = np.sort(rng.choice(m, m // 3, replace=False)).astype(np.int64)
+    dt = rng.normal(size=m if every_cell else ends.size)
+    f = np.cumsum(rng.random(4 * m))   # any increasing table
+    start = rng.integers(0, 2 * m, b).astype(np.int64)
+    out = np.empty((b, width)), np.empty(b), np.empty(b), np.empty(b)
+    _compiled.untied_pass()(draws, per_resample, cols, dt, ends, every_cell, f, start, *out)
+    expected = _untied_pass_in_python(draws, per_resample, cols, dt, ends, every_cell, f, start)
+    for name, got, want in zip(("sums", "rise", "squares", "total"), out, expected):
+        np.testing.assert_array_equal(got, want, err_msg=name)
 
 
 def test_intervals_are_the_same_from_either_route(monkeypatch):

@@ -58,45 +58,66 @@ def _untied_pass(draws, draws_per_resample, cols, dt, ends, every_cell, f, start
     ``sums[r] = counts @ cols``; with local_k the draws up to cell k and e_k = start[r] +
     local_k, ``rise[r] = sum_k (f[e_k] - f[start[r]]) dt_k`` and ``squares[r] = sum_k local_k^2
     dt_k`` over the cells where dt is kept (every cell, or the cells ``ends`` with ``dt`` at
-    those only); ``total[r]`` = its draws in the chunk."""
+    those only); ``total[r]`` = its draws in the chunk.
+
+    Every sum adds its terms cell after cell, k = 0, 1, ..., m - 1, as a plain loop would. The
+    first four columns' sums (a chunk has 1-4 columns unless it spans several ECE bins) are
+    kept in four local variables in the one loop that also takes the running count and, at
+    every cell, the position terms: each sum is a chain of additions, one every ~4 cycles, and
+    the chains run side by side. The kernel before this kept them in an array the loop read
+    and wrote (a store and a load in each chain) and took the position terms in a second loop:
+    the same numbers bit for bit, 1.2-1.5x the time (docs/performance.md)."""
     m, width = cols.shape
     counts = np.zeros(m, np.int64)
     prefix = np.empty(m, np.int64)
-    acc = np.zeros(width)
     at = 0
     # no data-dependent branch in the loops over the cells (a third of the counts are 0 and
-    # the run ends fall anywhere: branches on them were mispredicted, and slower than numpy)
+    # the run ends fall anywhere: branches on them were mispredicted, and slower than numpy);
+    # the branches on the width and on every_cell are the same at every cell
     for r in range(draws_per_resample.size):
-        for k in range(m):
-            counts[k] = 0
         for i in range(at, at + draws_per_resample[r]):
             counts[draws[i]] += 1
         at += draws_per_resample[r]
-        for j in range(width):
-            acc[j] = 0.0
-        local = 0
-        for k in range(m):
-            c = counts[k]
-            local += c
-            prefix[k] = local
-            for j in range(width):
-                acc[j] += c * cols[k, j]
         base = start[r]
         f_base = f[base]
+        local = 0
+        a0 = a1 = a2 = a3 = 0.0
         area = 0.0
         square = 0.0
-        if every_cell:
+        for k in range(m):
+            c = counts[k]
+            counts[k] = 0   # ready for the next resample
+            local += c
+            prefix[k] = local
+            a0 += c * cols[k, 0]
+            if width > 1:
+                a1 += c * cols[k, 1]
+            if width > 2:
+                a2 += c * cols[k, 2]
+            if width > 3:
+                a3 += c * cols[k, 3]
+            if every_cell:
+                area += (f[base + local] - f_base) * dt[k]
+                square += float(local) * float(local) * dt[k]
+        sums[r, 0] = a0
+        if width > 1:
+            sums[r, 1] = a1
+        if width > 2:
+            sums[r, 2] = a2
+        if width > 3:
+            sums[r, 3] = a3
+        for j in range(4, width):   # more columns: each cell's count from the running count
+            acc = 0.0
+            before = 0
             for k in range(m):
-                e = prefix[k]
-                area += (f[base + e] - f_base) * dt[k]
-                square += float(e) * float(e) * dt[k]
-        else:
+                acc += (prefix[k] - before) * cols[k, j]
+                before = prefix[k]
+            sums[r, j] = acc
+        if not every_cell:
             for i in range(ends.size):
                 e = prefix[ends[i]]
                 area += (f[base + e] - f_base) * dt[i]
                 square += float(e) * float(e) * dt[i]
-        for j in range(width):
-            sums[r, j] = acc[j]
         rise[r] = area
         squares[r] = square
         total[r] = local
