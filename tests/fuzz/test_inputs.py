@@ -280,9 +280,17 @@ def test_an_unusable_cache_is_one_line_naming_it(tmp_path, capsys, kind):
     code, _, err = run(["sets", "run", "--out", tmp_path / "r", "--cache", path, "--model",
                         "openai:stub", "--base-url", "http://127.0.0.1:9/v1"], capsys)
     assert code == 2 and str(path) in err
-    if kind != "directory":  # `cache clear` replaces a broken cache file with an empty one
-        code, out, _ = run(["cache", "clear", "--cache", path], capsys)
-        assert code == 0 and "removed 0" in out
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run(["cache", "clear", "--cache", path], capsys)
+    if kind == "truncated":   # a damaged cache: removed, and only its files
+        assert code == 0 and f"removed the damaged cache file {path}" in out
+        assert not path.exists()
+    else:   # not a confeval cache (a text file, another program's database): left as it was
+        assert code == 2 and str(path) in err and "nothing removed" in err
+        assert path.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [n for n in before
+                                                          if kind != "truncated"
+                                                          or n != "cache.sqlite"]
 
 
 def test_credentials_in_a_base_url_never_reach_the_cache_or_run_folder(tmp_path, capsys,

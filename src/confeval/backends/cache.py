@@ -23,8 +23,8 @@ from typing import Any
 
 from .base import Backend, GenerateParams, Generation, TokenScores, WrappingBackend
 
-__all__ = ["CacheError", "CachedBackend", "ResponseCache", "call_key", "default_cache_path",
-           "request_key"]
+__all__ = ["CacheError", "CachedBackend", "ResponseCache", "cache_info", "call_key",
+           "clear_cache", "default_cache_path", "request_key"]
 
 
 def default_cache_path() -> Path:
@@ -69,26 +69,167 @@ class CacheError(RuntimeError):
     """The cache file cannot be used (the message names it and what to do)."""
 
 
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""SQLite's files beside a database: the write-ahead log, its index, the rollback journal."""
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _cache_files(path: Path) -> list[Path]:
+    """The cache file and SQLite's files beside it: the only files the cache ever touches."""
+    return [path, *(path.with_name(path.name + side) for side in _SIDE_FILES)]
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection that creates nothing. SQLite's ``mode=ro`` still creates the
+    -wal and -shm files of a database whose log is gone (a cache closed cleanly), and leaves
+    them; ``immutable=1`` reads the file alone. With a log beside it a writer may be at work
+    (or stopped before checkpointing), so the reader joins the log's protocol instead, through
+    the files that are already there (a confeval cache is always in WAL mode: its writers keep
+    the log while they are connected)."""
+    log = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if log.exists() else "immutable=1"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
+
+
+def _schema_problem(db: sqlite3.Connection) -> str:
+    """Why the database is not a confeval cache ("" when it is one, or empty)."""
+    tables = sorted(r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+    if not tables:
+        return ""
+    if tables != ["responses"]:
+        return f"it holds the tables {tables}"
+    columns = tuple(r[1] for r in db.execute("PRAGMA table_info(responses)"))
+    if columns != ResponseCache.COLUMNS:
+        return f"its table 'responses' has columns {list(columns)}"
+    return ""
+
+
+def _inspect(path: Path) -> tuple[str, str]:
+    """What the file at ``path`` is, read only: ``("absent" | "cache" | "damaged" |
+    "foreign", why)``. "damaged": it starts as an SQLite database does but cannot be read as
+    one (cut short, overwritten); "foreign": anything else that is not a confeval cache
+    (another program's database, a text file, a folder)."""
+    if not path.exists():
+        return ("foreign", "a symbolic link to nothing") if path.is_symlink() else ("absent", "")
+    if not path.is_file():
+        return "foreign", "it is not a file"
+    with open(path, "rb") as handle:
+        head = handle.read(len(_SQLITE_HEADER))
+    if not head:
+        return "cache", ""   # SQLite takes an empty file as an empty database
+    if head != _SQLITE_HEADER:
+        return "foreign", "it is not an SQLite database"
+    try:
+        db = _read_only(path)
+        try:
+            problem = _schema_problem(db)
+            if not problem:
+                _counts(db)   # reads the table's pages: a file cut short fails here
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return "damaged", str(exc)
+    return ("foreign", problem) if problem else ("cache", "")
+
+
+def _counts(db: sqlite3.Connection) -> dict[str, int]:
+    """Responses per backend ({} for an empty database)."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                      "'responses'").fetchone():
+        return {}
+    return {str(backend): int(count) for backend, count in db.execute(
+        "SELECT backend, COUNT(*) FROM responses GROUP BY backend")}
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise CacheError(f"{path}: is a symbolic link; confeval writes a cache only to a "
+                         "file of its own (give the link's target as --cache)")
+
+
+def _unusable(path: Path, why: str) -> CacheError:
+    return CacheError(f"{path}: not a usable response cache ({why}); run with --no-cache or "
+                      "another --cache")
+
+
+def cache_info(path: str | Path | None = None) -> dict[str, Any]:
+    """What ``confeval cache info`` prints: the cache's entries, per backend, and the bytes of
+    its files. Reads only: a missing cache is reported as such (``exists`` false), not made,
+    and nothing is written to the file or beside it."""
+    path = Path(path) if path is not None else default_cache_path()
+    kind, why = _inspect(path)
+    if kind in ("foreign", "damaged"):
+        hint = f"; `confeval cache clear --cache {path}` removes it" if kind == "damaged" \
+            else ""
+        raise CacheError(f"{path}: not a usable response cache ({why}); run with --no-cache or "
+                         f"another --cache{hint}")
+    found = {"path": str(path), "exists": kind == "cache", "entries": 0, "bytes": 0,
+             "by_backend": {}}
+    if kind == "absent":
+        return found
+    try:
+        db = _read_only(path)
+        try:
+            found["by_backend"] = _counts(db)
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise _unusable(path, str(exc)) from None
+    found["entries"] = sum(found["by_backend"].values())
+    found["bytes"] = int(sum(f.stat().st_size for f in _cache_files(path)
+                             if f.is_file() and not f.is_symlink()))
+    return found
+
+
+def clear_cache(path: str | Path | None = None) -> tuple[int, str]:
+    """Empty the cache at ``path``: ``(responses removed, what was done)``. A damaged cache
+    file (an SQLite database that cannot be read) is removed with SQLite's files beside it;
+    anything that is not a confeval cache (another program's database, a text file) is a
+    :class:`CacheError` and stays as it is. No other file is touched."""
+    path = Path(path) if path is not None else default_cache_path()
+    _refuse_link(path)
+    kind, why = _inspect(path)
+    if kind == "absent":
+        return 0, f"no cache at {path}"
+    if kind == "foreign":
+        raise CacheError(f"{path}: not a confeval response cache ({why}); nothing removed")
+    if kind == "damaged":
+        for file in _cache_files(path):
+            if file.is_symlink() or file.exists():
+                file.unlink()   # a link itself, never its target
+        return 0, f"removed the damaged cache file {path} ({why})"
+    store = ResponseCache(path)
+    try:
+        return store.clear(), f"from {path}"
+    finally:
+        store.close()
+
+
 class ResponseCache:
     """A key -> JSON value store in one SQLite file, safe to interrupt at any point."""
 
     COLUMNS = ("key", "value", "backend", "created")
 
-    def __init__(self, path: str | Path | None = None, *, repair: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None) -> None:
         """Open (or create) the cache at ``path``. A file that is not such a cache (corrupt,
-        truncated, another SQLite database, a directory) is a :class:`CacheError` naming it;
-        with ``repair`` (``confeval cache clear``) such a file is replaced by an empty cache."""
+        truncated, another program's database, a folder) is a :class:`CacheError` naming it,
+        found by reading it before anything is written; so is a symbolic link (a write never
+        follows one)."""
         self.path = Path(path) if path is not None else default_cache_path()
+        _refuse_link(self.path)
+        kind, why = _inspect(self.path)
+        if kind == "damaged":
+            raise CacheError(f"{self.path}: not a usable response cache ({why}); run with "
+                             "--no-cache or another --cache, or remove it with `confeval "
+                             f"cache clear --cache {self.path}`")
+        if kind == "foreign":
+            raise _unusable(self.path, why)
         try:
             self._open()
         except (sqlite3.Error, OSError) as exc:
-            if not repair or self.path.is_dir():
-                raise CacheError(f"{self.path}: not a usable response cache ({exc}); run with "
-                                 "--no-cache or another --cache, or remove it with `confeval "
-                                 f"cache clear --cache {self.path}`") from None
-            for stale in self.path.parent.glob(self.path.name + "*"):
-                stale.unlink()
-            self._open()
+            raise _unusable(self.path, str(exc)) from None
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,13 +260,8 @@ class ResponseCache:
         self._db.commit()
 
     def info(self) -> dict[str, Any]:
-        count, = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
-        per_backend = dict(self._db.execute(
-            "SELECT backend, COUNT(*) FROM responses GROUP BY backend").fetchall())
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*")
-                   if p.is_file())
-        return {"path": str(self.path), "entries": int(count), "bytes": int(size),
-                "by_backend": per_backend}
+        """:func:`cache_info` of this cache."""
+        return cache_info(self.path)
 
     def clear(self) -> int:
         count, = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
