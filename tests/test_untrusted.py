@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import struct
 import zipfile
+import zlib
 
 import pytest
 
@@ -173,6 +175,25 @@ def test_an_archive_within_the_caps_passes_and_a_damaged_one_is_left_to_its_read
     cut = tmp_path / "cut.eval"
     cut.write_bytes(path.read_bytes()[:100])
     U.check_archive(cut)          # no zip at all: Inspect's reader names what is wrong
+
+
+def test_a_damaged_member_does_not_end_the_check_of_the_others(tmp_path, member_reads):
+    """A first member whose compressed data is overwritten (a reader skips it, or stops
+    there) used to end the whole check: the bomb after it went unchecked."""
+    path = _archive(tmp_path / "log.eval", {"aaa.bin": b"hello world " * 1000,
+                                            "samples/1_epoch_1.json": b" " * (64 * MB)})
+    with zipfile.ZipFile(path) as archive:
+        first = archive.getinfo("aaa.bin")
+    with open(path, "r+b") as handle:   # the deflate data's first bytes: an invalid block
+        handle.seek(first.header_offset + 26)
+        name_length, extra_length = struct.unpack("<HH", handle.read(4))
+        handle.seek(first.header_offset + 30 + name_length + extra_length)
+        handle.write(b"\xff\xff\xff\xff")
+    with pytest.raises(zlib.error):   # the damage is real: the first member cannot be read
+        list(U.member_chunks(open(path, "rb"), first))
+    with pytest.raises(U.UntrustedFileError, match=r"member 'samples/1_epoch_1.json' "
+                                                   r"decompresses to more than 1.0 MB"):
+        U.check_archive(path)
 
 
 # ------------------------------------------------------------------------- lines and keys

@@ -253,7 +253,7 @@ def top_level_fields(prefix: str) -> dict[str, str | None]:
         else:
             try:
                 text_value = json.loads(token)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):   # a number past the digit limit too
                 break
             if at_value:
                 fields[key] = text_value
@@ -338,8 +338,11 @@ def member_chunks(handle: IO[bytes], info: Any) -> Iterator[bytes]:
 def check_archive(path: Path | str) -> None:
     """Decompress every member of a zip archive in chunks, counting, without keeping any: an
     :class:`UntrustedFileError` naming the file, the member and the cap when one expands past
-    the caps (module docstring). An archive that is damaged (no zip, a member truncated) is
-    left to its reader to name, which stops where this check stopped."""
+    the caps (module docstring). An archive that is no zip at all is left to its reader to
+    name; a damaged member (its data cut or overwritten) ends the check of that member only,
+    its bytes up to the damage counted: the next members are checked all the same, since a
+    reader may skip the damaged member and read the others (a damaged first member once let a
+    1.5 GB member through unchecked)."""
     import zipfile
 
     path = Path(path)
@@ -363,7 +366,7 @@ def check_archive(path: Path | str) -> None:
                     "such members against its decompression caps with zstandard: pip install "
                     "'confeval[ingest]'") from None
             except _decompression_errors():
-                return
+                continue   # this member's damage is its reader's to name
 
 
 def _decompression_errors() -> tuple[type[BaseException], ...]:
