@@ -648,8 +648,21 @@ def write_run_folder(out: str | Path, *, command: str, suite: str | None = None,
             shutil.rmtree(folder.path, ignore_errors=True)  # gone already once swapped in
 
 
+def _inputs_inside(folder: Path, inputs: Iterable[str | Path]) -> list[Path]:
+    """The ``inputs`` that are ``folder`` or lie inside it (paths resolved, links followed:
+    what would be read is what the folder's replacement would delete)."""
+    root = folder.resolve()
+    inside = []
+    for item in inputs:
+        path = Path(item).resolve()
+        if path.exists() and (path == root or root in path.parents):
+            inside.append(Path(item))
+    return inside
+
+
 def check_output_folder(out: str | Path | None, command: str, *, force: bool = False,
-                        suite: str | None = None) -> None:
+                        suite: str | None = None, inputs: Iterable[str | Path] = (),
+                        option: str = "--out") -> None:
     """Refuse (:class:`RunMismatchError`) to write into a folder that holds anything
     ``command`` did not write — another command's or another suite's run folder, a
     ``records.jsonl`` without a ``run.json``, any other file — unless ``force``. A folder of
@@ -658,25 +671,32 @@ def check_output_folder(out: str | Path | None, command: str, *, force: bool = F
     whatever ``force`` (:class:`SymlinkRefusedError`); so is a folder another process is writing
     (its lock held: :class:`RunLockedError`), before its files are judged. Called before
     anything expensive (a model load) happens, and again by :func:`write_run_folder` under the
-    lock."""
+    lock. ``inputs``, the files the command reads: one that is the folder or inside it is
+    refused whatever ``force`` (writing the folder replaces it whole, the input with it).
+    ``option`` is the flag that named the folder, for the messages."""
     if out is None:
         return
     path = Path(out)
     if not str(out).strip():
-        raise RunMismatchError("--out is empty: name a folder")
+        raise RunMismatchError(f"{option} is empty: name a folder")
     check_no_symlinks(path)
     if not path.exists():
         return
+    inside = _inputs_inside(path, inputs)
+    if inside:
+        raise RunMismatchError(f"{option} {path} holds {_shown([str(p) for p in inside])}, "
+                               "read by this command; writing the folder would replace it: "
+                               "write elsewhere")
     _refuse_if_held_elsewhere(path)
     if force:
         return
     if not path.is_dir():
-        raise RunMismatchError(f"--out {path}: exists and is not a folder")
+        raise RunMismatchError(f"{option} {path}: exists and is not a folder")
     names = sorted(p.name for p in path.iterdir() if p.name != RunFolder.LOCK)
     if not names:
         return
     if RunFolder.RUN not in names:
-        raise RunMismatchError(f"--out {path} holds files confeval did not write "
+        raise RunMismatchError(f"{option} {path} holds files confeval did not write "
                                f"({_shown(names)}); use another folder, or --force to write "
                                "into it")
     config = RunFolder(path, create=False).config()
@@ -685,8 +705,8 @@ def check_output_folder(out: str | Path | None, command: str, *, force: bool = F
         return
     what = f"`confeval {previous or '?'}`" + (f" ({config['suite']})"
                                                 if config.get("suite") else "")
-    raise RunMismatchError(f"--out {path} holds the results of {what}; use another folder, "
-                           "or --force to overwrite it")
+    raise RunMismatchError(f"{option} {path} holds the results of {what}; use another "
+                           "folder, or --force to overwrite it")
 
 
 def file_sha256(path: str | Path) -> str:
@@ -705,6 +725,8 @@ def _read_json_object(path: Path) -> dict:
         raise ValueError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except ValueError as exc:   # a number past Python's digit limit for integers
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError(f"{path}: JSON nested too deeply") from None
     if not isinstance(value, dict):
@@ -749,8 +771,9 @@ def _parse_records(path: Path, data: bytes, incomplete: int = 0) -> RunRecords:
             continue
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:   # a number past the digit limit too
+            why = getattr(exc, "msg", str(exc)) if isinstance(exc, ValueError) else \
+                "nested too deeply"
             raise ValueError(f"{path}, line {number}: not a record this run wrote ({why}); "
                              "move the file away or use another --out") from None
         if not isinstance(record, dict) or "item_id" not in record:

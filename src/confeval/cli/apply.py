@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from ..runs import check_output_folder
-from ._common import ForceOpt, JsonOpt, UserError, err, out, print_json, reasons_text, write_run
+from ._common import (
+    ForceOpt,
+    JsonOpt,
+    err,
+    out,
+    print_json,
+    reasons_text,
+    refuse_to_overwrite,
+    write_run,
+)
 from ._options import Given, with_options
 
 __all__ = ["PROMISE_VOID", "exit_if_void", "guarantee_apply", "print_validity", "register"]
@@ -58,9 +67,9 @@ def guarantee_apply(given: Given, policy_file: PolicyArg, records: BatchesArg,
         batch_files,
     )
 
-    if out_file is not None and out_file.exists() and not force:
-        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
-    check_output_folder(report_dir, "guarantee apply", force=force)
+    refuse_to_overwrite(out_file, force, inputs=[policy_file, *records])
+    check_output_folder(report_dir, "guarantee apply", force=force,
+                        inputs=[policy_file, *records], option="--report")
     options = build(ValidityOptions, given.values, what="confeval guarantee apply")
     applied = apply_batches(policy_file, records, options)
     counts, validity = applied.counts, applied.validity

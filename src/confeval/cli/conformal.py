@@ -10,7 +10,7 @@ import typer
 
 from ..runs import check_output_folder, dumps
 from ..suites.base import Suite
-from ._common import ForceOpt, JsonOpt, OutOpt, UserError, err, out, print_json, write_run
+from ._common import ForceOpt, JsonOpt, OutOpt, err, out, print_json, refuse_to_overwrite, write_run
 from ._options import Given, with_options
 from .apply import ReportOpt, exit_if_void, print_validity
 
@@ -48,7 +48,8 @@ def add_conformal_commands(app: typer.Typer, suite: Suite) -> None:
             conformal_section,
         )
 
-        check_output_folder(out_dir, f"{name} calibrate", force=force, suite=name)
+        check_output_folder(out_dir, f"{name} calibrate", force=force, suite=name,
+                            inputs=[source])
         beside = given.on_command_line()
         done = calibrate_input(suite, source, given.values, frozenset(beside))
         if out_dir is not None:
@@ -75,9 +76,9 @@ def add_conformal_commands(app: typer.Typer, suite: Suite) -> None:
         )
         from ..verbs.promise import batch_files
 
-        if out_file is not None and out_file.exists() and not force:
-            raise UserError(f"--out {out_file} exists; use --force to overwrite it")
-        check_output_folder(report_dir, f"{name} apply", force=force, suite=name)
+        refuse_to_overwrite(out_file, force, inputs=[predictor, *records])
+        check_output_folder(report_dir, f"{name} apply", force=force, suite=name,
+                            inputs=[predictor, *records], option="--report")
         options = build(ValidityOptions, given.values, what=f"confeval {name} apply")
         done = apply_conformal(predictor, records, options)
         for skipped in done.skipped:

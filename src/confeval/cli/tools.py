@@ -12,6 +12,7 @@ import typer
 from ..runs import RunFolder, check_output_folder, write_file
 from ._common import (
     BootOpt,
+    FileForceOpt,
     ForceOpt,
     JsonOpt,
     SeedOpt,
@@ -21,6 +22,7 @@ from ._common import (
     print_json,
     print_sections,
     progress,
+    refuse_to_overwrite,
     report_incomplete,
 )
 
@@ -47,11 +49,13 @@ def simulate(
     n_levels: Annotated[int, typer.Option("--n-levels", help="scores: scale points.")] = 5,
     reruns: Annotated[int, typer.Option("--reruns", min=2, help="reruns: reruns per item.")
                       ] = 5,
+    force: FileForceOpt = False,
 ) -> None:
     """Write SIMULATED records of a judge behaviour (seeded; documented in confeval.simulate)."""
     from ..records import write_table
     from ..simulate import simulate as generate
 
+    refuse_to_overwrite(out_file, force)
     options: dict[str, Any] = {}
     if kind == "confidence" and step:
         options["step"] = step
@@ -104,11 +108,15 @@ def report(
     out_file: Annotated[Path | None, typer.Option("--out", help="Where to write the HTML "
                                                                 "(default RUN_DIR/report.html).")]
     = None,
+    force: FileForceOpt = False,
 ) -> None:
     """Render RUN_DIR/metrics.json into a self-contained HTML report (exit status 3, each
     problem named on stderr, when a chart or a section could not be shown)."""
     from ..report import render_report_checked
 
+    if out_file is not None:
+        out_file = _outside_the_run(out_file, run_dir)
+        refuse_to_overwrite(out_file, force)
     try:
         run = RunFolder(run_dir, create=False)
         metrics = run.read_metrics()
@@ -128,24 +136,42 @@ def report(
     out.print(f"report: {out_file or run.file(RunFolder.REPORT)}")
 
 
+def _outside_the_run(out_file: Path, run_dir: Path) -> Path | None:
+    """``report --out``: the run's own report (``None``: written as without --out), or a file
+    outside the run folder. A run folder's files are the run's, written as one transaction by
+    its writers; --out once replaced the run's metrics.json with the HTML."""
+    folder = run_dir.resolve()
+    target = out_file.resolve()
+    if target == folder / RunFolder.REPORT:
+        return None
+    if target == folder or folder in target.parents:
+        raise UserError(f"--out {out_file} is inside the run folder {run_dir}, whose files "
+                        f"are the run's: omit --out for {run_dir / RunFolder.REPORT}, or write "
+                        "outside it")
+    return out_file
+
+
 def cache(
     action: Annotated[str, typer.Argument(help="info | clear")],
     cache_path: Annotated[Path | None, typer.Option("--cache", help="Cache file.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show or clear the response cache."""
-    from ..backends import ResponseCache
+    from ..backends.cache import cache_info, clear_cache
 
     if action not in ("info", "clear"):
         raise UserError(f"unknown cache action {action!r}; use info or clear")
-    store = ResponseCache(cache_path, repair=action == "clear")
     if action == "clear":
-        removed = store.clear()
-        out.print(f"removed {removed} cached response(s) from {store.path}")
+        removed, what = clear_cache(cache_path)
+        out.print(f"removed {removed} cached response(s) {what}" if what.startswith("from")
+                  else what)
         return
-    info = store.info()
+    info = cache_info(cache_path)
     if as_json:
         print_json(info)
+        return
+    if not info["exists"]:
+        out.print(f"{info['path']}: no cache yet (0 responses)")
         return
     out.print(f"{info['path']}: {info['entries']} response(s), {info['bytes'] / 1e6:.1f} MB")
     for name, count in info["by_backend"].items():

@@ -25,6 +25,7 @@ from ._common import (
     out,
     print_json,
     reasons_text,
+    refuse_to_overwrite,
     report_incomplete,
     write_run,
 )
@@ -65,7 +66,7 @@ def compare(given: Given, files: Files, name: NameOpt = None, as_json: JsonOpt =
 
     if table_format not in paper.FORMATS:
         raise UserError(f"--format {table_format!r}: choose from {', '.join(paper.FORMATS)}")
-    check_output_folder(out_dir, "compare", force=force)
+    check_output_folder(out_dir, "compare", force=force, inputs=files)
     own = {f.name for f in dataclasses.fields(CompareOptions)}
     options = build(CompareOptions, {k: v for k, v in given.values.items() if k in own},
                     what="confeval compare")
@@ -113,7 +114,7 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
         policy_files,
     )
 
-    check_output_folder(out_dir, "guarantee", force=force)
+    check_output_folder(out_dir, "guarantee", force=force, inputs=files)
     own = {f.name for f in dataclasses.fields(GuaranteeOptions)}
     options = build(GuaranteeOptions, {k: v for k, v in given.values.items() if k in own},
                     what="confeval guarantee")
@@ -191,8 +192,7 @@ def import_file(
     from ..records import write_table
     from ..verbs.importing import import_file as import_records
 
-    if out_file.exists() and not force:
-        raise UserError(f"--out {out_file} exists; use --force to overwrite it")
+    refuse_to_overwrite(out_file, force, inputs=[source])
     frame, counts = import_records(source, suite, from_format, normalise, data=data,
                                    levels=tuple(range(min_score, max_score + 1)),
                                    filter_name=filter_name, scorer=scorer, epochs=epochs)
