@@ -123,6 +123,25 @@ def test_rce_equals_naive_estimator_without_ties(n, bins):
         _naive_rce(conf, correctness, bins), abs=1e-12)
 
 
+@pytest.mark.parametrize("ties", ["block", "orders"])
+def test_rce_with_more_bins_than_samples_is_one_bin_a_sample(ties):
+    """B > n: bins of one sample or none, the estimator of B = n (the naive transcription
+    skips the empty bins); computed as B = n, so 10^9 bins on 40 rows allocate nothing of
+    that size (--rce-bins 10^8 on 300 rows once took 8.8 GB)."""
+    rng = np.random.default_rng(4)
+    conf = np.round(rng.random(40), 1 if ties == "orders" else 6)
+    correct = (rng.random(40) < conf) * 1.0
+    naive = _naive_rce(conf, correct, 40)
+    for bins in (40, 41, 400, 4003):
+        assert _naive_rce(conf, correct, bins) == pytest.approx(naive, abs=1e-12)
+    kw = {"ties": ties, "n_orders": 50} if ties == "orders" else {}
+    at_n = rank_calibration_error(conf, correct, n_bins=40, **kw)
+    if ties == "block":
+        assert at_n == pytest.approx(naive, abs=1e-12)
+    for bins in (41, 4003, 10**9):
+        assert rank_calibration_error(conf, correct, n_bins=bins, **kw) == at_n
+
+
 def test_rce_hand_computed():
     conf = [0.1, 0.2, 0.3, 0.4]
     assert rank_calibration_error(conf, [0.0, 0.3, 0.6, 1.0], n_bins=4) == 0.0

@@ -51,6 +51,11 @@ __all__ = ["GUARANTEE_METHODS", "POLICY_VERSION", "RISKS", "Certified", "Guarant
            "sentence", "test_risk", "validity_summary"]
 
 _SCORE = ("score",)
+
+MAX_BATCH = 10_000
+"""The largest --batch: the batch bound sums over the batch's answered counts, O(target m) a
+threshold and bisection step (5 s at m = 1,000, 45 s at 10,000 on a 2-core machine,
+2026-11-27); 30,000 took over 100 s."""
 GUARANTEE_METHODS = ("ltt", "crc", "sgr")
 """Learn then Test, conformal risk control, selection with guaranteed risk."""
 RISKS = ("error", "accuracy", "loss")
@@ -137,6 +142,10 @@ class GuaranteeOptions(Options):
             elif not self.batch.isdigit() or int(self.batch) < 1:
                 raise ValueError(f"--batch must be a number of items or 'test', got "
                                  f"{self.batch!r}")
+            elif int(self.batch) > MAX_BATCH:
+                raise ValueError(f"--batch {self.batch}: at most {MAX_BATCH:,} items (the "
+                                 "batch bound's cost grows with the batch: ~45 s at 10,000 "
+                                 "on two cores)")
 
     def batch_size(self, n_test: int) -> int | None:
         """The batch promised on (None: the population), given the test half's size."""

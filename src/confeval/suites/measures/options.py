@@ -50,7 +50,7 @@ class MeasuresOptions(SuiteOptions, IngestOptions):
                               stages=("score",))
     group_col: str = option("question_id", "The question id (the unit resampled).",
                             stages=("score",))
-    hb_bins: int = option(10, "Histogram-binning bins.", minimum=1)
+    hb_bins: int = option(10, "Histogram-binning bins.", minimum=1, maximum=100_000)
     calibration_share: float = option(0.5, "Share of questions the binning is fitted on.")
     ece_bins: int = option(15, "ECE bins.", minimum=1)
     rce_bins: int = option(20, "Rank-calibration bins.", minimum=1)
