@@ -60,6 +60,18 @@ def test_broken_jsonl_lines_are_counted_with_line_numbers(tmp_path):
     assert "invalid JSON" in rs.summary()["flagged"][0]["detail"]
 
 
+def test_a_number_past_pythons_digit_limit_is_one_skipped_line(tmp_path):
+    """json.loads refuses integers of more than 4,300 digits with a plain ValueError (not a
+    JSONDecodeError): it failed the whole file, naming no file (the fifth hostile round)."""
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"p": 0.5, "y": 1}\n{"p": 0.7, "y": 1, "x": ' + "9" * 5000 + '}\n'
+                    '{"p": 0.9, "y": 0}\n')
+    rs = RecordSet.read(path)
+    assert [(p.row, p.reason) for p in rs.problems] == [(2, "unparseable_line")]
+    assert "digits" in rs.summary()["flagged"][0]["detail"]
+    assert rs.frame["_row"].tolist() == [1, 3]
+
+
 def test_missing_file_unknown_format_and_missing_column_are_clear_errors(tmp_path):
     with pytest.raises(RecordsError, match="nope.csv: no such file"):
         read_table(tmp_path / "nope.csv")

@@ -117,8 +117,9 @@ def _read_jsonl(path: Path) -> tuple[pd.DataFrame, list[Problem]]:
                                    "`jq -c '.[]'`")
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(number, "unparseable_line", f"invalid JSON: {exc.msg}"))
+            except ValueError as exc:   # JSONDecodeError, or a number past Python's digit limit
+                problems.append(Problem(number, "unparseable_line",
+                                        f"invalid JSON: {getattr(exc, 'msg', exc)}"))
                 continue
             except RecursionError:  # a line nested thousands deep: that line, not the file
                 problems.append(Problem(number, "unparseable_line", "JSON nested too deeply"))
@@ -579,7 +580,7 @@ def as_list(value: Any, what: str, where: str) -> list:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):   # a number past the digit limit too
             raise RecordsError(f"{where}: {what} is not a JSON list") from None
     if not isinstance(value, list):
         raise RecordsError(f"{where}: {what} must be a list")

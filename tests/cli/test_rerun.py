@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from confeval.backends import ScriptedBackend
 from confeval.cli import main
 from confeval.runs import file_sha256
@@ -158,3 +160,39 @@ def test_a_diagnose_folder_with_a_pair_and_a_human_row_reruns(tmp_path, capsys):
     human.write_text("domain,accuracy\nML,0.5\n")
     code, _, err = _run(["rerun", tmp_path / "R"], capsys)
     assert code == 2 and f"{human}: changed since the run" in err
+
+
+def _tamper(config: dict, case: str) -> None:
+    given = config["inputs"][0]
+    if case == "path is a number":
+        given["path"] = 1
+    elif case == "no paths":
+        given["path"], given["sha256"] = [], []
+    elif case == "no sha256":
+        del given["sha256"]
+    elif case == "option files a list":
+        given["option_files"] = ["a"]
+    elif case == "cwd a number":
+        config["cwd"] = 7
+    else:   # another command's name, without that command's fields
+        config["command"] = "judge card"
+
+
+@pytest.mark.parametrize("case", ["path is a number", "no paths", "no sha256",
+                                  "option files a list", "cwd a number", "another command"])
+def test_a_tampered_run_json_is_named_in_one_line(tmp_path, capsys, monkeypatch, case):
+    """Fields of another kind than confeval writes: one line naming run.json (the fifth
+    hostile round: "unexpected TypeError", naming neither the file nor the field). The input
+    is named relative to the run's directory, as a user types it (its cwd is then read)."""
+    monkeypatch.chdir(tmp_path)
+    path = "judge.csv"
+    simulate("confidence", 200, seed=1).to_csv(path, index=False)
+    assert _run(["score", path, "-c", "confidence", "-y", "correct", "--bootstrap", "0",
+                 "--out", tmp_path / "R"], capsys)[0] == 0
+    run_json = tmp_path / "R" / "run.json"
+    document = json.loads(run_json.read_text())
+    _tamper(document["config"], case)
+    run_json.write_text(json.dumps(document))
+    code, out, err = _run(["rerun", tmp_path / "R"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "run.json" in err and "unexpected" not in err

@@ -136,7 +136,7 @@ def looks_like_samples(first_line: str, complete: bool = True) -> bool:
         return "doc_id" in keys and ("filtered_resps" in keys or keys[:2] == ["doc_id", "doc"])
     try:
         obj = json.loads(first_line)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):   # a number past the digit limit too
         return False
     return isinstance(obj, dict) and "doc_id" in obj and "filtered_resps" in obj
 
@@ -365,7 +365,7 @@ def read_samples(path: str | Path) -> LmEvalFile:
                 continue
             try:
                 obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):   # a number past the digit limit too
                 obj = None
             if not isinstance(obj, dict):
                 samples.append(None)

@@ -77,7 +77,7 @@ def looks_like_responses(head: str, complete: bool = True) -> bool:
             or (fields.get("object") in _OBJECTS and "choices" in fields)
     try:
         obj = json.loads(head)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):   # a number past the digit limit too
         return False
     return isinstance(obj, dict) and (
         ("custom_id" in obj and isinstance(obj.get("response"), dict))
@@ -184,7 +184,7 @@ def _objects(path: Path):
         try:
             with open_text(path) as f:
                 items = json.load(f)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:   # a number past the digit limit too
             raise ValueError(f"{path}: not a readable JSON list of responses ({exc})") from None
         if not isinstance(items, list):
             raise ValueError(f"{path}: not a JSON list of responses")
@@ -202,7 +202,7 @@ def _objects(path: Path):
                 continue
             try:
                 obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):   # a number past the digit limit too
                 obj = None
             yield position, obj if isinstance(obj, dict) else None, "openai_not_a_json_object"
 

@@ -46,13 +46,20 @@ def _scoring_metrics(config: dict) -> dict:
     results: dict[str, dict] = {}
     groups = []
     for given in config.get("inputs") or []:
-        if not isinstance(given, dict) or "path" not in given or "options" not in given:
-            raise ValueError(f"run.json: an input of `confeval {command}` without its path or "
-                             "options")
+        if not isinstance(given, dict) or not {"path", "sha256", "options"} <= set(given):
+            raise ValueError(f"run.json: an input of `confeval {command}` without its path, "
+                             "sha256 or options")
         paths = given["path"] if isinstance(given["path"], list) else [given["path"]]
         hashes = given["sha256"] if isinstance(given["sha256"], list) else [given["sha256"]]
+        option_files = given.get("option_files") or {}
+        if not (paths and len(paths) == len(hashes)
+                and all(isinstance(x, str) for x in (*paths, *hashes))
+                and isinstance(option_files, dict)
+                and all(isinstance(x, str) for x in (*option_files, *option_files.values()))):
+            raise ValueError(f"run.json: an input of `confeval {command}` whose path, sha256 "
+                             "or option_files are not text (one path and one hash each)")
         found = [check_unchanged(config, p, h) for p, h in zip(paths, hashes)]
-        for path, sha in (given.get("option_files") or {}).items():
+        for path, sha in option_files.items():
             check_unchanged(config, path, sha)
         options = build(cmd.Options, given["options"], what=f"confeval {command}")
         if cmd.together:
@@ -204,7 +211,14 @@ def rerun(run_dir: str | Path, out: str | Path | None = None, *, force: bool = F
     if not config.get("command"):
         raise ValueError(f"{run.file(RunFolder.RUN)}: no command to repeat (not a run.json "
                          "confeval wrote)")
-    metrics = metrics_of(run, config)
+    try:
+        metrics = metrics_of(run, config)
+    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+        # run.json is the user's file: a field of another shape than confeval writes (edited,
+        # or not confeval's) must be named as that file's, not reported as confeval's failure
+        raise ValueError(f"{run.file(RunFolder.RUN)}: a field is missing or of another kind "
+                         f"than confeval writes ({type(exc).__name__}: {exc}); not a run.json "
+                         "confeval wrote, or edited since") from exc
     if out is not None:
         with write_run_folder(out, command=str(config.get("command")),
                               suite=config.get("suite"), force=force) as target:

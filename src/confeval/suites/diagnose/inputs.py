@@ -271,7 +271,7 @@ def _letters(value: Any, protocol: str) -> dict[str, str] | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):   # a number past the digit limit too
             return INVALID_LETTERS
     if not isinstance(value, dict):
         return INVALID_LETTERS
