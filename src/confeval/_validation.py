@@ -25,10 +25,31 @@ def record_file(path: str | Path) -> Path:
     path = Path(path)
     if path.is_dir():
         if not (path / RUN_RECORDS).is_file():
-            raise RecordsError(f"{path}: a folder without {RUN_RECORDS} (no run folder); give "
-                               "a record file or a run folder")
+            raise RecordsError(f"{path}: a folder without {RUN_RECORDS}{_scored_from(path)}; "
+                               "give a record file or a live run's folder")
         return path / RUN_RECORDS
     return path
+
+
+def _scored_from(folder: Path) -> str:
+    """What a run folder without records was made from, as its run.json names it: a scoring
+    command's folder keeps its results, not the records it scored (a newcomer took `score
+    --out` for a folder `guarantee` and `compare` read). "" for any other folder."""
+    import json
+
+    try:
+        with open(folder / "run.json", encoding="utf-8") as handle:
+            document = json.loads(handle.read(1 << 20))
+        config = document["config"]
+        command = config["command"]
+        paths = [str(p) for given in config["inputs"] for p in (
+            given["path"] if isinstance(given["path"], list) else [given["path"]])]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError):
+        return " (no run folder)"
+    if not isinstance(command, str) or not paths:
+        return " (no run folder)"
+    return (f" (the results of `confeval {command}`, which keeps the records it scored where "
+            f"they were: {', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})")
 
 
 def as_float_1d(x: ArrayLike, name: str, *, lo: float | None = None,

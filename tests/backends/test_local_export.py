@@ -262,3 +262,25 @@ def test_two_real_exports_at_once(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [NAME, f"{NAME}.lock"]
     config = json.loads((tmp_path / NAME / "config.json").read_text())
     assert "quantization_config" not in config
+
+
+def test_every_exported_file_gets_the_mode_a_plain_open_gives(tmp_path, monkeypatch):
+    """safetensors wrote model.safetensors with mode 0600: on a shared cache the other users
+    could read every file of the export but the weights (the newcomer's first-hour run)."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+
+    def write_model(gguf, into):
+        weights = into / "model.safetensors"
+        weights.write_bytes(b"weights")
+        os.chmod(weights, 0o600)
+        (into / "config.json").write_text("{}")
+
+    monkeypatch.setattr(local, "_write_model", write_model)
+    previous = os.umask(0o022)
+    try:
+        local._write_and_sync(tmp_path / "m.gguf", folder, tmp_path / "target")
+    finally:
+        os.umask(previous)
+    assert {p.name: p.stat().st_mode & 0o777 for p in folder.iterdir()} == {
+        "model.safetensors": 0o644, "config.json": 0o644}

@@ -206,8 +206,12 @@ def _write_and_sync(gguf: Path, folder: Path, target: Path) -> None:
     target must not hold empty files); any failure is a BackendError naming the target."""
     try:
         _write_model(gguf, folder)
+        mode = _plain_file_mode(folder)
         for path in folder.rglob("*"):
             if path.is_file() and not path.is_symlink():
+                # safetensors writes the weights with mode 0600, which shut the other users of
+                # a shared cache out of model.safetensors (the other files were 0644)
+                os.chmod(path, mode)
                 _fsync(path)
         with contextlib.suppress(OSError):  # not every OS can fsync a folder
             _fsync(folder)
@@ -219,6 +223,18 @@ def _write_and_sync(gguf: Path, folder: Path, target: Path) -> None:
                 "some, or set CONFEVAL_MODELS to another folder" if full else "")
         raise BackendError(f"exporting the embedded model to {target} failed ({text}){hint}"
                            ) from exc
+
+
+def _plain_file_mode(folder: Path) -> int:
+    """The mode ``open()`` gives a new file in ``folder`` (0666 less the umask), found by
+    making one: reading the umask means setting it, which other threads would see."""
+    probe = folder / f".mode-{secrets.token_hex(4)}"
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        return os.fstat(fd).st_mode & 0o777
+    finally:
+        os.close(fd)
+        probe.unlink()
 
 
 def _fsync(path: Path) -> None:
