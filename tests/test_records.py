@@ -165,23 +165,3 @@ def test_numeric_columns_are_read_as_the_cell_by_cell_reference():
                                 for c in raw.columns])
     np.testing.assert_array_equal(values, expected)
     np.testing.assert_array_equal(missing, (raw.isna() | raw.isin(NA_TEXT)).to_numpy())
-
-
-def test_a_scoring_folder_given_as_records_names_the_file_it_scored(tmp_path):
-    """A scoring command's run folder keeps its results, not the records it scored: a
-    newcomer gave `confeval score --out runs/judge` to `guarantee` and was told the folder
-    confeval wrote was "no run folder"."""
-    from confeval._validation import record_file
-    from confeval.cli import main
-
-    path = tmp_path / "judge.csv"
-    path.write_text("confidence,correct\n" + "\n".join(f"0.{i % 9 + 1},{i % 2}"
-                                                       for i in range(40)) + "\n")
-    assert main(["score", str(path), "-c", "confidence", "-y", "correct", "--bootstrap", "0",
-                 "--out", str(tmp_path / "run")]) == 0
-    with pytest.raises(RecordsError, match=r"run: a folder without records\.jsonl \(the "
-                                           r"results of `confeval score`, which keeps the "
-                                           rf"records it scored where they were: {path}\)"):
-        record_file(tmp_path / "run")
-    with pytest.raises(RecordsError, match=r"a folder without records\.jsonl \(no run folder\)"):
-        record_file(tmp_path)

@@ -152,8 +152,10 @@ def test_policy_written_and_applied(tmp_path, capsys):
         (["guarantee", "apply", str(run / "run.json"), str(new)], "not a confeval policy"),
         (["guarantee", "apply", str(run / "policy.json"), str(new), "--out", str(decisions)],
          "exists; use --force"),
+        # the folder holds the input itself: refused for that first (even --force would not
+        # replace it)
         (["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.1", "--out",
-          str(tmp_path)], "holds files confeval did not write"),
+          str(tmp_path)], f"holds {path}, read by this command"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
@@ -519,7 +521,7 @@ def test_apply_checks_that_the_promise_still_applies(tmp_path, capsys):
         (["guarantee", "apply", policy, str(run)], "a run folder with no records.jsonl"),
         (["guarantee", "apply", policy, str(empty)], "a folder with no records file"),
         (["guarantee", "apply", policy, str(same), "--report", str(tmp_path)],
-         "holds files confeval did not write"),
+         "--report " + str(tmp_path) + " holds "),
     ]:
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
@@ -662,3 +664,22 @@ def test_the_report_of_nothing_certified_marks_where_the_method_stopped(tmp_path
     assert drawn["chosen"] is None
     assert drawn["stopped"] == (where["answered"] / 2000, g["best_achievable_bound"])
     assert "lowest bound the method reached" in html and f"({where['answered']:,})" in html
+
+
+def test_a_scoring_folder_given_as_records_names_the_file_it_scored(tmp_path):
+    """A scoring command's run folder keeps its results, not the records it scored: a
+    newcomer gave `confeval score --out runs/judge` to `guarantee` and was told the folder
+    confeval wrote was "no run folder"."""
+    from confeval._validation import RecordsError, record_file
+
+    path = tmp_path / "judge.csv"
+    path.write_text("confidence,correct\n" + "\n".join(f"0.{i % 9 + 1},{i % 2}"
+                                                       for i in range(40)) + "\n")
+    assert main(["score", str(path), "-c", "confidence", "-y", "correct", "--bootstrap", "0",
+                 "--out", str(tmp_path / "run")]) == 0
+    with pytest.raises(RecordsError, match=r"run: a folder without records\.jsonl \(the "
+                                           r"results of `confeval score`, which keeps the "
+                                           rf"records it scored where they were: {path}\)"):
+        record_file(tmp_path / "run")
+    with pytest.raises(RecordsError, match=r"a folder without records\.jsonl \(no run folder\)"):
+        record_file(tmp_path)

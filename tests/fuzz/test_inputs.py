@@ -474,6 +474,10 @@ def test_the_demo_reruns_into_its_own_folder_and_force_overrides(tmp_path, capsy
     assert run(["demo", "--no-live", "--n", "60", "--bootstrap", "0", "--out", out],
                capsys)[0] == 0
     code, _, err = run(["sets", "score", out / "metrics.json", "--out", out], capsys)
+    assert code == 2 and f"holds {out / 'metrics.json'}, read by this command" in err
+    other = tmp_path / "elsewhere.json"
+    other.write_bytes((out / "metrics.json").read_bytes())
+    code, _, err = run(["sets", "score", other, "--out", out], capsys)
     assert code == 2 and "holds the results of `confeval demo`" in err
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -238,23 +238,6 @@ OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run fol
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite --out even when it holds "
                                                         "another command's results.")]
 RunOutOpt = Annotated[Path, typer.Option("--out", help="Run folder (resumed if it exists).")]
-FileForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite the --out file if it "
-                                                            "exists.")]
-
-
-def refuse_to_overwrite(out_file: Path | None, force: bool, *,
-                        inputs: Iterable[str | Path] = (), option: str = "--out") -> None:
-    """A file a command writes (``--out FILE``): never one of the files it reads, even with
-    ``--force``; an existing file only with ``--force``."""
-    if out_file is None:
-        return
-    target = out_file.resolve()
-    if any(Path(item).resolve() == target for item in inputs):
-        raise UserError(f"{option} {out_file} is a file this command reads; write elsewhere")
-    if (out_file.exists() or out_file.is_symlink()) and not force:
-        raise UserError(f"{option} {out_file} exists; use --force to overwrite it")
-
-
 def run_and_print(suite_name: str, given: Given, *, out_dir: Path,
                   command: str = "run") -> None:
     """``confeval <suite> run``: the one live driver (:func:`confeval.verbs.run.run_live`)

@@ -16,9 +16,9 @@ from ._common import (
     out,
     print_json,
     reasons_text,
-    refuse_to_overwrite,
     write_run,
 )
+from ._files import refuse_to_overwrite
 from ._options import Given, with_options
 
 __all__ = ["PROMISE_VOID", "exit_if_void", "guarantee_apply", "print_validity", "register"]

@@ -10,7 +10,8 @@ import typer
 
 from ..runs import check_output_folder, dumps
 from ..suites.base import Suite
-from ._common import ForceOpt, JsonOpt, OutOpt, err, out, print_json, refuse_to_overwrite, write_run
+from ._common import ForceOpt, JsonOpt, OutOpt, err, out, print_json, write_run
+from ._files import refuse_to_overwrite
 from ._options import Given, with_options
 from .apply import ReportOpt, exit_if_void, print_validity
 

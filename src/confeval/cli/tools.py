@@ -12,7 +12,6 @@ import typer
 from ..runs import RunFolder, check_output_folder, write_file
 from ._common import (
     BootOpt,
-    FileForceOpt,
     ForceOpt,
     JsonOpt,
     SeedOpt,
@@ -22,9 +21,9 @@ from ._common import (
     print_json,
     print_sections,
     progress,
-    refuse_to_overwrite,
     report_incomplete,
 )
+from ._files import FileForceOpt, refuse_to_overwrite, report_file_outside
 
 __all__ = ["cache", "demo", "report", "simulate"]
 
@@ -115,7 +114,7 @@ def report(
     from ..report import render_report_checked
 
     if out_file is not None:
-        out_file = _outside_the_run(out_file, run_dir)
+        out_file = report_file_outside(out_file, run_dir)
         refuse_to_overwrite(out_file, force)
     try:
         run = RunFolder(run_dir, create=False)
@@ -134,21 +133,6 @@ def report(
             run.write_report(page)
     report_incomplete(problems)
     out.print(f"report: {out_file or run.file(RunFolder.REPORT)}")
-
-
-def _outside_the_run(out_file: Path, run_dir: Path) -> Path | None:
-    """``report --out``: the run's own report (``None``: written as without --out), or a file
-    outside the run folder. A run folder's files are the run's, written as one transaction by
-    its writers; --out once replaced the run's metrics.json with the HTML."""
-    folder = run_dir.resolve()
-    target = out_file.resolve()
-    if target == folder / RunFolder.REPORT:
-        return None
-    if target == folder or folder in target.parents:
-        raise UserError(f"--out {out_file} is inside the run folder {run_dir}, whose files "
-                        f"are the run's: omit --out for {run_dir / RunFolder.REPORT}, or write "
-                        "outside it")
-    return out_file
 
 
 def cache(

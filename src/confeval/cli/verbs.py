@@ -25,10 +25,10 @@ from ._common import (
     out,
     print_json,
     reasons_text,
-    refuse_to_overwrite,
     report_incomplete,
     write_run,
 )
+from ._files import refuse_to_overwrite
 from ._options import Given, with_options
 
 __all__ = ["GUARANTEE_APPLY", "register"]
