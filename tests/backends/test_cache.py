@@ -201,3 +201,24 @@ def test_a_cache_is_written_only_to_a_file_of_its_own(tmp_path):
     with pytest.raises(CacheError, match=r"link\.sqlite: is a symbolic link"):
         ResponseCache(tmp_path / "link.sqlite")
     assert _snapshot(tmp_path) == before
+
+
+def test_a_cache_another_process_holds_is_in_use_not_damaged(tmp_path, monkeypatch):
+    """SQLite's "database is locked" after its 30 s wait is another process at work: clear must
+    not take it for damage and remove the file."""
+    import sqlite3
+
+    from confeval.backends import cache as module
+
+    path = tmp_path / "c.sqlite"
+    _filled_cache(path)
+    before = _snapshot(tmp_path)
+
+    def locked(_path):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(module, "_read_only", locked)
+    for call in (module.clear_cache, module.cache_info, module.ResponseCache):
+        with pytest.raises(module.CacheError, match=r"c\.sqlite: in use by another process"):
+            call(path)
+    assert _snapshot(tmp_path) == before

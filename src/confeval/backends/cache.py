@@ -129,9 +129,20 @@ def _inspect(path: Path) -> tuple[str, str]:
                 _counts(db)   # reads the table's pages: a file cut short fails here
         finally:
             db.close()
+    except sqlite3.OperationalError as exc:
+        if _in_use(exc):   # another process holds it (a writer recovering its log): not damage
+            raise CacheError(f"{path}: in use by another process ({exc}); try again, or run "
+                             "with --no-cache or another --cache") from None
+        return "damaged", str(exc)
     except sqlite3.Error as exc:
         return "damaged", str(exc)
     return ("foreign", problem) if problem else ("cache", "")
+
+
+def _in_use(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's "database is locked" (SQLITE_BUSY) after the connection's 30 s wait."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (5, 6) or "locked" in str(exc)   # SQLITE_BUSY, SQLITE_LOCKED
 
 
 def _counts(db: sqlite3.Connection) -> dict[str, int]:
