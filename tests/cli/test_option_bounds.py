@@ -53,3 +53,15 @@ def test_histogram_bins_past_the_bound_are_named(tmp_path, capsys):
     frame.to_csv(path, index=False)
     _one_line_error(["measures", "score", path, "--measure-cols", "sl", "--hb-bins",
                      "100001"], capsys, "--hb-bins")
+
+
+def test_a_negative_seed_is_named(tmp_path, capsys):
+    """numpy refuses a negative seed with "expected non-negative integer", naming no option:
+    every option whose name ends in "seed" is at least 0, checked where options are built."""
+    path = _judge(tmp_path / "j.csv")
+    _one_line_error(["score", path, "-c", "p", "-y", "y", "--seed", "-1"], capsys,
+                    "--seed must be at least 0, got -1")
+    _one_line_error(["guarantee", path, "-c", "p", "-y", "y", "--target", "0.3",
+                     "--split-seed", "-2"], capsys, "--split-seed must be at least 0")
+    _one_line_error(["simulate", "confidence", "--out", tmp_path / "s.csv", "--seed", "-1"],
+                    capsys, "--seed")

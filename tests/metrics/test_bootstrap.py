@@ -64,13 +64,16 @@ def test_kwargs_and_any_callable():
 
 
 def test_cluster_bootstrap_resamples_whole_clusters():
-    # Two clusters with constant values: every resample mean is 0, 0.5 or 1 (weighted by size 2).
-    x = np.array([0.0, 0.0, 1.0, 1.0])
-    res = bootstrap_ci(lambda v: v.mean(), x, clusters=[1, 1, 2, 2], n_resamples=400, seed=0)
+    # Four clusters of two equal values each: every resample mean is a multiple of 1/4 (whole
+    # clusters drawn); all four drawn from the zeros (or the ones) has chance 1/16, so the 95%
+    # interval reaches both ends. (Two or three clusters give no interval: see below.)
+    x = np.array([0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0])
+    clusters = [1, 1, 2, 2, 3, 3, 4, 4]
+    res = bootstrap_ci(lambda v: v.mean(), x, clusters=clusters, n_resamples=400, seed=0)
     assert res.low == 0.0 and res.high == 1.0
-    vals = {bootstrap_ci(lambda v: v.mean(), x, clusters=[1, 1, 2, 2], n_resamples=1,
+    vals = {bootstrap_ci(lambda v: v.mean(), x, clusters=clusters, n_resamples=1,
                          seed=s).low for s in range(30)}
-    assert vals <= {0.0, 0.5, 1.0}
+    assert vals <= {0.0, 0.25, 0.5, 0.75, 1.0}
 
 
 def test_paired_difference():
@@ -142,3 +145,21 @@ def test_batched_auarc_equals_the_metric_row_by_row(levels):
     np.testing.assert_allclose(_auarc_rows(conf, correct, integration="trapezoid"),
                                [single(c, y, integration="trapezoid")
                                 for c, y in zip(conf, correct)], rtol=1e-13)
+
+
+def test_two_or_three_items_give_no_interval():
+    """Two items have 3 distinct resamples, three have 10: no 95% interval can rest on so few
+    atoms (compare's rule for its paired test). A correlation of two items once came out as
+    [1.00, 1.00] and a judge card called it a strong ranking."""
+    from confeval.metrics import spearman
+
+    for n in (2, 3):
+        x = np.arange(float(n))
+        res = bootstrap_ci(spearman, x, x, n_resamples=200, seed=1)
+        assert res.estimate == pytest.approx(1.0) and np.isnan(res.low) and np.isnan(res.high)
+        assert np.isnan(res.std_error) and res.n_undefined == 0
+        clustered = bootstrap_ci(np.mean, np.arange(12.0), n_resamples=200, seed=1,
+                                 clusters=np.repeat(np.arange(n), 12 // n))
+        assert np.isnan(clustered.low)
+    four = bootstrap_ci(np.mean, np.arange(4.0), n_resamples=200, seed=1)
+    assert np.isfinite(four.low) and four.low < 1.5 < four.high

@@ -124,7 +124,8 @@ def test_a_steps_consistency_folder_repeats(tmp_path):
 @pytest.mark.parametrize("config, message", [
     ([1, 2], "'config' is a list, not an object"),
     ({"command": ["sets score"]}, "'command' is ['sets score'], not a name"),
-    ({"command": "sets score", "inputs": [{"options": {}}]}, "without its path or options"),
+    ({"command": "sets score", "inputs": [{"options": {}}]},
+     "without its path, sha256 or options"),
     ({"command": "sets score", "inputs": [{"path": "x.csv", "sha256": None,
                                            "options": {"alpha": "x"}}]},
      "--alpha: 'x' is not a number"),

@@ -232,7 +232,7 @@ Files = Annotated[list[Path], typer.Argument(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=0, max=MAX_BOOTSTRAP,
                                       help="Bootstrap resamples for 95% intervals (0: none).")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of every random step.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Also write a run folder here "
                                                           "(metrics.json, report.html).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite --out even when it holds "

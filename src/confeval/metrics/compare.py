@@ -41,9 +41,11 @@ from .._text import display_name
 from .bootstrap import (
     _MAX_BLOCK_ELEMENTS,
     BATCHED,
+    MIN_DISTINCT_RESAMPLES,
     _cluster_index_sets,
     _row_blocks,
     percentile_interval,
+    possible_resamples,
 )
 from .selective import UndefinedMetricWarning
 
@@ -56,15 +58,6 @@ __all__ = ["MAX_GROUPS", "MIN_DISTINCT_RESAMPLES", "TESTS", "UNTESTED", "PairedM
 TESTS = ("mcnemar_exact", "delong", "paired_bootstrap")
 """The pairwise tests: exact McNemar (0/1 outcomes), DeLong (AUROC on shared labels), the paired
 bootstrap over items (every other metric, and where an exact test's condition fails)."""
-
-MIN_DISTINCT_RESAMPLES = 20
-"""The fewest distinct resamples (and resamples where the difference is defined) from which
-the paired bootstrap reports a p-value. A bootstrap of n items can draw at most C(2n - 1, n)
-distinct resamples — 3 of two items, 10 of three, 35 of four — and its distribution of the
-difference has no more atoms than that: below 20 atoms no tail of it can hold the 5% that a
-test at the usual level rests on (1/20), so its standard error measures nothing. The rule
-leaves out n <= 3 items (clusters) and ``--bootstrap`` below 20; four items and more are
-tested, and a difference that is the same in every resample is caught by its zero variance."""
 
 UNTESTED = {
     "too_few_resamples": f"the bootstrap has fewer than {MIN_DISTINCT_RESAMPLES} distinct "
@@ -220,22 +213,6 @@ def _cluster_blocks(clusters: np.ndarray, n: int, n_resamples: int,
             rows = []
     if rows:
         yield np.stack(rows)
-
-
-def possible_resamples(n_units: int) -> int:
-    """How many distinct bootstrap resamples ``n_units`` items (or clusters) have: the
-    multisets of n from n, C(2n - 1, n) (3 of two items, 10 of three, 35 of four).
-
-    Examples
-    --------
-    >>> [possible_resamples(n) for n in range(1, 6)]
-    [1, 3, 10, 35, 126]
-    """
-    if n_units < 1:
-        return 0
-    if n_units > 30:   # C(59, 30) > 10^16: more than any bootstrap draws
-        return 2**63
-    return math.comb(2 * n_units - 1, n_units)
 
 
 def paired_bootstrap_test(difference: float, replicates: np.ndarray, *,

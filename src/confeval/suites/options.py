@@ -107,11 +107,14 @@ def check_bounds(options: Any) -> None:
     for f in dataclasses.fields(options):
         spec = spec_of(f)
         value = getattr(options, f.name)
-        if (spec.minimum is None and spec.maximum is None) or value is None \
+        # a seed is a non-negative integer: numpy refuses a negative one with a message that
+        # names no option ("expected non-negative integer")
+        minimum = 0 if spec.minimum is None and f.name.endswith("seed") else spec.minimum
+        if (minimum is None and spec.maximum is None) or value is None \
                 or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if spec.minimum is not None and not value >= spec.minimum:
-            raise ValueError(f"{flag_of(f)} must be at least {spec.minimum:g}, got {value:g}")
+        if minimum is not None and not value >= minimum:
+            raise ValueError(f"{flag_of(f)} must be at least {minimum:g}, got {value:g}")
         if spec.maximum is not None and not value <= spec.maximum:
             raise ValueError(f"{flag_of(f)} must be at most {spec.maximum:,g}, got {value:,g}")
 

@@ -53,7 +53,8 @@ def _scoring_metrics(config: dict) -> dict:
         hashes = given["sha256"] if isinstance(given["sha256"], list) else [given["sha256"]]
         option_files = given.get("option_files") or {}
         if not (paths and len(paths) == len(hashes)
-                and all(isinstance(x, str) for x in (*paths, *hashes))
+                and all(isinstance(x, str) for x in paths)
+                and all(x is None or isinstance(x, str) for x in hashes)   # None: not checked
                 and isinstance(option_files, dict)
                 and all(isinstance(x, str) for x in (*option_files, *option_files.values()))):
             raise ValueError(f"run.json: an input of `confeval {command}` whose path, sha256 "

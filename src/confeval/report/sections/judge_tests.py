@@ -29,9 +29,15 @@ def _ci(block: Mapping[str, Any] | None, key: str = "estimate", digits: int = 3)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     text = f"{block[key]:.{digits}f}"
-    if block.get("low") is not None and block.get("high") is not None:
+    if _defined(block.get("low")) and _defined(block.get("high")):
         text += f" [{block['low']:.{digits}f}, {block['high']:.{digits}f}]"
     return text
+
+
+def _defined(bound: Any) -> bool:
+    """An interval's bound is shown when it is a number: None (no interval in JSON) and NaN
+    (no interval from too few items, in memory) are not."""
+    return bound is not None and not (isinstance(bound, float) and math.isnan(bound))
 
 
 def _counts(res: Mapping[str, Any]) -> str:
