@@ -91,6 +91,26 @@ def test_alpha_without_variation_is_undefined_and_says_so():
     assert krippendorff_alpha([[1, nan], [nan, 2]])["note"].startswith("no unit has two")
 
 
+def test_two_or_three_units_give_alpha_but_no_interval():
+    # bootstrap_ci's rule: 2 or 3 units have 3 or 10 distinct resamples, below 20; four
+    # units (35) get an interval. The three-unit case used to print [-0.67, 0.20]
+    data = np.array([[3, 4, 2, 5], [3, 5, 1, 5], [4, 4, 2, 4]], dtype=float)
+    for units in (2, 3):
+        res = krippendorff_alpha(data[:, :units], n_resamples=500, seed=1)
+        assert res["estimate"] == pytest.approx(
+            krippendorff.alpha(reliability_data=data[:, :units], level_of_measurement="ordinal"),
+            abs=1e-10)
+        assert res["low"] is None and res["high"] is None
+        assert f"{units} units allow only" in res["note"]
+    four = krippendorff_alpha(data, n_resamples=500, seed=1)
+    assert four["low"] < four["estimate"] < four["high"] and "note" not in four
+
+
+def test_the_mean_flip_rate_of_three_items_has_no_interval_and_says_why():
+    res = rerun_variability([[3, 3, 3], [4, 5, 5], [2, 1, 3]], n_resamples=500)
+    assert res["flip_rate"]["low"] is None and "too few" in res["flip_rate"]["note"]
+
+
 # ------------------------------------------------------------------ flips
 SCORES = np.array([[3, 3, 3, 3],
                    [4, 4, 5, 4],

@@ -148,7 +148,11 @@ def _mean_with_interval(values: np.ndarray, n_resamples: int, seed: int,
                        "items has nothing to resample, so no interval")
     elif n_resamples:
         res = bootstrap_ci(np.mean, values, n_resamples=n_resamples, seed=seed)
-        out.update(low=float(res.low), high=float(res.high))
+        if math.isnan(res.low):   # bootstrap_ci's rule: two or three items give no interval
+            out["note"] = (f"{values.size} items are too few for a bootstrap interval "
+                           "(fewer than 20 distinct resamples)")
+        else:
+            out.update(low=float(res.low), high=float(res.high))
     return out
 
 
@@ -332,7 +336,15 @@ def krippendorff_alpha(data: ArrayLike, *, level: str = "ordinal", n_resamples: 
                        "by chance is perfect too and alpha is undefined")
         return out
     out["estimate"] = alpha
-    if n_resamples:
+    from ..metrics.bootstrap import MIN_DISTINCT_RESAMPLES, possible_resamples
+
+    if n_resamples and possible_resamples(counts.shape[0]) < MIN_DISTINCT_RESAMPLES:
+        # bootstrap_ci's rule: two or three units have at most 10 distinct resamples, too
+        # few atoms for a 95% interval (the tutorial's three items gave [-0.67, 0.20])
+        out["note"] = (f"{counts.shape[0]} units allow only "
+                       f"{possible_resamples(counts.shape[0])} distinct resamples (fewer than "
+                       f"{MIN_DISTINCT_RESAMPLES}): no interval")
+    elif n_resamples:
         from ..metrics import percentile_interval, resample_counts
 
         rng = np.random.default_rng(seed)
