@@ -139,7 +139,7 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         auarc=ranking.auarc(),
         aurc=ranking.aurc(),
         prr=_quiet(ranking.prediction_rejection_ratio),
-        rce=ranking.rank_calibration_error(rce_bins),
+        rce=_quiet(ranking.rank_calibration_error, rce_bins),
     )
     if n_resamples and n >= FAST_BOOTSTRAP_ROWS:
         result["ci"] = _counted_intervals(conf, target, n_bins if probability_scale else None,

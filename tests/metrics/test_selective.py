@@ -6,7 +6,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import auc, roc_auc_score
 
+from confeval.evaluate import evaluate_confidence
 from confeval.metrics import (
+    Ranking,
     UndefinedMetricWarning,
     accuracy_rejection_curve,
     auarc,
@@ -193,6 +195,26 @@ def test_both_tie_rules_equal_the_authors_estimator_without_ties(n, bins):
                                   n_orders=5) == pytest.approx(ref, abs=1e-12)
 
 
+@pytest.mark.parametrize("ties", ["block", "orders"])
+def test_rce_is_undefined_where_nothing_is_ranked(ties):
+    """One confidence for every row (the issue's repro: the authors' estimator gives 0.484 on
+    tie-block means, 0.343 over row orders) or one correctness (~0.5 from the confidences' CDF
+    alone): NaN with a warning, as AUROC with one class, in every entry point."""
+    rng = np.random.default_rng(0)
+    conf, correct = rng.random(50), (rng.random(50) < 0.6).astype(float)
+    for c, a in ((np.full(50, 0.6), correct), (conf, np.ones(50)), (conf, np.full(50, 0.5))):
+        with pytest.warns(UndefinedMetricWarning, match="RCE is undefined"):
+            assert np.isnan(rank_calibration_error(c, a, ties=ties, n_orders=50))
+        with pytest.warns(UndefinedMetricWarning, match="RCE is undefined"):
+            assert np.isnan(Ranking(c, a).rank_calibration_error())
+    # evaluate_confidence reports it as undefined (NaN, shown as "-"), without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(evaluate_confidence(conf, np.ones(50), n_resamples=0)["rce"])
+    # two rows that differ in both are ranked: a number
+    assert rank_calibration_error([0.2, 0.8], [0.0, 1.0]) == pytest.approx(0.0)
+
+
 def _over_row_orders(conf, correct, n_orders=2000):
     values = []
     for k in range(n_orders):
@@ -201,14 +223,16 @@ def _over_row_orders(conf, correct, n_orders=2000):
     return np.mean(values), np.std(values) / np.sqrt(n_orders)
 
 
-@pytest.mark.parametrize("case", ["all tied", "likert"])
+@pytest.mark.parametrize("case", ["mostly tied", "likert"])
 def test_rce_tie_rules_on_tied_data(case):
-    """The issue's repro: 50 identical confidences. ``block`` is the estimator on tie-block
-    mean correctness (0.484); ``orders`` is the authors' estimator averaged over row orders
-    (0.343 +- 0.001 over 2,000 orders); they differ, and each rule gives its own number."""
+    """Near the issue's repro (50 identical confidences, now undefined: see below), 47 of 50
+    tied. ``block`` is the estimator on tie-block mean correctness (0.391); ``orders`` is the
+    authors' estimator averaged over row orders (0.336 +- 0.001 over 4,000 orders); they
+    differ, and each rule gives its own number."""
     rng = np.random.default_rng(0)
-    if case == "all tied":
+    if case == "mostly tied":
         conf = np.full(50, 0.6)
+        conf[:3] = 0.7
         correct = (rng.random(50) < 0.6).astype(float)
     else:
         conf = rng.integers(1, 6, 50).astype(float)
@@ -223,9 +247,9 @@ def test_rce_tie_rules_on_tied_data(case):
     assert abs(res.mean - ref) < 4 * np.hypot(res.std_error, ref_se)
     assert res.n_orders == 4000 and 0 < res.std_error < 0.002
     assert abs(block - res.mean) > 0.02  # the two rules are different numbers here
-    if case == "all tied":
-        assert block == pytest.approx(0.484, abs=5e-4)
-        assert res.mean == pytest.approx(0.343, abs=4e-3)
+    if case == "mostly tied":
+        assert block == pytest.approx(0.391, abs=5e-4)
+        assert res.mean == pytest.approx(0.336, abs=4e-3)
     # seeded: the same seed gives the same value, and no global RNG is touched
     state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking it is untouched
     again = rank_calibration_error(conf, correct, ties="orders", n_orders=4000, seed=1)

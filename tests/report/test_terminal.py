@@ -124,3 +124,22 @@ def test_a_table_that_fits_keeps_its_inputs_as_rows_and_at_200_columns_shows_int
     one = dict(list(results["confidence"].items())[:1])
     table = TERMINAL_TABLES["confidence"](one)
     assert [str(c.header) for c in table.columns][:3] == ["file", "n", "acc"]
+
+
+def test_the_caption_points_to_intervals_only_where_some_exist(monkeypatch, tmp_path):
+    # 80 columns hide intervals: the caption says where to find them, unless there are none
+    # (three rows: every bootstrap bound is NaN, so --json has none to show either)
+    from confeval.evaluate import evaluate_confidence
+
+    monkeypatch.setenv("COLUMNS", "80")
+    rng = np.random.default_rng(3)
+    conf = rng.random(40)
+    correct = (rng.random(40) < conf).astype(float)
+    cases = {"forty": evaluate_confidence(conf, correct, n_resamples=50),
+             "three": evaluate_confidence(conf[:3], [0.0, 1.0, 1.0], n_resamples=50)}
+    columns = [("n", "n"), ("accuracy", "acc"), ("ece", "ECE")]
+    hint = "95% intervals: see --json or the report"
+    words = " ".join(_printed(results_table(cases, columns, "t")).split())
+    assert hint in words
+    words = " ".join(_printed(results_table({"three": cases["three"]}, columns, "t")).split())
+    assert "95%" not in words and "three 3 0.667" in words

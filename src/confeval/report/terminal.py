@@ -144,7 +144,7 @@ def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str)
     word broken ("overconfiden/t")."""
     width = terminal_width()
     with_ci = width >= WIDE_ENOUGH_FOR_INTERVALS
-    resampled = any(isinstance(res, dict) and res.get("ci") for res in results.values())
+    resampled = any(_has_interval(res) for res in results.values())
     labels = file_labels(results)
     caption = _caption(None if with_ci or not resampled else
                        "95% intervals: see --json or the report", labels.key())
@@ -159,6 +159,15 @@ def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str)
     wrapped_rows = fit_lead_column(by_row, width)
     candidates = [t for t in (wrapped_rows, fit_headers(by_column, width)) if fits(t, width)]
     return min(candidates, key=lambda t: _lines(t, width)) if candidates else wrapped_rows
+
+
+def _has_interval(res) -> bool:
+    """Whether a result holds at least one interval with bounds (two or three rows give
+    ``ci`` entries with NaN bounds: then there is nothing to see in --json either)."""
+    ci = res.get("ci") if isinstance(res, dict) else None
+    return isinstance(ci, dict) and any(
+        isinstance(b, dict) and isinstance(b.get("low"), float) and math.isfinite(b["low"])
+        for b in ci.values())
 
 
 def _lines(table: Table, width: int) -> int:

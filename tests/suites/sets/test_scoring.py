@@ -62,3 +62,25 @@ def test_alpha_sets_the_coverage_target():
     assert res["alpha"] == 0.2 and res["coverage_target"] == pytest.approx(0.8)
     with pytest.raises(ValueError, match="at least 4 rows"):
         score_sets(probs[:3], labels[:3])
+
+
+def test_rows_with_a_tied_top_option_are_counted_and_said(tmp_path):
+    # five rows whose logits are all equal, and two whose top two are equal: seven rows where
+    # the option order picks the prediction; accuracy then takes the first (argmax)
+    df = simulate("mcq", 300, seed=2, n_options=4)
+    letters = ["A", "B", "C", "D"]
+    df.loc[:4, [f"logit_{x}" for x in letters]] = 1.5
+    df.loc[5:6, "logit_A"] = 9.0
+    df.loc[5:6, "logit_C"] = 9.0
+    path = tmp_path / "ties.jsonl"
+    df.to_json(path, orient="records", lines=True)
+    res = score_sets_file(path, SetsOptions(scores=("lac",)))
+    logits = df[[f"logit_{x}" for x in letters]].to_numpy(np.float32)
+    tied = int(((logits == logits.max(axis=1, keepdims=True)).sum(axis=1) > 1).sum())
+    assert tied == 7 and res["notes"]["tied_top_option"] == 7
+    assert any("7 of 300 rows have a tied top option" in w for w in res["warnings"])
+    # no tie, no note
+    clean = tmp_path / "clean.jsonl"
+    simulate("mcq", 300, seed=2, n_options=4).to_json(clean, orient="records", lines=True)
+    assert "tied_top_option" not in score_sets_file(clean, SetsOptions(scores=("lac",))).get(
+        "notes", {})

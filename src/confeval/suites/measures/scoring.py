@@ -16,6 +16,7 @@ the expectation over the orders of tied rows; RCE the tie-block rule).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,14 @@ def _auarc_with(ties: str):
     def auarc(conf, correct):
         return M.auarc(conf, correct, ties=ties)
     return auarc
+
+
+def _rce(conf: np.ndarray, correct: np.ndarray, n_bins: int) -> float:
+    """RCE, NaN where it is undefined (a measure constant over the options ranks nothing):
+    the NaN, shown as "-", is the report, not a warning on the terminal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        return M.rank_calibration_error(conf, correct, n_bins=n_bins)
 
 
 def _calibrated_ece(conf, correct, questions, config: MeasuresOptions
@@ -107,7 +116,7 @@ def score_measures(values: np.ndarray, names: list[str], correct: np.ndarray,
         ece, levels = _calibrated_ece(conf, correct, questions, config)
         entry = {"auroc": M.auroc(conf, correct),
                  "auarc": M.auarc(conf, correct, ties=config.ties),
-                 "rce": M.rank_calibration_error(conf, correct, n_bins=config.rce_bins),
+                 "rce": _rce(conf, correct, config.rce_bins),
                  "ece": ece, "ece_levels": levels}
         curves[name] = _curves(conf, correct, config.rce_bins)
         if config.bootstrap:

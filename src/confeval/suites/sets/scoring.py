@@ -31,12 +31,27 @@ def score_sets_records(rs: RecordSet, options: SetsOptions | None = None) -> dic
     except ValueError as exc:
         raise ValueError(f"{rs.source}: {exc} (excluded: {rs.excluded or 'none'})") from None
     out = {**rs.summary(), "options": data.letters, **res}
+    _note_tied_top(out, data.probs)
     if "mass_outside" in rs.frame.columns:
         outside = rs.numeric(["mass_outside"], what="mass_outside", allow_missing=True)[:, 0]
         used = outside[rs.mask]
         used = used[np.isfinite(used)]
         out["mean_mass_outside"] = float(used.mean()) if used.size else None
     return out
+
+
+def _note_tied_top(out: dict, probs: np.ndarray) -> None:
+    """Count the rows whose highest probability two options share (all-equal logits, or equal
+    after the float32 softmax) in ``notes["tied_top_option"]``, with a warning: accuracy and
+    calibration take the first of them as the prediction, as numpy's argmax and the published
+    protocol do, so on such rows the option order decides."""
+    top = probs.max(axis=1, keepdims=True)
+    tied = int(((probs == top).sum(axis=1) > 1).sum())
+    if tied:
+        out.setdefault("notes", {})["tied_top_option"] = tied
+        out.setdefault("warnings", []).append(
+            f"{tied:,} of {probs.shape[0]:,} rows have a tied top option: their prediction is "
+            "the first tied option in column order (as argmax takes it)")
 
 
 def score_sets_file(path: str | Path, options: SetsOptions | None = None) -> dict:
