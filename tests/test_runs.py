@@ -494,6 +494,32 @@ def test_reading_records_never_changes_the_file(tmp_path):
     assert path.read_bytes() == whole
 
 
+@pytest.mark.parametrize("name", ["run.json", "metrics.json"])
+def test_a_run_or_metrics_file_naming_a_key_twice_is_refused_naming_file_and_key(tmp_path,
+                                                                                  name):
+    """json keeps the last sha256 of two; another tool reading the first would check
+    another file: the document is refused, not read one way."""
+    run = RunFolder(tmp_path / "r")
+    run.file(name).write_text('{"config": {"command": "score", "inputs": [{"path": "a.csv", '
+                              '"sha256": "00", "sha256": "ff"}]}}')
+    read = run.read_run if name == "run.json" else run.read_metrics
+    with pytest.raises(ValueError, match=rf"{name}: key 'sha256' appears twice in one object "
+                                         r'\("00", then "ff"\)'):
+        read()
+
+
+def test_a_record_naming_a_key_twice_is_named_with_its_line_and_key(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b'{"item_id": "a"}\n{"item_id": "b", "correct": 1, "correct": 0}\n')
+    with pytest.raises(ValueError, match=r"records.jsonl, line 2: not a record this run wrote "
+                                         r"\(key 'correct' appears twice"):
+        load_run_records(path)
+    # a last line without its newline is the same record, not one cut short to be repaired
+    path.write_bytes(b'{"item_id": "a"}\n{"item_id": "b", "item_id": "c"}')
+    with pytest.raises(ValueError, match=r"line 2: .*key 'item_id' appears twice"):
+        load_run_records(path)
+
+
 def test_only_the_resuming_writer_under_the_lock_repairs_the_records(tmp_path):
     run = RunFolder(tmp_path / "D")
     cut = b'{"item_id": "a"}\n{"item_id": "b"}\n{"item_id": "c", "p'

@@ -211,3 +211,63 @@ def test_top_level_fields_of_a_cut_line():
     assert U.top_level_fields('  [{"a": 1}]') == {}
     assert U.top_level_fields('{"custom_id": "q1", "response": {"status_code": 200, "bo') == {
         "custom_id": "q1", "response": None}
+
+
+# ---------------------------------------------------------------------- one key, one value
+@pytest.mark.parametrize("text", ['{"a": 1, "b": [1, {"c": null}], "d": {}}', "[]", '"x"',
+                                  "3.5", b'{"a": {"a": 1}}', '{"a": 1, "A": 2}'])
+def test_loads_unique_reads_what_json_reads(text):
+    import json
+
+    assert U.loads_unique(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text, key", [
+    ('{"sha256": "ab", "sha256": "cd"}', "sha256"),
+    ('{"x": [1, {"threshold": 0.1, "k": 0, "threshold": 0.2}]}', "threshold"),   # nested
+    (b'{"a": {}, "a": {}}', "a"),                                                 # bytes
+    ('{"": 1, "": 2}', ""),
+    ('{"\\u00e9": 1, "\\u00e9": 2}', "\u00e9"),   # the same key spelt escaped
+])
+def test_a_key_named_twice_is_an_error_naming_it(text, key):
+    with pytest.raises(U.DuplicateKeyError) as caught:
+        U.loads_unique(text)
+    assert caught.value.key == key and f"key {key!r} appears twice" in str(caught.value)
+    assert isinstance(caught.value, ValueError)   # readers that count bad lines count it too
+
+
+def test_a_duplicate_keys_values_are_shown_cut_short():
+    with pytest.raises(U.DuplicateKeyError, match=r'\("v", then \["x{35}\.\.\.\)'):
+        U.loads_unique('{"k": "v", "k": ["' + "x" * 1000 + '"]}')
+
+
+def test_loads_unique_keeps_json_s_own_errors():
+    import json
+
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        U.loads_unique('\ufeff{"a": 1}')
+    with pytest.raises(json.JSONDecodeError):
+        U.loads_unique('{"a": 1')
+    with pytest.raises(RecursionError):
+        U.loads_unique("[" * 100_000 + "]" * 100_000)
+
+
+def test_an_object_of_many_keys_is_read_whole():
+    """The hook builds one dict per object (no per-key search): a 200,000-key object and a
+    list of 100,000 small objects read as json reads them (linear; no clock asserted)."""
+    import json
+
+    wide = json.dumps({f"k{i}": i for i in range(200_000)})
+    assert len(U.loads_unique(wide)) == 200_000
+    many = json.dumps([{"a": i, "b": [i]} for i in range(100_000)])
+    assert U.loads_unique(many) == json.loads(many)
+    with pytest.raises(U.DuplicateKeyError, match="'k0' appears twice"):
+        U.loads_unique(wide[:-1] + ', "k0": 1}')
+
+
+def test_a_model_config_naming_a_key_twice_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"num_hidden_layers": 2, "hidden_size": 8, "num_hidden_layers": 200}')
+    with pytest.raises(ValueError, match=r"config.json: key 'num_hidden_layers' appears "
+                                         r"twice in one object \(2, then 200\)"):
+        U.read_small_json(path)

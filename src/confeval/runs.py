@@ -53,6 +53,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._untrusted import DuplicateKeyError, loads_unique
 from ._validation import RUN_RECORDS, record_file
 
 __all__ = ["RunFolder", "RunLockedError", "RunMismatchError", "RunRecords", "RunTransaction",
@@ -720,9 +721,11 @@ def file_sha256(path: str | Path) -> str:
 
 def _read_json_object(path: Path) -> dict:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = loads_unique(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
+    except DuplicateKeyError as exc:   # json would keep the last value, another reader the first
+        raise ValueError(f"{path}: {exc}; not a file confeval wrote, or edited since") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except ValueError as exc:   # a number past Python's digit limit for integers
@@ -753,7 +756,9 @@ def _split_tail(data: bytes) -> tuple[bytes, bytes]:
 def _whole_record(tail: bytes) -> bool:
     """Whether a last line without its newline is a whole record nonetheless (written by
     hand, or a kill between the record and its newline). A line cut short never is: a record
-    is a JSON object, and only its last character closes it."""
+    is a JSON object, and only its last character closes it. A key named twice does not
+    make it partial: :func:`_parse_records` then names that line, which a resume must not
+    repair away as a cut one."""
     try:
         value = json.loads(tail)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too
@@ -770,8 +775,9 @@ def _parse_records(path: Path, data: bytes, incomplete: int = 0) -> RunRecords:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except (ValueError, RecursionError) as exc:   # a number past the digit limit too
+            record = loads_unique(line)
+        # a number past the digit limit, a key named twice (DuplicateKeyError) too
+        except (ValueError, RecursionError) as exc:
             why = getattr(exc, "msg", str(exc)) if isinstance(exc, ValueError) else \
                 "nested too deeply"
             raise ValueError(f"{path}, line {number}: not a record this run wrote ({why}); "

@@ -162,6 +162,23 @@ def test_policy_written_and_applied(tmp_path, capsys):
         assert message in err and err.count("\n") == 1, err
 
 
+def test_a_policy_naming_its_threshold_twice_is_refused_in_one_line(tmp_path, capsys):
+    """A first threshold put before the sealed one: json keeps the last, so the digest
+    agrees, and another tool reading the first would answer by another threshold."""
+    path, _ = _file(tmp_path)
+    run = tmp_path / "run"
+    assert main(["guarantee", str(path), "-c", "p", "-y", "y", "--target", "0.15",
+                 "--out", str(run), "--json"]) == 0
+    capsys.readouterr()
+    policy = run / "policy.json"
+    text = policy.read_text()
+    policy.write_text(text.replace('"threshold": ', '"threshold": 0.0, "threshold": ', 1))
+    assert main(["guarantee", "apply", str(policy), str(path), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert f"{policy}: not a policy file: key 'threshold' appears twice in one object (0.0, " \
+        "then " in err and err.count("\n") == 1, err
+
+
 def test_a_sets_policy_applies_to_unlabelled_records(tmp_path, capsys):
     from confeval.simulate import simulate
 

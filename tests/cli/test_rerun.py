@@ -196,3 +196,19 @@ def test_a_tampered_run_json_is_named_in_one_line(tmp_path, capsys, monkeypatch,
     code, out, err = _run(["rerun", tmp_path / "R"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "run.json" in err and "unexpected" not in err
+
+
+def test_a_run_json_naming_a_key_twice_is_named_in_one_line(tmp_path, capsys, monkeypatch):
+    """Two sha256 of one input: json keeps the last, another tool reading the first checks
+    another file. Refused naming run.json and the key, the input never scored."""
+    monkeypatch.chdir(tmp_path)
+    simulate("confidence", 200, seed=1).to_csv("judge.csv", index=False)
+    assert _run(["score", "judge.csv", "-c", "confidence", "-y", "correct", "--bootstrap",
+                 "0", "--out", tmp_path / "R"], capsys)[0] == 0
+    run_json = tmp_path / "R" / "run.json"
+    text = run_json.read_text()
+    assert text.count('"sha256": "') == 1
+    run_json.write_text(text.replace('"sha256": "', '"sha256": "0", "sha256": "', 1))
+    code, out, err = _run(["rerun", tmp_path / "R"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{run_json}: key 'sha256' appears twice in one object" in err

@@ -340,6 +340,7 @@ def test_steps_parse_skips_and_counts_replies_it_cannot_match(tmp_path, capsys):
 @pytest.mark.parametrize("content, message", [
     ("{not json", "metrics.json"),
     ("[1, 2]", "metrics.json: expected a JSON object"),
+    ('{"title": "a", "sections": [], "title": "b"}', "metrics.json: key 'title' appears twice"),
     ('{"sections": {"a": 1}}', "'sections' must be a list"),
     ('{"sections": [{"results": {}}]}', "text 'kind'"),
 ])
@@ -503,7 +504,8 @@ def test_a_line_nested_a_hundred_thousand_deep_is_one_counted_line(tmp_path, cap
     assert res["n_used"] == 3 and res["excluded"] == {"unparseable_line": 1}
 
 
-@pytest.mark.parametrize("line", ["garbage{", '{"no_item_id": 1}', "[" * 50_000])
+@pytest.mark.parametrize("line", ["garbage{", '{"no_item_id": 1}', "[" * 50_000,
+                                  '{"item_id": "x", "item_id": "y"}'])
 def test_a_foreign_line_in_a_run_folders_records_is_named_with_its_file_and_line(
         tmp_path, capsys, monkeypatch, line):
     from confeval.backends.stub_server import StubServer

@@ -149,3 +149,53 @@ def test_an_eval_archive_bomb_is_refused_before_inspect_reads_it(tmp_path, monke
     with pytest.raises(ValueError, match=f"{bomb}: member 'samples/1_epoch_1.json' "
                                          "decompresses to more than 2.0 MB"):
         read_records(bomb, "score")
+
+
+def _log_with(tmp_path, member: str, old: bytes, new: bytes) -> Path:
+    """The fixture log re-archived (deflate) with ``old`` replaced by ``new`` in ``member``."""
+    import zipfile
+
+    from confeval._untrusted import member_chunks
+
+    path = tmp_path / "edited.eval"
+    with open(LOG, "rb") as handle, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in zipfile.ZipFile(handle).infolist():
+            data = b"".join(member_chunks(handle, info))
+            out.writestr(info.filename, data.replace(old, new, 1) if info.filename == member
+                         else data)
+    return path
+
+
+@pytest.mark.parametrize("member, old, new, key", [
+    ("samples/arith-mc-3_epoch_1.json", b'"epoch":1,', b'"epoch":1,"epoch":2,', "epoch"),
+    ("header.json", b'"status":"success",', b'"status":"success","status":"error",',
+     "status"),
+])
+def test_a_key_named_twice_in_an_eval_log_is_one_error_naming_file_member_and_key(
+        tmp_path, monkeypatch, member, old, new, key):
+    """Inspect keeps one of the two values silently (another reader may keep the other):
+    refused before Inspect reads the log."""
+    import inspect_ai.log
+
+    assert read_log(_log_with(tmp_path, member, b"", b""))[1] == read_log(LOG)[1]   # as is
+    path = _log_with(tmp_path, member, old, new)
+
+    def never(*args, **kwargs):
+        raise AssertionError("Inspect was asked to read a log of two meanings")
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", never)
+    with pytest.raises(ValueError, match=f"{path}: member '{member}': key '{key}' appears "
+                                         "twice in one object"):
+        read_records(path, "score")
+
+
+def test_a_key_named_twice_in_a_json_log_is_one_error_naming_file_and_key(tmp_path):
+    path = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(LOG)), str(path))
+    text = path.read_text(encoding="utf-8")
+    assert read_log(path)[0]                                   # read as written
+    path.write_text(text.replace('"scorer": "', '"scorer": "x", "scorer": "', 1),
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{path}: key 'scorer' appears twice in one "
+                                         "object"):
+        read_log(path)

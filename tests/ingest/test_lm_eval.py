@@ -281,3 +281,18 @@ def test_a_gzipped_samples_bomb_stops_at_the_cap(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=f"{re.escape(str(path))}: its content decompresses "
                                          "to more than 1.0 MB"):
         read_records(path, "score")
+
+
+def test_a_results_file_naming_a_key_twice_is_one_error_naming_it_and_the_key(tmp_path):
+    """The results file beside the samples says how every line is read (the model, the
+    task's target delimiter and output type): one naming a key twice says two things."""
+    (tmp_path / SAMPLES.name).write_bytes(SAMPLES.read_bytes())
+    results = tmp_path / RESULTS.name
+    text = RESULTS.read_text(encoding="utf-8")
+    results.write_text(text, encoding="utf-8")
+    assert read_samples(tmp_path / SAMPLES.name).model.endswith("SmolLM2-135M-Instruct")
+    results.write_text(text.replace('"model_name": ', '"model_name": "other", '
+                                                      '"model_name": ', 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{results}: key 'model_name' appears "
+                                                   'twice in one object ("other", then')):
+        read_records(tmp_path / SAMPLES.name, "score")

@@ -262,3 +262,17 @@ def test_a_first_response_of_megabytes_is_recognised(tmp_path):
     path = write_lines(tmp_path / "long.jsonl", lines)
     assert detect(path) == "openai"
     assert read_records(path, "score", data=str(MC_DATA)).n_read == len(lines)
+
+
+def test_a_json_list_naming_a_key_twice_is_one_error_naming_it_and_the_key(tmp_path):
+    """A JSON list of responses is one document: a key named twice in it (here a token's
+    log-probability) is refused whole, naming the file and the key."""
+    path = tmp_path / "responses.json"
+    text = MC_LIST.read_text(encoding="utf-8")
+    assert '"logprob": -1.1579797267913818,' in text
+    path.write_text(text.replace('"logprob": -1.1579797267913818,',
+                                 '"logprob": -0.01, "logprob": -1.1579797267913818,', 1),
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: a JSON list of responses in "
+                                                   "which key 'logprob' appears twice")):
+        read_records(path, "sets", data=str(MC_DATA))

@@ -110,6 +110,23 @@ def test_deeply_nested_or_huge_policies_are_one_error(tmp_path):
         read_policy(digits)
 
 
+def test_a_policy_naming_a_field_twice_is_refused_naming_file_and_key(tmp_path):
+    """Its digest holds (json keeps the last of the two thresholds, the sealed one): the
+    duplicate itself is refused, since another reader may take the first."""
+    path = tmp_path / "mc.csv"
+    _mc(path, 0)
+    certified = certify_input(path, GuaranteeOptions(target=0.15, suite="sets"),
+                              {"logit_cols": "logprob_*", "input": "logprobs"})
+    doc, target = _written(tmp_path, certified, path)
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text.replace('"threshold": ', '"threshold": 0.0, "threshold": ', 1),
+                      encoding="utf-8")
+    assert json.loads(target.read_text())["threshold"] == doc["threshold"]   # digest agrees
+    with pytest.raises(ValueError, match=f"{target}: not a policy file: key 'threshold' "
+                                         r"appears twice in one object \(0.0, then "):
+        read_policy(target)
+
+
 def test_a_version_1_policy_still_applies(tmp_path):
     """A policy written before the suite object (its columns named in ``applies_to``)."""
     records = tmp_path / "judge.csv"

@@ -35,7 +35,8 @@ no score of that scorer, or no scores at all), ``inspect_unscored`` (the value i
 the sample ``impossible_logprob``. A sample id logged twice in one epoch is one sample
 (:func:`confeval.ingest.read_records` keeps the first). A log whose format version is newer
 than :data:`KNOWN_VERSION`, or that Inspect cannot read (a truncated ``.eval``), is one error
-naming the file.
+naming the file; so is a log in which a JSON object names a key twice (the file, the member
+and the key: Inspect keeps one of the two values, another reader may keep the other).
 
 An ``.eval`` archive is untrusted: before Inspect reads it, every member is decompressed in
 chunks and counted, without being kept (:func:`confeval._untrusted.check_archive`), and one
@@ -53,7 +54,13 @@ from pathlib import Path
 from typing import Any
 
 from .._numeric import as_logprob
-from .._untrusted import check_archive
+from .._untrusted import (
+    DuplicateKeyError,
+    _decompression_errors,
+    check_archive,
+    loads_unique,
+    member_chunks,
+)
 
 __all__ = ["KNOWN_VERSION", "InspectSample", "looks_like_log", "read_log"]
 
@@ -292,6 +299,43 @@ def _check_version(path: Path, version: Any) -> None:
                          "confeval and inspect-ai")
 
 
+def _check_unique_keys(path: Path) -> None:
+    """Every JSON document of a log (an ``.eval``'s members, a ``.json`` log whole) read
+    with :func:`confeval._untrusted.loads_unique`: an object naming a key twice is one
+    ``ValueError`` naming the file, the member and the key. Inspect's reader keeps one of
+    the two values silently, and which one another reader keeps is its own choice. Anything
+    else wrong (damaged data, no JSON) is left to Inspect's reader, which names it; the
+    archive is within the decompression caps (checked before)."""
+    if not path.name.lower().endswith(".eval"):
+        _unique_keys_of(path, path.read_bytes(), "")
+        return
+    import zipfile
+
+    with path.open("rb") as handle:
+        try:
+            members = zipfile.ZipFile(handle).infolist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+            return
+        for info in members:
+            if not info.filename.lower().endswith(".json"):
+                continue
+            try:
+                data = b"".join(member_chunks(handle, info))
+            except (*_decompression_errors(), ImportError):   # damaged: Inspect names it
+                continue
+            _unique_keys_of(path, data, f"member {info.filename!r}: ")
+
+
+def _unique_keys_of(path: Path, data: bytes, where: str) -> None:
+    try:
+        loads_unique(data)
+    except DuplicateKeyError as exc:
+        raise ValueError(f"{path}: {where}{exc}; not a log Inspect wrote, or edited "
+                         "since") from None
+    except (ValueError, RecursionError):   # no JSON: Inspect's reader says what is wrong
+        return
+
+
 def _scorer_names(log) -> list[str]:
     """The log's scorers in its order: its results', else those its samples hold."""
     names = [str(r.name) for r in (getattr(getattr(log, "results", None), "scores", None)
@@ -312,6 +356,7 @@ def read_log(path: str | Path, scorer: str | None = None, *, with_scorers: bool 
     if path.name.lower().endswith(".eval"):
         check_archive(path)   # every member within the caps before Inspect reads it whole
     _check_version(path, _declared_version(path))
+    _check_unique_keys(path)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:   # a truncated zip, a foreign JSON: Inspect says which

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from .._numeric import as_logprobs
-from .._untrusted import bounded_lines, open_text, top_level_fields
+from .._untrusted import DuplicateKeyError, bounded_lines, loads_unique, open_text, top_level_fields
 
 __all__ = ["NORMALISATIONS", "LmEvalFile", "LmEvalSample", "LmEvalScored", "looks_like_samples",
            "read_samples"]
@@ -153,10 +153,15 @@ def _task_of(path: Path) -> str:
 def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]:
     """(model name, the task's target delimiter, its output type) from the newest
     ``results_*.json`` beside ``path``; (None, " ", None) when there is none or it is
-    unreadable."""
+    unreadable. One that names a key twice is a ``ValueError`` naming it and the key: it
+    says how every line is read (the delimiter, the output type), and which of its two
+    values lm-eval meant cannot be told."""
     for results in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
-            doc = json.loads(results.read_text(encoding="utf-8"))
+            doc = loads_unique(results.read_text(encoding="utf-8"))
+        except DuplicateKeyError as exc:
+            raise ValueError(f"{results}: {exc}; the lm-eval results beside {path.name} "
+                             "must say one thing") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue
         if not isinstance(doc, dict):
@@ -363,7 +368,7 @@ def read_samples(path: str | Path) -> LmEvalFile:
                 continue
             if not line.strip():
                 continue
-            try:
+            try:   # keys named twice not checked per line: as records.py's _read_jsonl
                 obj = json.loads(line)
             except (ValueError, RecursionError):   # a number past the digit limit too
                 obj = None

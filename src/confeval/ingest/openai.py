@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .._numeric import as_logprob
-from .._untrusted import bounded_lines, open_text, top_level_fields
+from .._untrusted import DuplicateKeyError, bounded_lines, loads_unique, open_text, top_level_fields
 
 __all__ = ["MAX_LINE_CHARS", "Response", "looks_like_responses", "read_responses"]
 
@@ -183,7 +183,9 @@ def _objects(path: Path):
     if head.startswith("["):
         try:
             with open_text(path) as f:
-                items = json.load(f)
+                items = loads_unique(f.read())
+        except DuplicateKeyError as exc:   # one document: which value it means, none can say
+            raise ValueError(f"{path}: a JSON list of responses in which {exc}") from None
         except (ValueError, RecursionError) as exc:   # a number past the digit limit too
             raise ValueError(f"{path}: not a readable JSON list of responses ({exc})") from None
         if not isinstance(items, list):
@@ -200,7 +202,7 @@ def _objects(path: Path):
             if line is None:
                 yield position, None, "openai_line_too_long"
                 continue
-            try:
+            try:   # keys named twice not checked per line: as records.py's _read_jsonl
                 obj = json.loads(line)
             except (ValueError, RecursionError):   # a number past the digit limit too
                 obj = None

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._untrusted import DuplicateKeyError, loads_unique
+
 __all__ = ["MAX_SEALED_BYTES", "check_summary", "digest", "field_error", "load_document"]
 
 MAX_SEALED_BYTES = 1 << 20
@@ -44,7 +46,9 @@ def load_document(path: str | Path, what: str) -> Any:
         raise ValueError(f"{path}: {size:,} bytes is no {what} (at most "
                          f"{MAX_SEALED_BYTES:,})")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads_unique(path.read_text(encoding="utf-8"))
+    except DuplicateKeyError as exc:   # json keeps the last value, another reader the first
+        raise ValueError(f"{path}: not a {what} file: {exc}") from None
     except ValueError as exc:   # not UTF-8, no JSON, a 5,000-digit number
         raise ValueError(f"{path}: not a {what} file (no valid JSON: {exc})") from None
     except RecursionError:

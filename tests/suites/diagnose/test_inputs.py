@@ -51,6 +51,27 @@ def test_authors_layout_with_counted_exclusions(dataset):
     assert len(load_mmerror_items(dataset, n=2)) == 2
 
 
+def test_an_item_file_naming_a_key_twice_is_counted_not_read(dataset):
+    """Its label named twice: which one the authors meant, no reader can say."""
+    path = dataset / "jsons" / "MMErroR_00001.json"
+    path.write_text(path.read_text().replace('"label": ', '"label": "KAE", "label": ', 1))
+    items = load_mmerror_items(dataset)
+    assert "MMErroR_00001" not in [it["item_id"] for it in items]
+    assert items.excluded["duplicate_key_file"] == 1 and items.excluded["unreadable_file"] == 1
+
+
+def test_the_authors_results_naming_a_key_twice_is_one_error_naming_it(tmp_path):
+    from confeval.records import RecordsError
+    from confeval.suites.diagnose.inputs import load_diagnoses
+
+    path = tmp_path / "latest.json"
+    path.write_text('{"results": [{"id": 1, "gt_label": "re", "pred_label": "kde", '
+                    '"pred_label": "re", "status": "ok"}]}')
+    with pytest.raises(RecordsError, match=f"{path}: key 'pred_label' appears twice in one "
+                                           r'object \("kde", then "re"\)'):
+        load_diagnoses(path)
+
+
 def test_a_symlinked_image_that_leaves_the_dataset_is_refused(dataset, tmp_path):
     outside = tmp_path / "secret.png"
     outside.write_bytes(b"x")
@@ -105,17 +126,19 @@ def test_a_rows_own_letters_are_used_or_the_row_is_not_parsed():
     from confeval.suites.diagnose.inputs import parse_replies
 
     permuted = {"A": "re", "B": "vpe", "C": "kde", "D": "qce"}
-    frame = pd.DataFrame({"reply": ["Answer: A"] * 6, "letters": [
+    frame = pd.DataFrame({"reply": ["Answer: A"] * 7, "letters": [
         _json.dumps(permuted),                        # its own order: A is re
         None,                                          # none: the fixed order (A = vpe)
         '{"A": "banana", "B": "vpe", "C": "kde", "D": "qce"}',   # not a type
         '{"A": "re", "B": "re", "C": "kde", "D": "qce"}',        # a type twice
         "{not json",
-        '{"A": "re", "B": "vpe"}']})                   # too few letters for ETC
+        '{"A": "re", "B": "vpe"}',                     # too few letters for ETC
+        # A named twice: json keeps re, which makes a whole mapping, but vpe was said first
+        '{"A": "vpe", "A": "re", "B": "vpe", "C": "kde", "D": "qce"}']})
     out, summary = parse_replies(RecordSet.from_frame(frame), protocol="etc")
     assert out["pred_type"].tolist()[:2] == ["re", "vpe"]
-    assert out["parse_failure"].tolist()[2:] == ["invalid_letters"] * 4
-    assert summary["unparseable"] == {"invalid_letters": 4}
+    assert out["parse_failure"].tolist()[2:] == ["invalid_letters"] * 5
+    assert summary["unparseable"] == {"invalid_letters": 5}
 
 
 def test_a_repeated_item_is_counted_not_scored_twice():

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._untrusted import DuplicateKeyError, loads_unique
 from ...images import ImageError, check_image
 from ...parse.diagnosis import DiagnosisParse, default_letters, parse_diagnosis
 from ...records import NA_TEXT, RecordSet
@@ -107,7 +108,10 @@ def load_mmerror_items(folder: str | Path, n: int | None = None, *,
     items, excluded = Items(), Counter()
     for path in _item_files(folder):
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8-sig"))
+            loaded = loads_unique(path.read_text(encoding="utf-8-sig"))
+        except DuplicateKeyError:   # which of its two values the authors meant, none can say
+            excluded["duplicate_key_file"] += 1
+            continue
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             excluded["unreadable_file"] += 1
             continue
@@ -270,8 +274,9 @@ def _letters(value: Any, protocol: str) -> dict[str, str] | None:
         return None
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):   # a number past the digit limit too
+            value = loads_unique(value)
+        # a number past the digit limit, a letter named twice (DuplicateKeyError) too
+        except (ValueError, RecursionError):
             return INVALID_LETTERS
     if not isinstance(value, dict):
         return INVALID_LETTERS
@@ -339,7 +344,9 @@ def _authors_results(path: Path):
     from ...records import RecordsError
 
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        document = loads_unique(path.read_text(encoding="utf-8-sig"))
+    except DuplicateKeyError as exc:
+        raise RecordsError(f"{path}: {exc}; not the authors' latest.json as written") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RecordsError(f"{path}: not a readable JSON document ({exc})") from None
     rows = document.get("results") if isinstance(document, dict) else document
