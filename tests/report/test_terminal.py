@@ -143,3 +143,9 @@ def test_the_caption_points_to_intervals_only_where_some_exist(monkeypatch, tmp_
     assert hint in words
     words = " ".join(_printed(results_table({"three": cases["three"]}, columns, "t")).split())
     assert "95%" not in words and "three 3 0.667" in words
+    # an exact interval ({"low", "high"} itself: diagnose's accuracy) counts as well
+    from confeval.report.terminal import _has_interval
+
+    assert _has_interval({"ci": {"low": 0.0, "high": 0.43}})
+    assert not _has_interval({"ci": {"low": None, "high": None}})
+    assert not _has_interval({"ci": {"auroc": {"low": float("nan"), "high": float("nan")}}})

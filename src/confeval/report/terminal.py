@@ -162,12 +162,16 @@ def results_table(results: dict, columns: Sequence[tuple[str, str]], title: str)
 
 
 def _has_interval(res) -> bool:
-    """Whether a result holds at least one interval with bounds (two or three rows give
-    ``ci`` entries with NaN bounds: then there is nothing to see in --json either)."""
+    """Whether a result's ``ci`` holds at least one interval with bounds: ``{"low", "high"}``
+    itself (an exact interval) or a map of them by metric (the bootstrap's; two or three rows
+    give NaN bounds, and then there is nothing to see in --json either)."""
     ci = res.get("ci") if isinstance(res, dict) else None
-    return isinstance(ci, dict) and any(
-        isinstance(b, dict) and isinstance(b.get("low"), float) and math.isfinite(b["low"])
-        for b in ci.values())
+    if not isinstance(ci, dict):
+        return False
+    if "low" in ci:
+        low = ci["low"]
+        return isinstance(low, (int, float)) and math.isfinite(low)
+    return any(_has_interval({"ci": bounds}) for bounds in ci.values())
 
 
 def _lines(table: Table, width: int) -> int:
