@@ -40,6 +40,12 @@ def test_three_judges_equal_intervals_score_with_the_same_split(capsys):
     assert {p["test"] for p in doc["metrics"]["lvd_coverage_adj"]["pairs"]} == {
         "mcnemar_exact"}
     assert not doc["metrics"]["naive_width_raw"]["higher_is_better"]
+    # a coverage ranks by its distance to the promised 1 - alpha, not higher first
+    coverage = doc["metrics"]["naive_coverage_raw"]
+    assert coverage["higher_is_better"] is None and coverage["target"] == pytest.approx(0.9)
+    distance = {n: abs(r["value"] - 0.9) for n, r in coverage["models"].items()}
+    by_rank = sorted(coverage["models"], key=lambda n: coverage["models"][n]["rank"])
+    assert [distance[n] for n in by_rank] == sorted(distance.values())
     # each judge's trust card: its first interval method's raw coverage and width, ranked
     for name in JUDGES:
         card = doc["cards"][name]

@@ -42,9 +42,15 @@ def _check_values_equal_sets_score(capsys, files, protocol, names=None):
                 assert metrics[f"{score}_{key}"]["models"][name]["value"] == \
                     own["scores"][score][key], (name, score, key)
     for metric, table in doc["metrics"].items():   # ranks follow the values
-        sign = 1 if table["higher_is_better"] else -1
         ranked = sorted(table["models"].items(), key=lambda kv: kv[1]["rank"])
-        values = [sign * row["value"] for _, row in ranked]
+        coverage = metric.endswith("_coverage")   # ranked by the distance to 1 - alpha
+        assert coverage == ("target" in table)
+        if coverage:
+            assert table["higher_is_better"] is None
+            values = [-abs(row["value"] - table["target"]) for _, row in ranked]
+        else:
+            sign = 1 if table["higher_is_better"] else -1
+            values = [sign * row["value"] for _, row in ranked]
         assert values == sorted(values, reverse=True), metric
         for row in table["models"].values():
             assert row["rank_low"] <= row["rank"] + 1e-9 or row["rank_high"] >= row["rank"]

@@ -109,6 +109,7 @@ def test_compare_confidence_values_tests_and_groups():
     for metric, table in out["metrics"].items():
         values = [table["models"][n]["value"] for n in table["ranked"]]
         step = np.diff(values) if table["higher_is_better"] else -np.diff(values)
+        assert "target" not in table   # no coverage here: every metric has a direction
         assert (step <= 1e-12).all(), metric   # ranked best first
         twin = [p for p in table["pairs"] if {p["a"], p["b"]} == {"model2", "same as model2"}]
         assert twin[0]["p"] == 1.0 and twin[0]["diff"] == 0.0
@@ -346,6 +347,28 @@ def test_tied_values_share_the_best_rank_and_nan_ranks_last():
     lower = C.compare_metric(reps, [0.5, 0.7, 0.5, 0.1], list("abcd"), higher_is_better=False)
     assert {n: r["rank"] for n, r in lower["models"].items()} == {"a": 2, "b": 4, "c": 2,
                                                                    "d": 1}
+
+
+def test_a_coverage_ranks_by_its_distance_to_the_promised_level():
+    # 0.97 over-covers by 0.07, 0.86 under-covers by 0.04, 0.91 is 0.01 off: closest first,
+    # in the values and in every resample (the rank intervals of |rep - 0.9|, lower better)
+    rng = np.random.default_rng(4)
+    reps = np.clip(np.array([0.91, 0.97, 0.86]) + rng.normal(0, 0.01, (400, 3)), 0, 1)
+    table = C.compare_metric(reps, [0.91, 0.97, 0.86], ["a", "b", "c"],
+                             higher_is_better=None, target=0.9)
+    assert table["ranked"] == ["a", "c", "b"] and table["target"] == 0.9
+    assert {n: r["rank"] for n, r in table["models"].items()} == {"a": 1, "b": 3, "c": 2}
+    by_distance = C.rank_intervals(np.abs(reps - 0.9), False, 0.95)
+    assert [(r["rank_low"], r["rank_high"]) for r in table["models"].values()] == [
+        tuple(b) for b in by_distance]
+    # the differences are still of the coverages themselves, tested as before
+    pair = next(p for p in table["pairs"] if (p["a"], p["b"]) == ("a", "b"))
+    assert pair["diff"] == pytest.approx(0.91 - 0.97)
+    assert C.direction_text(table) == "closest to 0.9 is best"
+    assert C.direction_arrow(table) == "→0.9"
+    assert C.direction_text({"higher_is_better": False}) == "lower is better"
+    with pytest.raises(ValueError, match="a direction .* or a target"):
+        C.PairedMetric(np.mean, {"a": [np.ones(3)]}, True, target=0.9)
 
 
 # ---------------------------------------------------------------- rank intervals

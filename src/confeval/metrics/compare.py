@@ -51,7 +51,8 @@ from .selective import UndefinedMetricWarning
 
 __all__ = ["MAX_GROUPS", "MIN_DISTINCT_RESAMPLES", "TESTS", "UNTESTED", "PairedMetric",
            "TooManyGroups", "compare_metric", "compare_models", "covering_groups",
-           "delong_covariance", "delong_test", "holm", "maximal_groups", "mcnemar_exact",
+           "delong_covariance", "delong_test", "direction_arrow", "direction_text", "holm",
+           "maximal_groups", "mcnemar_exact",
            "paired_bootstrap_p", "paired_bootstrap_test", "paired_replicates",
            "possible_resamples", "rank_intervals", "significance_groups"]
 
@@ -514,15 +515,18 @@ def all_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def compare_metric(replicates: np.ndarray, values: Sequence[float], names: Sequence[str], *,
-                   higher_is_better: bool, pair_tests: dict | None = None,
+                   higher_is_better: bool | None, pair_tests: dict | None = None,
                    alpha: float = 0.05, confidence_level: float = 0.95,
-                   n_units: int | None = None) -> dict:
+                   n_units: int | None = None, target: float | None = None) -> dict:
     """One metric's comparison table: each model's value, percentile interval, rank and rank
     interval (from the paired ``replicates``, (R, k)), every pair's difference with its
     interval and p-value — ``pair_tests[(a, b)] = (p, test name)`` or ``(p, test name, why)``
     where an exact test applies, the paired bootstrap (:func:`paired_bootstrap_test`)
     otherwise — Holm-adjusted over the pairs that have one, and the groups at ``alpha``.
     Models are listed best first; tied values share the best rank (competition ranking).
+    With a ``target`` (and ``higher_is_better`` None) the best value is the one closest to it,
+    in value and in every resample (a coverage: neither more nor less than the promised
+    level is better); the differences and tests are still of the values themselves.
 
     ``n_units``: the items (or clusters) resampled, which bound the distinct resamples
     (:func:`possible_resamples`); None: unknown, only the R resamples drawn bound them.
@@ -532,14 +536,15 @@ def compare_metric(replicates: np.ndarray, values: Sequence[float], names: Seque
     counted, which pairs went untested and why, and when the letters are a cover rather than
     every maximal group (:func:`significance_groups`)."""
     k = len(names)
-    sign = 1.0 if higher_is_better else -1.0
-    order = sorted(range(k), key=lambda j: (-sign * values[j] if np.isfinite(values[j])
-                                            else np.inf, j))
-    ranked = [names[j] for j in order]
+    key = [_badness(v, higher_is_better, target) for v in values]   # smaller is better
+    ranked = [names[j] for j in sorted(range(k), key=lambda j: (key[j], j))]
     # competition ranking: tied values share the best rank ("1, 1, 3"); NaN ranks last
-    key = [-sign * v if np.isfinite(v) else np.inf for v in values]
     rank_of = {names[j]: 1 + sum(key[i] < key[j] for i in range(k)) for j in range(k)}
-    intervals = rank_intervals(replicates, higher_is_better, confidence_level)
+    if target is None:
+        intervals = rank_intervals(replicates, higher_is_better, confidence_level)
+    else:   # ranked in every resample by the distance to the target
+        with np.errstate(invalid="ignore"):
+            intervals = rank_intervals(np.abs(replicates - target), False, confidence_level)
     models = {}
     for j, name in enumerate(names):
         low, high, _ = percentile_interval(replicates[:, j], confidence_level)
@@ -589,9 +594,36 @@ def compare_metric(replicates: np.ndarray, values: Sequence[float], names: Seque
         models[name]["group"] = groups[name]
     table = {"higher_is_better": higher_is_better, "ranked": ranked, "models": models,
              "pairs": pairs}
+    if target is not None:
+        table["target"] = float(target)
     if notes:
         table["warnings"] = notes
     return table
+
+
+def _badness(value: float, higher_is_better: bool | None, target: float | None) -> float:
+    """A value's sort key, smaller is better: its distance to ``target`` when there is one,
+    else the value signed by its direction; NaN last."""
+    if not np.isfinite(value):
+        return np.inf
+    if target is not None:
+        return abs(value - target)
+    return -value if higher_is_better else value
+
+
+def direction_text(table: Mapping) -> str:
+    """How a comparison table ranks: "higher is better", "lower is better" or "closest to
+    0.9 is best" (a metric with a ``target``)."""
+    if table.get("target") is not None:
+        return f"closest to {table['target']:g} is best"
+    return "higher is better" if table["higher_is_better"] else "lower is better"
+
+
+def direction_arrow(table: Mapping, up: str = "↑", down: str = "↓", to: str = "→") -> str:
+    """The same as a mark after a metric's name: ↑, ↓ or →0.9."""
+    if table.get("target") is not None:
+        return f"{to}{table['target']:g}"
+    return up if table["higher_is_better"] else down
 
 
 def _bootstrap_rows(rows: np.ndarray, differences: Sequence[float], distinct: int,
@@ -666,7 +698,7 @@ class PairedMetric:
 
     fn: Callable
     arrays: Mapping[str, Sequence[np.ndarray]]
-    higher_is_better: bool
+    higher_is_better: bool | None
     kwargs: Mapping = field(default_factory=dict)
     test: str = "paired_bootstrap"
     values: Mapping[str, float] | None = None
@@ -674,8 +706,14 @@ class PairedMetric:
     clusters: np.ndarray | None = None
     replicates: Mapping[str, np.ndarray] | None = None
     units: int | None = None
+    target: float | None = None
+    """A value to be close to (a coverage's promised level), instead of a direction:
+    ``higher_is_better`` is then None."""
 
     def __post_init__(self) -> None:
+        if (self.target is None) == (self.higher_is_better is None):
+            raise ValueError("a paired metric has a direction (higher_is_better) or a target, "
+                             "not both")
         if self.replicates is not None and self.values is None:
             raise ValueError("precomputed replicates need their values")
         if self.test not in TESTS:
@@ -725,7 +763,8 @@ def compare_models(metrics: Mapping[str, PairedMetric], *, n_resamples: int = 10
                                           higher_is_better=metric.higher_is_better,
                                           pair_tests=exact_pair_tests(metric, names),
                                           alpha=alpha, confidence_level=confidence_level,
-                                          n_units=metric.resampled_units())
+                                          n_units=metric.resampled_units(),
+                                          target=metric.target)
     return out
 
 

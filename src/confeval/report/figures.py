@@ -389,7 +389,9 @@ def forest_figure(table: Mapping, metric: str) -> str:
     # labels of bounded length whatever the names (the report's tables have them whole)
     ax.set_yticks(y, [f"{names[name]}  ({display_name(row['group'] or '–', _GROUP_WIDTH)})"
                       for name, row in ranked], fontsize=7)
-    arrow = "higher is better" if table["higher_is_better"] else "lower is better"
+    from ..metrics.compare import direction_text
+
+    arrow = direction_text(table)
     ax.set(xlabel=f"{metric} ({arrow})", title=metric)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..metrics.compare import direction_arrow
+
 __all__ = ["FORMATS", "to_csv", "to_latex", "to_markdown"]
 
 FORMATS = ("table", "markdown", "latex", "csv")
@@ -66,6 +68,10 @@ def _best(table: Mapping) -> set[str]:
               if r["value"] is not None and math.isfinite(r["value"])}
     if not values:
         return set()
+    target = table.get("target")
+    if target is not None:   # a coverage: the value closest to its promised level
+        top = min(abs(v - target) for v in values.values())
+        return {n for n, v in values.items() if abs(v - target) == top}
     top = (max if table["higher_is_better"] else min)(values.values())
     return {n for n, v in values.items() if v == top}
 
@@ -94,7 +100,7 @@ def _rows(doc: Mapping[str, Any], digits: int, *, name: Callable[[str], str], mi
 
 def to_markdown(doc: Mapping[str, Any], digits: int = 3) -> str:
     """A Markdown table: value and group letters per metric, the best value in bold."""
-    head = ["model"] + [f"{m} {'↑' if t['higher_is_better'] else '↓'}"
+    head = ["model"] + [f"{m} {direction_arrow(t)}"
                         for m, t in _metrics(doc).items()]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cells) + " |" for cells in _rows(
@@ -118,8 +124,8 @@ def to_latex(doc: Mapping[str, Any], digits: int = 3) -> str:
     best value in bold; models that share a letter are not separated by any Holm-adjusted
     test."""
     metrics = _metrics(doc)
-    up, down = r"$\uparrow$", r"$\downarrow$"
-    head = ["Model"] + [f"{_latex(m)} {up if t['higher_is_better'] else down}"
+    up, down, to = r"$\uparrow$", r"$\downarrow$", r"$\to$"
+    head = ["Model"] + [f"{_latex(m)} {direction_arrow(t, up, down, to)}"
                         for m, t in metrics.items()]
     lines = [r"\begin{tabular}{l" + "r" * len(metrics) + "}", r"\toprule",
              " & ".join(head) + r" \\", r"\midrule"]

@@ -311,7 +311,9 @@ def card_table(cards: dict) -> Table:
 
 
 def _direction(table: dict) -> str:
-    return "higher is better" if table["higher_is_better"] else "lower is better"
+    from ..metrics.compare import direction_text
+
+    return direction_text(table)
 
 
 def _ranked_table(title: str, table: dict, what: str) -> Table:

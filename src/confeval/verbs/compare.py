@@ -426,7 +426,8 @@ def trust_cards(suites: Mapping[str, Mapping[str, Any]]) -> dict[str, dict]:
                                 "low": row["low"], "high": row["high"], "rank": row["rank"],
                                 "of": len(table["models"]), "rank_low": row["rank_low"],
                                 "rank_high": row["rank_high"], "group": row["group"],
-                                "higher_is_better": table["higher_is_better"]}
+                                "higher_is_better": table["higher_is_better"],
+                                "target": table.get("target")}
     return cards
 
 

@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..._text import display_name, display_names
+from ...metrics.compare import direction_arrow, direction_text
 from ..figures import forest_figure, pvalue_heatmap
 from ..html import chart, esc, fmt, interval, register_section, scroll
 from ..verdicts import SIGNIFICANCE, TEST_NAMES
@@ -63,7 +64,7 @@ def _cards(cards: Mapping[str, Mapping]) -> str:
             f"<td>#{e['rank']} of {e['of']} <span class='muted nowrap'>{_rank_span(e)}</span></td>"
             f"<td>{esc(e['group'] or '–')}</td>"
             f"<td class='muted'>{esc(e['suite'])}: {esc(e['metric'])} "
-            f"({'↑' if e['higher_is_better'] else '↓'})</td></tr>"
+            f"({direction_arrow(e)})</td></tr>"
             for aspect, e in card.items())
         title = f" title='{esc(model)}'" if shown[model] != model else ""
         out.append(f"<div class='card'><h4{title}>{esc(shown[model])}</h4><table><thead><tr>"
@@ -109,12 +110,12 @@ def _render_one(doc: Mapping[str, Any]) -> str:
 
 
 def _direction(table: Mapping[str, Any]) -> str:
-    return "higher is better" if table["higher_is_better"] else "lower is better"
+    return direction_text(table)
 
 
 def _paper_table(doc: Mapping[str, Any]) -> str:
     metrics = doc["metrics"]
-    head = "".join(f"<th>{esc(m)} {'↑' if t['higher_is_better'] else '↓'}</th>"
+    head = "".join(f"<th>{esc(m)} {direction_arrow(t)}</th>"
                    for m, t in metrics.items())
     rows = []
     shown = display_names(doc["models"])

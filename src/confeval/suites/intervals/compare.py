@@ -68,8 +68,9 @@ def _split_predictions(name: str, X: np.ndarray, y: np.ndarray, split: tuple, le
 def compare_intervals_metrics(aligned: dict[str, dict], options: IntervalsOptions) -> dict:
     """Every method's metrics of every model on one calibration/test split of the shared items
     (the first of ``options.seeds``), the same for every model: interval methods'
-    ``<method>_coverage_raw|adj`` (exact McNemar) and ``<method>_width_raw|adj`` (lower is
-    better), rating-set methods' ``<method>_coverage`` and ``<method>_set_size``; each value
+    ``<method>_coverage_raw|adj`` (exact McNemar; closest to 1 - alpha is best) and
+    ``<method>_width_raw|adj`` (lower is better), rating-set methods' ``<method>_coverage``
+    and ``<method>_set_size``; each value
     the one ``intervals score --seeds <seed>`` reports. The bootstrap resamples the test items
     given the calibration."""
     from ...metrics.compare import PairedMetric
@@ -95,9 +96,12 @@ def compare_intervals_metrics(aligned: dict[str, dict], options: IntervalsOption
                                          seed, groups)
                 for key, values in got.items():
                     table.setdefault(f"{name}_{key}", {})[model] = [values]
+    # a coverage is promised at 1 - alpha: closest to it is best (the widest interval covers
+    # everything); a width or set size is better lower
     return {metric: PairedMetric(
-        np.mean, arrays, "coverage" in metric,
-        test="mcnemar_exact" if "coverage" in metric else "paired_bootstrap")
+        np.mean, arrays, None if "coverage" in metric else False,
+        test="mcnemar_exact" if "coverage" in metric else "paired_bootstrap",
+        target=1 - options.alpha if "coverage" in metric else None)
         for metric, arrays in table.items()}
 
 
