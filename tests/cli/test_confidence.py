@@ -186,3 +186,21 @@ def test_correctness_words_are_read_as_one_and_zero(capsys, tmp_path):
     res = json.loads(out)["results"][str(path)]
     assert res["n_used"] == 12 and res["accuracy"] == pytest.approx(0.5)
     assert res["auroc"] == pytest.approx(auroc(conf, truth), abs=1e-12)
+
+
+def test_a_value_outside_its_interval_is_marked_and_the_mark_explained(capsys, tmp_path):
+    # a calibrated judge on a 0.05 grid: ECE 0.011 under its resamples' interval (binned ECE
+    # rises on resamples); the verdict marks it, one footnote says why
+    path = tmp_path / "verbalised.csv"
+    simulate("confidence", 2000, "calibrated", seed=4, step=0.05).to_csv(path, index=False)
+    code, out, _ = run(capsys, "score", str(path), "-c", "confidence", "-y", "correct",
+                       "--bootstrap", "200")
+    flat = " ".join(out.split())
+    assert code == 0 and "(ECE 0.01 [0.02, 0.04]†)" in flat
+    assert flat.count("† the value lies outside its own 95% interval") == 1
+    # no mark, no footnote
+    calibrated = tmp_path / "calibrated.csv"
+    simulate("confidence", 2000, "calibrated", seed=1).to_csv(calibrated, index=False)
+    code, out, _ = run(capsys, "score", str(calibrated), "-c", "confidence", "-y", "correct",
+                       "--bootstrap", "200")
+    assert code == 0 and "†" not in out

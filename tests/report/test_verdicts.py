@@ -11,6 +11,8 @@ import pytest
 
 from confeval.report.verdicts import (
     MIN_CONFIDENCE_GAP,
+    OUTSIDE,
+    OUTSIDE_NOTE,
     VERDICTS,
     Z95,
     bias_half_width,
@@ -38,6 +40,16 @@ def test_the_overconfident_judge_of_the_issue_reads_as_written():
     assert VERDICTS["confidence"](_confidence()) == (
         "overconfident: states 0.86, right 0.67 [0.65, 0.69] (ECE 0.20 [0.18, 0.22]); "
         "ranks its right answers above its wrong ones (AUROC 0.74 [0.71, 0.76])")
+
+
+def test_a_value_outside_its_own_interval_is_marked_for_the_footnote():
+    # the demo's verbalised judge: ECE 0.011 under its resamples' [0.016, 0.040]
+    text = VERDICTS["confidence"](_confidence(stated=0.66, accuracy=0.66, acc_ci=(0.64, 0.68),
+                                              ece=0.011, ece_ci=(0.016, 0.040)))
+    assert "(ECE 0.01 [0.02, 0.04]†)" in text and text.count(OUTSIDE) == 1
+    assert OUTSIDE_NOTE.startswith(OUTSIDE)
+    # inside, or on a bound: no mark
+    assert OUTSIDE not in VERDICTS["confidence"](_confidence(ece=0.18, ece_ci=(0.18, 0.22)))
 
 
 def test_underconfident_when_the_accuracy_interval_lies_above_the_stated_confidence():

@@ -126,14 +126,19 @@ def print_table(kind: str, results: Mapping[str, Any], *, title: str | None = No
     """A section on the terminal: its title, the verdict of every input (one or two sentences
     with the numbers behind it, wrapped at words), then its table (``TERMINAL_TABLES[kind]``),
     whose first column, when it is the inputs' "file", is headed ``name_header``."""
+    from ..report.verdicts import OUTSIDE, OUTSIDE_NOTE
+
     table = TERMINAL_TABLES[kind](results)
     heading = title or (str(table.title) if table.title else kind)
     table.title = None
     if name_header and table.columns and table.columns[0].header == "file":
         table.columns[0].header = name_header   # not "n test", a rank or "metric"
     out.print(Text(heading, style="bold"), soft_wrap=False)
-    for line in verdict_lines(kind, results):
+    lines = verdict_lines(kind, results)
+    for line in lines:
         out.print(Text(line), soft_wrap=False)
+    if any(OUTSIDE in line for line in lines):
+        out.print(Text(OUTSIDE_NOTE, style="dim"), soft_wrap=False)
     out.print(table)
 
 

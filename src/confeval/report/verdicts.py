@@ -97,8 +97,18 @@ def _span(ci: tuple[float, float] | None) -> str:
     return "" if ci is None else f" [{_num(ci[0])}, {_num(ci[1])}]"
 
 
+OUTSIDE = "†"
+"""After an interval whose value lies outside it (:data:`OUTSIDE_NOTE` says why)."""
+
+OUTSIDE_NOTE = ("† the value lies outside its own 95% interval: resampling biases the metric "
+                "(binned ECE rises on resamples, whose duplicated rows add noise to every bin, "
+                "so a well-calibrated confidence's interval can lie above its ECE)")
+"""The footnote of :data:`OUTSIDE`, printed once under verdicts that use it."""
+
+
 def _with_ci(name: str, value: float, ci: tuple[float, float] | None) -> str:
-    return f"{name} {_num(value)}{_span(ci)}"
+    outside = ci is not None and not ci[0] <= value <= ci[1]
+    return f"{name} {_num(value)}{_span(ci)}{OUTSIDE if outside else ''}"
 
 
 def _range(values: Sequence[float]) -> str:
