@@ -27,11 +27,13 @@ XDG_DIRS = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
 """The base directories tools read before falling back to HOME (platformdirs, Chromium)."""
 
 
-def model_root(home: Path) -> Path:
+def model_root(home: Path, environ: dict[str, str] | None = None) -> Path:
     """Where confeval exports the embedded model when CONFEVAL_MODELS is unset: the default of
-    ``confeval.backends.local.export_dir`` (written out, not imported: nothing of confeval is
-    imported before HOME moves; tests/test_home.py checks the two agree)."""
-    return home / ".cache" / "confeval" / "models"
+    ``confeval.backends.local.export_dir``, in the user's XDG_CACHE_HOME else ``home/.cache``
+    (written out, not imported: nothing of confeval is imported before HOME moves;
+    tests/test_home.py checks the two agree)."""
+    cache = (environ or {}).get("XDG_CACHE_HOME")
+    return (Path(cache) if cache else home / ".cache") / "confeval" / "models"
 
 
 def home_env(real_home: Path, run_home: Path, environ: dict[str, str]) -> dict[str, str]:
@@ -41,7 +43,8 @@ def home_env(real_home: Path, run_home: Path, environ: dict[str, str]) -> dict[s
     env.update({name: str(run_home / sub) for name, sub in XDG_DIRS.items()})
     # matplotlib honours MPLCONFIGDIR before HOME; one set by the user would still be theirs
     env["MPLCONFIGDIR"] = str(run_home / ".config" / "matplotlib")
-    env["CONFEVAL_MODELS"] = environ.get("CONFEVAL_MODELS") or str(model_root(real_home))
+    env["CONFEVAL_MODELS"] = (environ.get("CONFEVAL_MODELS")
+                              or str(model_root(real_home, environ)))
     return env
 
 

@@ -33,8 +33,15 @@ def test_the_run_has_a_home_of_its_own():
 
 def test_the_model_is_kept_where_confeval_puts_it(tmp_path, monkeypatch):
     monkeypatch.delenv("CONFEVAL_MODELS")
+    monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert local.export_dir().parent == model_root(tmp_path)   # the default, written out
+    assert local.export_dir().parent == tmp_path / ".cache" / "confeval" / "models"
+    # under the user's XDG cache when set, as the response cache
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    environ = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert local.export_dir().parent == model_root(tmp_path, environ) == \
+        tmp_path / "xdg" / "confeval" / "models"
     env = home_env(Path("/real"), tmp_path / "run", {})
     assert env["CONFEVAL_MODELS"] == str(model_root(Path("/real")))
     assert home_env(Path("/real"), tmp_path / "run",

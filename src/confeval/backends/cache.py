@@ -28,7 +28,7 @@ __all__ = ["CacheError", "CachedBackend", "ResponseCache", "cache_info", "call_k
 
 
 def default_cache_path() -> Path:
-    """$CONFEVAL_CACHE, or ~/.cache/confeval/responses.sqlite."""
+    """$CONFEVAL_CACHE, or confeval/responses.sqlite in $XDG_CACHE_HOME (else ~/.cache)."""
     env = os.environ.get("CONFEVAL_CACHE")
     if env:
         return Path(env)

