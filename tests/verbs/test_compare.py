@@ -106,3 +106,30 @@ def test_integral_float_ids_are_the_integer_ids(tmp_path):
         compare_records({"gap": RecordSet.read(tmp_path / "gap.csv"),
                          "text": RecordSet.read(tmp_path / "text.jsonl")},
                         CompareOptions(id_col="id"), SCORE)
+
+
+def test_metrics_keeps_the_named_metrics_in_its_order_with_the_same_numbers(tmp_path):
+    import pandas as pd
+
+    from confeval.records import RecordSet
+
+    rng = np.random.default_rng(2)
+    sets = {}
+    for k in range(3):
+        path = tmp_path / f"m{k}.csv"
+        pd.DataFrame({"id": range(80), "p": rng.random(80),
+                      "y": rng.integers(0, 2, 80)}).to_csv(path, index=False)
+        sets[f"m{k}"] = RecordSet.read(path)
+    every = compare_records(sets, CompareOptions(id_col="id", bootstrap=50), SCORE)
+    some = compare_records(sets, CompareOptions(id_col="id", bootstrap=50,
+                                                metrics=("ece", "auroc")), SCORE)
+    assert list(some["metrics"]) == ["ece", "auroc"]
+    # the same values as in the full comparison
+    for metric in ("ece", "auroc"):
+        assert {n: r["value"] for n, r in some["metrics"][metric]["models"].items()} == {
+            n: r["value"] for n, r in every["metrics"][metric]["models"].items()}
+    with pytest.raises(ValueError, match="--metrics: no metric 'acc' .* it has accuracy"):
+        compare_records(sets, CompareOptions(id_col="id", metrics=("acc",)), SCORE)
+    with pytest.raises(ValueError, match="--suite auto needs every metric"):
+        CompareOptions(suite="auto", metrics=("ece",))
+    assert CompareOptions(metrics="ece, auroc").metrics == ("ece", "auroc")

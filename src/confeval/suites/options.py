@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..backends import Backend, ResponseCache
 
 __all__ = ["MAX_BOOTSTRAP", "MAX_RATINGS", "STAGES", "FormatOptions", "IngestOptions",
-           "OptionSpec", "Options", "RunFlags", "build", "check_bounds", "flag_of",
+           "OptionSpec", "Options", "RunFlags", "build", "check_bounds", "comma_list", "flag_of",
            "option", "option_fields", "options_for_input", "run_defaults",
            "options_and_choice", "run_folder_options", "spec_of", "to_json"]
 
@@ -61,6 +61,11 @@ class OptionSpec:
     maximum: float | None = None
     multiple: bool = False
     run_default: Any = None
+
+
+def comma_list(text: str) -> tuple[str, ...]:
+    """``"lac, aps,"`` -> ``("lac", "aps")``: a comma list option's command-line text."""
+    return tuple(s.strip() for s in str(text).split(",") if s.strip())
 
 
 def option(default: Any, help: str, *, stages: tuple[str, ...] = STAGES,

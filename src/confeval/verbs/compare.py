@@ -30,6 +30,7 @@ from ..suites.options import (
     MAX_BOOTSTRAP,
     Options,
     build,
+    comma_list,
     option,
     option_fields,
     run_folder_options,
@@ -75,6 +76,11 @@ class CompareOptions(Options):
     seed: int = option(0, "Seed of the paired bootstrap.", stages=_SCORE)
     significance: float = option(0.05, "Significance level of the Holm-adjusted pairwise "
                                  "tests (the group letters).", stages=_SCORE)
+    metrics: tuple[str, ...] = option((), "Comma list of the metrics to compare (the names "
+                                      "--json uses, e.g. accuracy,ece,lac_coverage; default "
+                                      "every metric of the suite). Not with --suite auto, "
+                                      "whose trust cards need every metric.", stages=_SCORE,
+                                      parse=comma_list, show=",".join)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -84,6 +90,11 @@ class CompareOptions(Options):
                              f"{', '.join(names)}")
         if not 0 < self.significance < 1:
             raise ValueError(f"--significance must be in (0, 1), got {self.significance}")
+        object.__setattr__(self, "metrics", comma_list(self.metrics)
+                           if isinstance(self.metrics, str) else tuple(self.metrics))
+        if self.metrics and self.suite == "auto":
+            raise ValueError("--metrics compares some metrics of one suite; --suite auto "
+                             "needs every metric for its trust cards")
 
 
 def suite_options(suite: str, values: Mapping[str, Any], path: str | Path | None = None
@@ -196,8 +207,8 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     used = dataclasses.replace(used, **{k: getattr(options, k) for k in shared_fields})
     out["options"] = {**to_json(used), **to_json(options)}
     out["warnings"] = []
-    out["models"], out["metrics"] = _tables(comp.metrics(aligned, used), options,
-                                            out["warnings"], "")
+    out["models"], out["metrics"] = _tables(_chosen(comp.metrics(aligned, used), options),
+                                            options, out["warnings"], "")
     if comp.across is not None:
         key, metrics = comp.across(aligned, used)
         if metrics:
@@ -205,6 +216,18 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
                                      key.replace("_", " ") + ": ")
             out[key] = {"ranked": ranked, "metrics": tables}
     return out
+
+
+def _chosen(metrics: dict, options: CompareOptions) -> dict:
+    """The metrics ``--metrics`` names, in its order (all of them without it); a name the
+    suite has no metric of is an error listing the names it has."""
+    if not options.metrics:
+        return metrics
+    unknown = [m for m in options.metrics if m not in metrics]
+    if unknown:
+        raise ValueError(f"--metrics: no metric {', '.join(map(repr, unknown))} in this "
+                         f"comparison; it has {', '.join(metrics)}")
+    return {m: metrics[m] for m in dict.fromkeys(options.metrics)}
 
 
 def _tables(metrics: dict, options: CompareOptions, warnings: list[str], prefix: str
@@ -360,6 +383,10 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
     model (unless named with ``--name``), every suite with two models or more compared as
     ``--suite <suite>`` would (command-line options applying to the suites that have them),
     and a trust card per model across the suites (:func:`trust_cards`)."""
+    if options.metrics:   # run folders of several suites, --suite auto inferred
+        raise ValueError("--metrics compares some metrics of one suite; run folders of "
+                         "several suites are compared as --suite auto, whose trust cards "
+                         "need every metric")
     groups: dict[str, dict[str, Path]] = {}
     for name, path in inputs:   # name: the run's model unless --name named it
         suite, _ = run_identity(path)

@@ -8,18 +8,13 @@ import dataclasses
 from ...conformal.names import DEFAULT_SCORES, PROTOCOLS, SCORES
 from .._seeds import format_seeds, parse_seed_tuple
 from ..base import SuiteOptions
-from ..options import IngestOptions, option
+from ..options import IngestOptions, comma_list, option
 
 __all__ = ["DEFAULT_SCORES", "INPUT_KINDS", "PRECISIONS", "PROTOCOLS", "SetsOptions",
            "comma_list"]
 
 PRECISIONS = ("float32", "float64")
 INPUT_KINDS = ("logits", "logprobs", "probs")
-
-
-def comma_list(text: str) -> tuple[str, ...]:
-    """``"lac, aps,"`` -> ``("lac", "aps")``."""
-    return tuple(s.strip() for s in str(text).split(",") if s.strip())
 
 
 @dataclasses.dataclass(frozen=True)
