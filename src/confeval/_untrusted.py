@@ -45,6 +45,7 @@ from ._validation import RecordsError
 
 __all__ = ["CHUNK", "MAX_DECOMPRESSED_MB", "MAX_RATIO", "RATIO_FLOOR", "UntrustedFileError",
            "DuplicateKeyError", "bounded_lines", "check_archive", "decompression_caps",
+           "decompression_errors",
            "is_compressed", "loads_unique", "open_binary", "open_text", "read_small_json",
            "top_level_fields", "unique_keys", "CONFIG_BYTES", "config_count",
            "read_safetensors", "read_tokenizer_file"]
@@ -419,11 +420,11 @@ def check_archive(path: Path | str) -> None:
                     f"{path}: member {info.filename!r} is zstd-compressed, and confeval checks "
                     "such members against its decompression caps with zstandard: pip install "
                     "'confeval[ingest]'") from None
-            except _decompression_errors():
+            except decompression_errors():
                 continue   # this member's damage is its reader's to name
 
 
-def _decompression_errors() -> tuple[type[BaseException], ...]:
+def decompression_errors() -> tuple[type[BaseException], ...]:
     """What reading damaged compressed data raises (zstandard's own error among them when it
     is installed)."""
     errors: tuple[type[BaseException], ...] = (ValueError, EOFError, OSError, zlib.error)

@@ -56,8 +56,8 @@ from typing import Any
 from .._numeric import as_logprob
 from .._untrusted import (
     DuplicateKeyError,
-    _decompression_errors,
     check_archive,
+    decompression_errors,
     loads_unique,
     member_chunks,
 )
@@ -321,7 +321,7 @@ def _check_unique_keys(path: Path) -> None:
                 continue
             try:
                 data = b"".join(member_chunks(handle, info))
-            except (*_decompression_errors(), ImportError):   # damaged: Inspect names it
+            except (*decompression_errors(), ImportError):   # damaged: Inspect names it
                 continue
             _unique_keys_of(path, data, f"member {info.filename!r}: ")
 
