@@ -296,3 +296,17 @@ def test_a_results_file_naming_a_key_twice_is_one_error_naming_it_and_the_key(tm
     with pytest.raises(ValueError, match=re.escape(f"{results}: key 'model_name' appears "
                                                    'twice in one object ("other", then')):
         read_records(tmp_path / SAMPLES.name, "score")
+
+
+def test_a_results_file_that_cannot_be_read_is_skipped_with_a_warning_naming_it(tmp_path):
+    (tmp_path / SAMPLES.name).write_bytes(SAMPLES.read_bytes())
+    results = tmp_path / RESULTS.name
+    for broken in ('{"model_name": ', "[1, 2]", '{"n": ' + "9" * 5000 + "}"):
+        results.write_text(broken, encoding="utf-8")
+        with pytest.warns(UserWarning, match=re.escape(f"{results}: not read (")):
+            data = read_samples(tmp_path / SAMPLES.name)
+        assert data.model is None and data.samples   # the samples are still read
+    results.write_text(RESULTS.read_text(encoding="utf-8"), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_samples(tmp_path / SAMPLES.name).model.endswith("SmolLM2-135M-Instruct")

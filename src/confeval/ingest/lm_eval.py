@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,19 +153,22 @@ def _task_of(path: Path) -> str:
 
 def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]:
     """(model name, the task's target delimiter, its output type) from the newest
-    ``results_*.json`` beside ``path``; (None, " ", None) when there is none or it is
-    unreadable. One that names a key twice is a ``ValueError`` naming it and the key: it
-    says how every line is read (the delimiter, the output type), and which of its two
-    values lm-eval meant cannot be told."""
+    ``results_*.json`` beside ``path``; (None, " ", None) when there is none. One that cannot
+    be read is skipped with a warning naming it (the samples are then read without what it
+    would have said: the model unnamed, the default delimiter). One that names a key twice
+    is a ``ValueError`` naming it and the key: it says how every line is read (the
+    delimiter, the output type), and which of its two values lm-eval meant cannot be told."""
     for results in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
             doc = loads_unique(results.read_text(encoding="utf-8"))
         except DuplicateKeyError as exc:
             raise ValueError(f"{results}: {exc}; the lm-eval results beside {path.name} "
                              "must say one thing") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            _skipped(results, path, type(exc).__name__)
             continue
         if not isinstance(doc, dict):
+            _skipped(results, path, "no JSON object")
             continue
         config = (doc.get("configs") or {}).get(task) or {}
         config = config if isinstance(config, dict) else {}
@@ -173,6 +177,12 @@ def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]
         return ((str(model) if model else None), str(config.get("target_delimiter", " ")),
                 output_type if output_type in OUTPUT_TYPES else None)
     return None, " ", None
+
+
+def _skipped(results: Path, samples: Path, why: str) -> None:
+    warnings.warn(f"{results}: not read ({why}); the lm-eval samples {samples.name} are read "
+                  "without it (an older results file, else no model name, the target "
+                  "delimiter ' ' and the output type their lines show)", stacklevel=3)
 
 
 def _floats(pairs) -> np.ndarray | str:

@@ -70,6 +70,10 @@ def test_the_authors_results_naming_a_key_twice_is_one_error_naming_it(tmp_path)
     with pytest.raises(RecordsError, match=f"{path}: key 'pred_label' appears twice in one "
                                            r'object \("kde", then "re"\)'):
         load_diagnoses(path)
+    # a number past Python's digit limit is a plain ValueError, not a JSONDecodeError
+    path.write_text('{"results": [{"id": ' + "9" * 5000 + "}]}")
+    with pytest.raises(RecordsError, match=f"{path}: not a readable JSON document"):
+        load_diagnoses(path)
 
 
 def test_a_symlinked_image_that_leaves_the_dataset_is_refused(dataset, tmp_path):

@@ -337,7 +337,6 @@ def _authors_results(path: Path):
     """The authors' ``latest.json``: a document whose ``results`` list holds one record per
     item (``gt_label``, ``pred_label``, ``status``, ``domain``, ...); failed items (status not
     ``ok``) keep a null prediction, so they count as wrong under strict accuracy."""
-    import json
 
     import pandas as pd
 
@@ -347,7 +346,8 @@ def _authors_results(path: Path):
         document = loads_unique(path.read_text(encoding="utf-8-sig"))
     except DuplicateKeyError as exc:
         raise RecordsError(f"{path}: {exc}; not the authors' latest.json as written") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError: a JSONDecodeError, or a number past Python's digit limit
         raise RecordsError(f"{path}: not a readable JSON document ({exc})") from None
     rows = document.get("results") if isinstance(document, dict) else document
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
