@@ -33,3 +33,9 @@ def test_a_tiny_p_value_is_an_upper_bound_and_p_of_one_is_one():
     assert promise._stream_sentence(stream, 3) == (
         "promise holds: no evidence of a shift over the stream (p = 1, anytime-valid; 900 new "
         "items in 3 files, conformal test martingale)")
+
+
+def test_one_new_item_is_one_item():
+    one = {**_batch(0.88, 0.05, True), "n_batch": 1}
+    assert "(p = 0.88; 1 new item against 1,500 calibration values;" in \
+        promise._batch_sentence(one, _NO_ALARM)

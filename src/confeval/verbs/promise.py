@@ -174,7 +174,8 @@ def unchecked(reason: str, n_new: int, alpha: float) -> dict:
 
 
 def _batch_sentence(test: Mapping[str, Any], stream: Mapping[str, Any]) -> str:
-    sizes = (f"{test['n_batch']:,} new items against {test['n_calibration']:,} calibration "
+    items = "item" if test["n_batch"] == 1 else "items"
+    sizes = (f"{test['n_batch']:,} new {items} against {test['n_calibration']:,} calibration "
              f"values; {test['test']}")
     if not test["informative"]:
         return f"promise not checked: {test['note']} ({sizes})"
