@@ -33,7 +33,10 @@ def model_root(home: Path, environ: dict[str, str] | None = None) -> Path:
     (written out, not imported: nothing of confeval is imported before HOME moves;
     tests/test_home.py checks the two agree)."""
     cache = (environ or {}).get("XDG_CACHE_HOME")
-    return (Path(cache) if cache else home / ".cache") / "confeval" / "models"
+    here = (Path(cache) if cache and os.path.isabs(cache) else home / ".cache") / "confeval" / \
+        "models"
+    legacy = home / ".cache" / "confeval" / "models"   # an export made before XDG was followed
+    return legacy if here != legacy and not here.exists() and legacy.is_dir() else here
 
 
 def home_env(real_home: Path, run_home: Path, environ: dict[str, str]) -> dict[str, str]:

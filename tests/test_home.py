@@ -42,6 +42,15 @@ def test_the_model_is_kept_where_confeval_puts_it(tmp_path, monkeypatch):
     environ = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
     assert local.export_dir().parent == model_root(tmp_path, environ) == \
         tmp_path / "xdg" / "confeval" / "models"
+    # a relative XDG_CACHE_HOME is ignored, as the XDG spec says (not the working folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert local.export_dir().parent == model_root(tmp_path, {"XDG_CACHE_HOME": "relative"}) \
+        == tmp_path / ".cache" / "confeval" / "models"
+    # an export made under ~/.cache before the XDG cache was followed is used, not remade
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / ".cache" / "confeval" / "models" / local.MODEL_NAME).mkdir(parents=True)
+    assert local.export_dir().parent == model_root(tmp_path, environ) == \
+        tmp_path / ".cache" / "confeval" / "models"
     env = home_env(Path("/real"), tmp_path / "run", {})
     assert env["CONFEVAL_MODELS"] == str(model_root(Path("/real")))
     assert home_env(Path("/real"), tmp_path / "run",

@@ -72,6 +72,14 @@ def test_replay_answers_recorded_calls_and_refuses_unknown_ones(tmp_path):
     assert asyncio.run(replay.generate(msgs, params))[0].text == "B"
     with pytest.raises(Exception, match="no recorded answer"):
         asyncio.run(replay.generate([{"role": "user", "content": "other"}], params))
+    # a line naming a key twice (two readings) or holding a number past Python's digit limit
+    # is skipped and counted, as any line of another shape; the good line still answers
+    twice = json.dumps({"item_id": 2, "calls": [call]})[:-1] + ', "calls": []}'
+    huge = '{"item_id": ' + "9" * 5000 + "}"
+    rec.write_text("\n".join([twice, huge, json.dumps({"item_id": 1, "calls": [call]})]) + "\n")
+    replay = ReplayBackend(tmp_path)
+    assert replay.skipped == 2
+    assert asyncio.run(replay.generate(msgs, params))[0].text == "B"
 
 
 # ---------------------------------------------------------------- the cache file and its folder

@@ -325,6 +325,30 @@ def test_two_equal_models_are_no_clear_difference_with_p_one():
                                           "p = 1 (exact McNemar)")
 
 
+def test_a_coverage_is_closer_to_its_target_never_better():
+    # Qwen-VL 0.889 against cogvlm 0.915 at 1 - alpha = 0.9: the exact McNemar test separates
+    # the coverages, not their distances to 0.9, so no "better" however small p is
+    table = _two(0.0012, diff=-0.026, low=-0.041, high=-0.011, test="mcnemar_exact",
+                 values=(0.889, 0.915))
+    table.update(higher_is_better=None, target=0.9)
+    assert VERDICTS["compare"](table) == (
+        "B is closer to 0.9: 0.889, lower than A 0.915 by 0.026 [0.011, 0.041], p = 0.0012 "
+        "(exact McNemar)")
+    three = {**_three(0.0003), "higher_is_better": None, "target": 0.75}
+    assert VERDICTS["compare"](three).startswith(
+        "A is closest to 0.75 (0.800, rank interval 1–1), separated from every other model")
+
+
+def test_the_outside_mark_is_on_the_numbers_as_printed_and_not_on_names():
+    from confeval.report.verdicts import _with_ci, marked_outside
+
+    assert _with_ci("ECE", 0.011, (0.016, 0.040)) == "ECE 0.01 [0.02, 0.04]†"
+    # 0.01225 under 0.01230: printed "0.01 [0.01, 0.04]", inside as the reader sees it
+    assert _with_ci("ECE", 0.01225, (0.0123, 0.039)) == "ECE 0.01 [0.01, 0.04]"
+    assert marked_outside("judge: ECE 0.01 [0.02, 0.04]† ...")
+    assert not marked_outside("model†: ECE 0.02 [0.01, 0.04]")
+
+
 def _three(p_ab: float) -> dict:
     """Three models' accuracy: A 0.80, B 0.70, C 0.69; B and C never separated."""
     def row(value, rank, low, high):

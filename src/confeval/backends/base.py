@@ -24,12 +24,15 @@ request is sent, with a message that says what is missing and why it is needed.
 from __future__ import annotations
 
 import abc
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = ["CAPABILITIES", "RAW_ROLE", "Backend", "BackendError", "CapabilityError",
+           "user_cache_root",
            "GenerateParams", "Generation", "ImagesRefused", "PromptTooLong", "TokenLogprob",
            "TokenScores",
            "WrappingBackend", "is_raw_prompt", "raw_prompt", "redact_url", "require"]
@@ -346,3 +349,11 @@ def _has_images(messages: Sequence[Message]) -> bool:
                 for p in content):
             return True
     return False
+
+
+def user_cache_root() -> Path:
+    """The user's cache folder: $XDG_CACHE_HOME when it is an absolute path (the XDG spec
+    ignores a relative one: it would put the model export under the working folder), else
+    ~/.cache. The response cache and the model export live under its ``confeval``."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"

@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import Backend, GenerateParams, Generation, TokenScores, WrappingBackend
+from .base import (
+    Backend,
+    GenerateParams,
+    Generation,
+    TokenScores,
+    WrappingBackend,
+    user_cache_root,
+)
 
 __all__ = ["CacheError", "CachedBackend", "ResponseCache", "cache_info", "call_key",
            "clear_cache", "default_cache_path", "request_key"]
@@ -32,8 +39,7 @@ def default_cache_path() -> Path:
     env = os.environ.get("CONFEVAL_CACHE")
     if env:
         return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "confeval" / "responses.sqlite"
+    return user_cache_root() / "confeval" / "responses.sqlite"
 
 
 def _normalise_content(content: Any) -> Any:

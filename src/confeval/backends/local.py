@@ -44,7 +44,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .base import BackendError
+from .base import BackendError, user_cache_root
 from .hf import HFBackend, _import_transformers
 
 try:
@@ -79,9 +79,15 @@ def export_dir() -> Path:
     """Where the embedded model is exported once: $CONFEVAL_MODELS, else confeval/models in the
     user's cache ($XDG_CACHE_HOME, else ~/.cache: where the response cache goes too)."""
     base = os.environ.get("CONFEVAL_MODELS")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    root = Path(base) if base else cache / "confeval" / "models"
-    return root / MODEL_NAME
+    if base:
+        return Path(base) / MODEL_NAME
+    here = user_cache_root() / "confeval" / "models" / MODEL_NAME
+    # an export made under ~/.cache before the XDG cache was followed is used as it is, not
+    # made again (520 MB, minutes) in the XDG folder
+    legacy = Path.home() / ".cache" / "confeval" / "models" / MODEL_NAME
+    if here != legacy and not here.exists() and legacy.is_dir():
+        return legacy
+    return here
 
 
 def _write_model(gguf: Path, folder: Path) -> None:

@@ -101,14 +101,22 @@ OUTSIDE = "†"
 """After an interval whose value lies outside it (:data:`OUTSIDE_NOTE` says why)."""
 
 OUTSIDE_NOTE = ("† the value lies outside its own 95% interval: resampling biases the metric "
-                "(binned ECE rises on resamples, whose duplicated rows add noise to every bin, "
-                "so a well-calibrated confidence's interval can lie above its ECE)")
+                "(binned ECE, for one, rises on resamples, whose duplicated rows add noise to "
+                "every bin, so a well-calibrated confidence's interval can lie above its ECE)")
 """The footnote of :data:`OUTSIDE`, printed once under verdicts that use it."""
 
 
 def _with_ci(name: str, value: float, ci: tuple[float, float] | None) -> str:
-    outside = ci is not None and not ci[0] <= value <= ci[1]
+    # outside as printed: 0.01225 under 0.01230 shows "0.01 [0.01, 0.04]", which is inside
+    shown = None if ci is None else [float(_num(x)) for x in (ci[0], value, ci[1])]
+    outside = shown is not None and not shown[0] <= shown[1] <= shown[2]
     return f"{name} {_num(value)}{_span(ci)}{OUTSIDE if outside else ''}"
+
+
+def marked_outside(line: str) -> bool:
+    """Whether a verdict holds an interval marked :data:`OUTSIDE` (a name holding the
+    character is no mark)."""
+    return f"]{OUTSIDE}" in line
 
 
 def _range(values: Sequence[float]) -> str:
@@ -675,6 +683,8 @@ def _relation(gap: _Gap, other: str) -> str:
 def compare_verdict(table: Mapping[str, Any]) -> str | None:
     """One metric of a comparison (a table of :func:`comparison_results`). Two models: which
     is better, by how much with the difference's 95% interval, and the pair's p-value and test
+    (a coverage, ranked by its distance to a target: which is closer, never "better", since
+    the tests compare the coverages themselves)
     — "better" only when the Holm-adjusted p-value is below the significance level (the rule
     of the group letters), else "no clear difference" with the same numbers; a pair without a
     p-value says why, never p = 0. More models: the first-ranked model with its value and rank
@@ -693,13 +703,20 @@ def compare_verdict(table: Mapping[str, Any]) -> str | None:
     if gaps[second] is None:
         return None
     named = {n: f"{shown[n]} {_value_text(models[n])}" for n in ranked}
+    target = _value(table.get("target"))
     if len(models) == 2:
         said = _relation(gaps[second], named[second])
+        if target is not None:
+            # a coverage: its tests compare the values, not their distances to the target,
+            # so a separated pair shows the coverages differ, not which keeps the promise
+            return f"{shown[first]} is closer to {target:g}: {_value_text(models[first])}, " \
+                   f"{said}"
         return f"{shown[first]} is better: {_value_text(models[first])}, {said}" \
             if gaps[second].separated and gaps[second].word != "equal" \
             else f"no clear difference: {named[first]}, {said}"
     peers = [n for n in ranked[1:] if gaps[n] is None or not gaps[n].separated]
-    head = f"{shown[first]} ranks first ({_value_text(models[first])}" \
+    place = "ranks first" if target is None else f"is closest to {target:g}"
+    head = f"{shown[first]} {place} ({_value_text(models[first])}" \
            f"{_rank_text(models[first])})"
     if peers:
         listed = ", ".join(named[n] for n in peers[:SHOWN_PEERS])

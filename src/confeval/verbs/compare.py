@@ -90,11 +90,15 @@ class CompareOptions(Options):
                              f"{', '.join(names)}")
         if not 0 < self.significance < 1:
             raise ValueError(f"--significance must be in (0, 1), got {self.significance}")
-        object.__setattr__(self, "metrics", comma_list(self.metrics)
-                           if isinstance(self.metrics, str) else tuple(self.metrics))
+        named = comma_list(self.metrics) if isinstance(self.metrics, str) else self.metrics
+        object.__setattr__(self, "metrics", tuple(dict.fromkeys(named)))   # once each
         if self.metrics and self.suite == "auto":
-            raise ValueError("--metrics compares some metrics of one suite; --suite auto "
-                             "needs every metric for its trust cards")
+            raise ValueError(_METRICS_NOT_AUTO)
+
+
+_METRICS_NOT_AUTO = ("--metrics compares some metrics of one suite; run folders of several "
+                     "suites (--suite auto) are compared on every metric, which their trust "
+                     "cards need")
 
 
 def suite_options(suite: str, values: Mapping[str, Any], path: str | Path | None = None
@@ -384,9 +388,7 @@ def compare_auto(inputs: Sequence[tuple[str, str | Path]], options: CompareOptio
     ``--suite <suite>`` would (command-line options applying to the suites that have them),
     and a trust card per model across the suites (:func:`trust_cards`)."""
     if options.metrics:   # run folders of several suites, --suite auto inferred
-        raise ValueError("--metrics compares some metrics of one suite; run folders of "
-                         "several suites are compared as --suite auto, whose trust cards "
-                         "need every metric")
+        raise ValueError(_METRICS_NOT_AUTO)
     groups: dict[str, dict[str, Path]] = {}
     for name, path in inputs:   # name: the run's model unless --name named it
         suite, _ = run_identity(path)
