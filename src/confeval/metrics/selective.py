@@ -598,7 +598,8 @@ def rank_calibration_error_orders(confidence: ArrayLike, correctness: ArrayLike,
 
     Examples
     --------
-    >>> res = rank_calibration_error_orders([0.5] * 10, [1, 0] * 5, n_bins=2, n_orders=200)
+    >>> res = rank_calibration_error_orders([0.5] * 8 + [0.9] * 2, [1, 0] * 5, n_bins=2,
+    ...                                     n_orders=200)
     >>> 0 < res.mean < 1 and res.std_error > 0 and res.n_orders
     200
     """
