@@ -55,18 +55,25 @@ def test_records_are_aligned_by_id_and_missing_items_counted(tmp_path):
                         CompareOptions(id_col="id"), SCORE)
 
 
-def test_the_options_reported_are_compares_own_bootstrap_and_seed(tmp_path):
+def _random_models(folder, models: int, items: int, seed: int) -> dict:
+    """``models`` record files of ``items`` random confidences and 0/1 outcomes, seeded,
+    read back as record sets named m0, m1, ..."""
     import pandas as pd
 
     from confeval.records import RecordSet
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     sets = {}
-    for k in range(2):
-        path = tmp_path / f"m{k}.csv"
-        pd.DataFrame({"id": range(40), "p": rng.random(40),
-                      "y": rng.integers(0, 2, 40)}).to_csv(path, index=False)
+    for k in range(models):
+        path = folder / f"m{k}.csv"
+        pd.DataFrame({"id": range(items), "p": rng.random(items),
+                      "y": rng.integers(0, 2, items)}).to_csv(path, index=False)
         sets[f"m{k}"] = RecordSet.read(path)
+    return sets
+
+
+def test_the_options_reported_are_compares_own_bootstrap_and_seed(tmp_path):
+    sets = _random_models(tmp_path, 2, 40, seed=0)
     out = compare_records(sets, CompareOptions(id_col="id", bootstrap=7, seed=3), SCORE)
     assert out["options"]["bootstrap"] == 7 and out["options"]["seed"] == 3
     assert out["options"]["confidence_col"] == "p"
@@ -109,17 +116,7 @@ def test_integral_float_ids_are_the_integer_ids(tmp_path):
 
 
 def test_metrics_keeps_the_named_metrics_in_its_order_with_the_same_numbers(tmp_path):
-    import pandas as pd
-
-    from confeval.records import RecordSet
-
-    rng = np.random.default_rng(2)
-    sets = {}
-    for k in range(3):
-        path = tmp_path / f"m{k}.csv"
-        pd.DataFrame({"id": range(80), "p": rng.random(80),
-                      "y": rng.integers(0, 2, 80)}).to_csv(path, index=False)
-        sets[f"m{k}"] = RecordSet.read(path)
+    sets = _random_models(tmp_path, 3, 80, seed=2)
     every = compare_records(sets, CompareOptions(id_col="id", bootstrap=50), SCORE)
     some = compare_records(sets, CompareOptions(id_col="id", bootstrap=50,
                                                 metrics=("ece", "auroc")), SCORE)
