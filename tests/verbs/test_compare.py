@@ -131,3 +131,7 @@ def test_metrics_keeps_the_named_metrics_in_its_order_with_the_same_numbers(tmp_
                                          "every metric"):
         CompareOptions(suite="auto", metrics=("ece",))
     assert CompareOptions(metrics="ece, auroc,ece").metrics == ("ece", "auroc")
+    # an empty list is not "every metric" (leaving the option out is)
+    for text in ("", " , "):
+        with pytest.raises(ValueError, match="names no metric; leave --metrics out"):
+            CompareOptions(metrics=text)

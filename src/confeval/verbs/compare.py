@@ -54,6 +54,16 @@ def comparable() -> dict[str, Suite]:
     return {name: suite for name, suite in SUITES.items() if suite.compares}
 
 
+def _metric_names(text: str) -> tuple[str, ...]:
+    """``--metrics``' text: an empty list is refused rather than read as "every metric",
+    which is what leaving the option out means."""
+    names = comma_list(text)
+    if not names:
+        raise ValueError(f"--metrics {text!r} names no metric; leave --metrics out to compare "
+                         "every metric")
+    return names
+
+
 @dataclasses.dataclass(frozen=True)
 class CompareOptions(Options):
     """Options of ``confeval compare`` itself: the suite whose metrics compare the models, the
@@ -80,7 +90,7 @@ class CompareOptions(Options):
                                       "--json uses, e.g. accuracy,ece,lac_coverage; default "
                                       "every metric of the suite). Not with --suite auto, "
                                       "whose trust cards need every metric.", stages=_SCORE,
-                                      parse=comma_list, show=",".join)
+                                      parse=_metric_names, show=",".join)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -90,7 +100,7 @@ class CompareOptions(Options):
                              f"{', '.join(names)}")
         if not 0 < self.significance < 1:
             raise ValueError(f"--significance must be in (0, 1), got {self.significance}")
-        named = comma_list(self.metrics) if isinstance(self.metrics, str) else self.metrics
+        named = _metric_names(self.metrics) if isinstance(self.metrics, str) else self.metrics
         object.__setattr__(self, "metrics", tuple(dict.fromkeys(named)))   # once each
         if self.metrics and self.suite == "auto":
             raise ValueError(_METRICS_NOT_AUTO)

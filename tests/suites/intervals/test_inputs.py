@@ -41,3 +41,11 @@ def test_judge_columns_and_floors_and_groups():
     assert rs.excluded == {"missing_group": 1, "unmapped_group": 1}
     assert data.groups.tolist() == ["easy", "medium", "easy", "hard"]
     assert data.levels.tolist() == [1, 2, 3, 4, 5] and data.n_judges == 1
+
+
+def test_an_empty_method_list_is_refused_not_an_empty_table():
+    from confeval.suites.intervals.options import IntervalsOptions
+
+    for text in ("", " , "):
+        with pytest.raises(ValueError, match="--methods is empty"):
+            IntervalsOptions(methods=text)

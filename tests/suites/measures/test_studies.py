@@ -83,3 +83,15 @@ def test_compare_rankings_is_kendall_tau_b_on_common_measures():
     expected = stats.kendalltau([0.9, 0.8, 0.7], [0.6, 0.7, 0.5]).statistic
     assert compare_rankings(a, b) == pytest.approx(expected)
     assert compare_rankings({"x": 0.5}, {"x": 0.5}) is None
+
+
+def test_threshold_and_noise_lists_must_hold_finite_numbers():
+    from confeval.suites.measures.options import NoiseOptions, ThresholdsOptions
+    from confeval.suites.options import build
+
+    assert build(ThresholdsOptions, {"thresholds": "0.5, 0.8,"}).thresholds == (0.5, 0.8)
+    for text in ("", " , ", "0.5,nan", "inf", "0.5,x"):
+        with pytest.raises(ValueError, match="--thresholds must be a comma list of numbers"):
+            build(ThresholdsOptions, {"thresholds": text})
+    with pytest.raises(ValueError, match="--sigmas must be a comma list of numbers, got ''"):
+        build(NoiseOptions, {"sigmas": ""})

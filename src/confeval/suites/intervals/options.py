@@ -111,6 +111,8 @@ class IntervalsOptions(SuiteOptions, FormatOptions):
             raise ValueError(f"unknown method(s) {unknown}; interval methods: "
                              f"{', '.join(INTERVAL_METHOD_NAMES)}; label-set methods: "
                              f"{', '.join(SCORES)}")
+        if not self.methods:
+            raise ValueError("--methods is empty: name at least one method, or all")
         if self.base is not None and self.base not in BASE_MODELS:
             raise ValueError(f"--base must be one of {', '.join(BASE_MODELS)}, got "
                              f"{self.base!r}")

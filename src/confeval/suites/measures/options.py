@@ -6,6 +6,7 @@ thresholds``, ``noise``, ``compare``)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 from ..._validation import missing_model_folder
@@ -93,10 +94,13 @@ class MeasuresOptions(SuiteOptions, IngestOptions):
 def _floats(option_flag: str) -> Callable[[str], tuple[float, ...]]:
     def parse(text: str) -> tuple[float, ...]:
         try:
-            return tuple(float(x) for x in text.split(",") if x.strip())
+            values = tuple(float(x) for x in text.split(",") if x.strip())
         except ValueError:
+            values = ()
+        if not values or not all(math.isfinite(v) for v in values):
             raise ValueError(f"{option_flag} must be a comma list of numbers, got "
-                             f"{text!r}") from None
+                             f"{text!r}")
+        return values
     return parse
 
 
