@@ -239,6 +239,21 @@ def test_a_key_named_twice_is_an_error_naming_it(text, key):
 def test_a_duplicate_keys_values_are_shown_cut_short():
     with pytest.raises(U.DuplicateKeyError, match=r'\("v", then \["x{35}\.\.\.\)'):
         U.loads_unique('{"k": "v", "k": ["' + "x" * 1000 + '"]}')
+    # a long key is cut as well: a message, not a copy of the document
+    with pytest.raises(U.DuplicateKeyError) as caught:
+        U.loads_unique('{"' + "y" * 100_000 + '": 1, "' + "y" * 100_000 + '": 2}')
+    assert str(caught.value).startswith("key '" + "y" * 56 + "... appears twice")
+    assert len(str(caught.value)) < 200 and caught.value.key == "y" * 100_000
+
+
+def test_a_key_named_twice_with_one_value_says_so_rather_than_either_value():
+    with pytest.raises(U.DuplicateKeyError, match=r"key 'a' appears twice in one object "
+                                                  r"\(both times 1\): a JSON object names "
+                                                  "each key once"):
+        U.loads_unique('{"a": 1, "a": 1}')
+    # 1 and 1.0, or 1 and true, are different values in a file
+    with pytest.raises(U.DuplicateKeyError, match=r"\(1, then 1.0\): a reader may take"):
+        U.loads_unique('{"a": 1, "a": 1.0}')
 
 
 def test_loads_unique_keeps_json_s_own_errors():

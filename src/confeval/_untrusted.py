@@ -226,13 +226,21 @@ class DuplicateKeyError(ValueError):
 
     def __init__(self, key: str, first: Any, second: Any) -> None:
         self.key = key
-        super().__init__(f"key {key!r} appears twice in one object ({_shown_value(first)}, "
-                         f"then {_shown_value(second)}): a reader may take either value")
+        shown = _cut(repr(key), 60)
+        one, two = _as_json(first), _as_json(second)
+        if one == two:   # as written (1 and 1.0 differ), not as Python compares them
+            super().__init__(f"key {shown} appears twice in one object (both times "
+                             f"{_cut(one, 40)}): a JSON object names each key once")
+            return
+        super().__init__(f"key {shown} appears twice in one object ({_cut(one, 40)}, "
+                         f"then {_cut(two, 40)}): a reader may take either value")
 
 
-def _shown_value(value: Any, most: int = 40) -> str:
-    """A value for a message, cut to ``most`` characters (it may be a whole sub-document)."""
-    text = json.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
+def _as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=True, default=str)
+
+
+def _cut(text: str, most: int) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 

@@ -10,6 +10,9 @@ from PIL import Image
 from confeval.records import RecordSet
 from confeval.suites.diagnose import load_mmerror_items, normalise_type, read_diagnosis_records
 
+# the dataset fixture holds one broken file on purpose; the tests about it assert its warning
+pytestmark = pytest.mark.filterwarnings("ignore:.*item file\\(s\\) could not be read")
+
 
 def _item(qid, label="B_Reasoning_Error", **extra):
     return {"question_id": qid, "question": f"Q {qid}?", "correct_answer": "12",
@@ -40,7 +43,9 @@ def dataset(tmp_path):
 
 
 def test_authors_layout_with_counted_exclusions(dataset):
-    items = load_mmerror_items(dataset)
+    with pytest.warns(UserWarning, match=r"1 item file\(s\) could not be read and are left "
+                                         r"out: broken.json \(JSONDecodeError\)$"):
+        items = load_mmerror_items(dataset)
     assert [it["item_id"] for it in items] == ["MMErroR_00001", "MMErroR_00002",
                                                "MMErroR_00007"]
     assert [it["gold_type"] for it in items] == ["re", "kde", "kde"]
@@ -48,14 +53,20 @@ def test_authors_layout_with_counted_exclusions(dataset):
     assert items.excluded == {"missing_label": 1, "unknown_label": 1, "missing_image": 1,
                               "missing_question_id": 1, "unreadable_file": 1,
                               "unreadable_image": 1}
-    assert len(load_mmerror_items(dataset, n=2)) == 2
+    with pytest.warns(UserWarning, match="broken.json"):
+        assert len(load_mmerror_items(dataset, n=2)) == 2
 
 
 def test_an_item_file_naming_a_key_twice_is_counted_not_read(dataset):
     """Its label named twice: which one the authors meant, no reader can say."""
     path = dataset / "jsons" / "MMErroR_00001.json"
     path.write_text(path.read_text().replace('"label": ', '"label": "KAE", "label": ', 1))
-    items = load_mmerror_items(dataset)
+    with pytest.warns(UserWarning, match=r"2 item file\(s\) .* left out: MMErroR_00001.json "
+                                         r"\(key 'label' appears twice in one object "
+                                         r"\(\"KAE\", then \"B_Reasoning_Error\"\): a "
+                                         r"reader may take either value\); broken.json "
+                                         r"\(JSONDecodeError\)$"):
+        items = load_mmerror_items(dataset)
     assert "MMErroR_00001" not in [it["item_id"] for it in items]
     assert items.excluded["duplicate_key_file"] == 1 and items.excluded["unreadable_file"] == 1
 

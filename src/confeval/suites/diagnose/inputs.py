@@ -18,6 +18,7 @@ raw reply (``--reply-col``, parsed with :func:`confeval.parse.parse_diagnosis`).
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,15 +106,17 @@ def load_mmerror_items(folder: str | Path, n: int | None = None, *,
         raise ValueError(f"{folder}: not a folder (the MMErroR layout is a folder of JSON files "
                          "and images/)")
     root = Path(image_root) if image_root else None
-    items, excluded = Items(), Counter()
+    items, excluded, skipped = Items(), Counter(), []
     for path in _item_files(folder):
         try:
             loaded = loads_unique(path.read_text(encoding="utf-8-sig"))
-        except DuplicateKeyError:   # which of its two values the authors meant, none can say
+        except DuplicateKeyError as exc:   # which value the authors meant, none can say
             excluded["duplicate_key_file"] += 1
+            skipped.append(f"{path.name} ({exc})")
             continue
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             excluded["unreadable_file"] += 1
+            skipped.append(f"{path.name} ({type(exc).__name__})")
             continue
         for raw in loaded if isinstance(loaded, list) else [loaded]:
             item, reason = _item(raw, folder, require_images, root)
@@ -122,9 +125,19 @@ def load_mmerror_items(folder: str | Path, n: int | None = None, *,
             else:
                 items.append(item)
     items.excluded = dict(excluded)
+    if skipped:
+        _warn_skipped(folder, skipped)
     if n:
         del items[n:]
     return items
+
+
+def _warn_skipped(folder: Path, skipped: list[str], most: int = 3) -> None:
+    """One warning naming the item files left out (the first ``most`` of them): the counts
+    say how many, this says which, so they can be fixed."""
+    more = f"; and {len(skipped) - most} more" if len(skipped) > most else ""
+    warnings.warn(f"{folder}: {len(skipped)} item file(s) could not be read and are left "
+                  f"out: {'; '.join(skipped[:most])}{more}", stacklevel=3)
 
 
 def _item(raw: Any, folder: Path, require_images: bool, image_root: Path | None
