@@ -51,10 +51,50 @@ def home_env(real_home: Path, run_home: Path, environ: dict[str, str]) -> dict[s
     return env
 
 
+def user_settings(environ: dict[str, str]) -> list[str]:
+    """The user's confeval variables the tests must not inherit: their response cache
+    (``CONFEVAL_CACHE``, which the tests would fill), decompression caps the tests of those
+    caps assume at their defaults, an Inspect report hook. Not ``CONFEVAL_MODELS``: the
+    model is read where the user keeps it."""
+    return sorted(name for name in environ
+                  if name.startswith("CONFEVAL_") and name != "CONFEVAL_MODELS")
+
+
+HOME_PREFIX = "confeval-tests-home-"
+
+
+def stale_homes(temp: Path, alive=None) -> list[Path]:
+    """Homes left in ``temp`` by runs that were killed before their exit handler ran: the
+    folder names the run's process id, and that process is gone (``alive(pid)``, by default
+    a signal-0 probe). A run beside this one keeps its home."""
+    alive = alive or _alive
+    out = []
+    for path in temp.glob(HOME_PREFIX + "*"):
+        pid = path.name[len(HOME_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not alive(int(pid)) and path.is_dir() and not path.is_symlink():
+            out.append(path)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # another user's process: alive, not ours to judge
+        return True
+    return True
+
+
 def pytest_configure(config):
     # here, not in a fixture: test modules import matplotlib and Inspect while being
     # collected, and some read their directories then
-    run_home = Path(tempfile.mkdtemp(prefix="confeval-tests-home-"))
+    temp = Path(tempfile.gettempdir())
+    for path in stale_homes(temp):
+        shutil.rmtree(path, ignore_errors=True)
+    run_home = Path(tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-"))
+    for name in user_settings(dict(os.environ)):
+        del os.environ[name]
     os.environ.update(home_env(Path.home(), run_home, dict(os.environ)))
     # at exit, after Inspect's own exit handler (registered later, run first) has compressed
     # its trace log inside run_home

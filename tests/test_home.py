@@ -11,7 +11,7 @@ from pathlib import Path
 
 from confeval.backends import local
 
-from .conftest import XDG_DIRS, home_env, model_root
+from .conftest import HOME_PREFIX, XDG_DIRS, home_env, model_root, stale_homes, user_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = Path(local.__file__).resolve().parents[2]  # the confeval under test, for the child
@@ -29,6 +29,23 @@ def test_the_run_has_a_home_of_its_own():
         assert Path(os.environ[name]) == home / sub, name
     # the exported model stays in the shared cache the README's demo fills
     assert not Path(os.environ["CONFEVAL_MODELS"]).is_relative_to(home)
+
+
+def test_the_users_confeval_settings_are_not_the_tests(tmp_path):
+    # the run itself: no CONFEVAL_ variable of the user's but the model's folder
+    assert [n for n in os.environ if n.startswith("CONFEVAL_")] == ["CONFEVAL_MODELS"]
+    assert user_settings({"CONFEVAL_CACHE": "/mine.sqlite", "CONFEVAL_MODELS": "/m",
+                          "CONFEVAL_MAX_DECOMPRESSED_MB": "1", "HOME": "/h"}) == [
+        "CONFEVAL_CACHE", "CONFEVAL_MAX_DECOMPRESSED_MB"]
+
+
+def test_a_killed_runs_home_is_removed_by_the_next_run_not_a_running_ones(tmp_path):
+    dead, running = tmp_path / f"{HOME_PREFIX}111-abc", tmp_path / f"{HOME_PREFIX}222-def"
+    for path in (dead, running, tmp_path / f"{HOME_PREFIX}x-old", tmp_path / "other-111"):
+        path.mkdir()
+    (tmp_path / f"{HOME_PREFIX}333-link").symlink_to(tmp_path / "other-111")
+    assert stale_homes(tmp_path, alive=lambda pid: pid == 222) == [dead]
+    assert Path.home().name.startswith(f"{HOME_PREFIX}{os.getpid()}-")
 
 
 def test_the_model_is_kept_where_confeval_puts_it(tmp_path, monkeypatch):
