@@ -301,12 +301,21 @@ def test_a_results_file_naming_a_key_twice_is_one_error_naming_it_and_the_key(tm
 def test_a_results_file_that_cannot_be_read_is_skipped_with_a_warning_naming_it(tmp_path):
     (tmp_path / SAMPLES.name).write_bytes(SAMPLES.read_bytes())
     results = tmp_path / RESULTS.name
-    for broken in ('{"model_name": ', "[1, 2]", '{"n": ' + "9" * 5000 + "}"):
+    for broken, why in (('{"model_name": ', "JSONDecodeError"), ("[1, 2]", "no JSON object"),
+                        ('{"n": ' + "9" * 5000 + "}", "ValueError")):
         results.write_text(broken, encoding="utf-8")
-        with pytest.warns(UserWarning, match=re.escape(f"{results}: not read (")):
-            data = read_samples(tmp_path / SAMPLES.name)
+        data = read_samples(tmp_path / SAMPLES.name)
         assert data.model is None and data.samples   # the samples are still read
+        assert data.warnings == [f"{results}: not read ({why}); the lm-eval samples "
+                                 f"{SAMPLES.name} are read without it (an older results file, "
+                                 "else no model name, the target delimiter ' ' and the output "
+                                 "type their lines show)"]
+        # in the records' warnings: --json and metrics.json hold it, not only stderr
+        rs = read_records(tmp_path / SAMPLES.name, "score")
+        assert rs.warnings == data.warnings and rs.summary()["warnings"] == data.warnings
+        assert "warnings" not in rs.notes
     results.write_text(RESULTS.read_text(encoding="utf-8"), encoding="utf-8")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert read_samples(tmp_path / SAMPLES.name).model.endswith("SmolLM2-135M-Instruct")
+        read = read_samples(tmp_path / SAMPLES.name)
+        assert read.model.endswith("SmolLM2-135M-Instruct") and read.warnings == []

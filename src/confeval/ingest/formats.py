@@ -28,6 +28,10 @@ Samples = tuple[list, list[str], "str | None", dict, "list[str | None]"]
 """(the samples, each one's reason when unusable, the model, notes, each one's variant: the
 lm-eval filter or Inspect scorer it was scored under, None where it names none)."""
 
+WARNINGS = "warnings"
+"""The notes' key of sentences about the file a reader must see (the records' ``warnings``,
+not a count: :func:`~confeval.ingest.reader.read_records` moves them there)."""
+
 SampleKey = Callable[[Any], "Hashable | None"]
 """What identifies one sample of a format (None: nothing does), so that a repeated one is
 known."""
@@ -124,16 +128,18 @@ _READ_CACHE: dict[tuple, Any] = {}
 _READ_CACHE_SIZE = 2
 
 
-def _read_once(reader: Callable[[Path], Any], path: Path) -> Any:
+def _read_once(reader: Callable[[Path], Any], path: Path, beside: tuple[Path, ...] = ()
+               ) -> Any:
     """``reader(path)``, kept for the next call on the same unchanged file (its path, size
-    and modification time): a file of several filters or scorers is read once, then scored
-    one filter or scorer at a time. The two most recent reads are kept."""
+    and modification time, and those of the files ``beside`` it that the reader also reads):
+    a file of several filters or scorers is read once, then scored one filter or scorer at a
+    time. The two most recent reads are kept."""
     try:
-        stat = path.stat()
+        stats = [(str(p.resolve()), st.st_size, st.st_mtime_ns)
+                 for p in (path, *beside) for st in [p.stat()]]
     except OSError:
         return reader(path)
-    key = (reader.__module__, reader.__name__, str(path.resolve()), stat.st_size,
-           stat.st_mtime_ns)
+    key = (reader.__module__, reader.__name__, *stats)
     if key not in _READ_CACHE:
         _READ_CACHE[key] = reader(path)
         while len(_READ_CACHE) > _READ_CACHE_SIZE:
@@ -157,15 +163,19 @@ def _lm_eval_samples(path: Path, layout: Layout, data: str | None,
                      levels: tuple[int, ...]) -> Samples:
     from .lm_eval import read_samples
 
-    samples = _read_once(read_samples, path)
+    # the results files beside it say the model, delimiter and output type: a changed one
+    # is a new read
+    samples = _read_once(read_samples, path, tuple(sorted(path.parent.glob("results_*.json"))))
     if samples.output_type != "multiple_choice" and not layout.generation:
         raise ValueError(f"{path}: lm-eval samples of a {samples.output_type} task have no "
                          f"options to read {layout.what} from (a multiple_choice task's "
                          "have); `confeval score` reads their per-sample metrics")
-    notes = {"lm_eval_targets": {
+    notes: dict = {"lm_eval_targets": {
         "both_a_choice_text_and_an_index": samples.ambiguous_targets,
         "read_as": "the choice whose text the target is (the line's acc, acc_norm and "
                    "acc_bytes fit either reading)"}} if samples.ambiguous_targets else {}
+    if samples.warnings:
+        notes[WARNINGS] = list(samples.warnings)
     return (list(samples.samples), list(samples.reasons), samples.model, notes,
             list(samples.filters))
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +123,10 @@ class LmEvalFile:
     tell apart (read as the choice text)."""
     filters: list[str | None] = field(default_factory=list)
     """Each line's filter (None: a line that is no JSON object names none)."""
+    warnings: list[str] = field(default_factory=list)
+    """Sentences a reader must see beside the numbers (a results file beside the samples that
+    could not be read): the records' ``warnings``, so ``--json`` and ``metrics.json`` hold
+    them as the terminal shows them."""
 
 
 def looks_like_samples(first_line: str, complete: bool = True) -> bool:
@@ -151,13 +154,15 @@ def _task_of(path: Path) -> str:
     return head if sep and tail[:4].isdigit() else stem
 
 
-def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]:
+def _results_beside(path: Path, task: str, said: list[str]
+                    ) -> tuple[str | None, str, str | None]:
     """(model name, the task's target delimiter, its output type) from the newest
     ``results_*.json`` beside ``path``; (None, " ", None) when there is none. One that cannot
-    be read is skipped with a warning naming it (the samples are then read without what it
-    would have said: the model unnamed, the default delimiter). One that names a key twice
-    is a ``ValueError`` naming it and the key: it says how every line is read (the
-    delimiter, the output type), and which of its two values lm-eval meant cannot be told."""
+    be read is skipped with a warning naming it, appended to ``said`` (the samples are then
+    read without what it would have said: the model unnamed, the default delimiter). One
+    that names a key twice is a ``ValueError`` naming it and the key: it says how every line
+    is read (the delimiter, the output type), and which of its two values lm-eval meant
+    cannot be told."""
     for results in sorted(path.parent.glob("results_*.json"), reverse=True):
         try:
             doc = loads_unique(results.read_text(encoding="utf-8"))
@@ -165,10 +170,10 @@ def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]
             raise ValueError(f"{results}: {exc}; the lm-eval results beside {path.name} "
                              "must say one thing") from None
         except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            _skipped(results, path, type(exc).__name__)
+            said.append(_skipped(results, path, type(exc).__name__))
             continue
         if not isinstance(doc, dict):
-            _skipped(results, path, "no JSON object")
+            said.append(_skipped(results, path, "no JSON object"))
             continue
         config = (doc.get("configs") or {}).get(task) or {}
         config = config if isinstance(config, dict) else {}
@@ -179,10 +184,10 @@ def _results_beside(path: Path, task: str) -> tuple[str | None, str, str | None]
     return None, " ", None
 
 
-def _skipped(results: Path, samples: Path, why: str) -> None:
-    warnings.warn(f"{results}: not read ({why}); the lm-eval samples {samples.name} are read "
-                  "without it (an older results file, else no model name, the target "
-                  "delimiter ' ' and the output type their lines show)", stacklevel=3)
+def _skipped(results: Path, samples: Path, why: str) -> str:
+    return (f"{results}: not read ({why}); the lm-eval samples {samples.name} are read "
+            "without it (an older results file, else no model name, the target delimiter ' ' "
+            "and the output type their lines show)")
 
 
 def _floats(pairs) -> np.ndarray | str:
@@ -364,7 +369,8 @@ def read_samples(path: str | Path) -> LmEvalFile:
     :class:`~confeval._untrusted.UntrustedFileError` naming it."""
     path = Path(path)
     task = _task_of(path)
-    model, delimiter, output_type = _results_beside(path, task)
+    said: list[str] = []
+    model, delimiter, output_type = _results_beside(path, task, said)
     samples: list[LmEvalSample | LmEvalScored | None] = []
     reasons: list[str] = []
     filters: list[str | None] = []
@@ -398,4 +404,4 @@ def read_samples(path: str | Path) -> LmEvalFile:
             reasons.append(reason)
             filters.append(_filter_of(obj))
     return LmEvalFile(samples, reasons, task, model, output_type or "multiple_choice",
-                      ambiguous, filters)
+                      ambiguous, filters, said)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .formats import FORMATS, READERS, SampleKey, Variants, detect, samples_of
+from .formats import FORMATS, READERS, WARNINGS, SampleKey, Variants, detect, samples_of
 from .layout import CONFIDENCE_SOURCES, Layout
 
 if TYPE_CHECKING:
@@ -119,6 +119,7 @@ def read_records(path: str | Path, layout: Layout | None, from_format: str = "au
         raise ValueError(f"{path}: an {found} file without a sample")
     rs = RecordSet.from_records(rows, str(path))
     rs.fmt = found
+    rs.warnings.extend(notes.pop(WARNINGS, ()))
     rs.notes.update(notes)
     if chosen is not None and layout.verdicts and (found == "inspect" or chosen != "none"):
         rs.notes[fmt.variants.kind] = chosen
