@@ -149,3 +149,28 @@ def test_the_caption_points_to_intervals_only_where_some_exist(monkeypatch, tmp_
     assert _has_interval({"ci": {"low": 0.0, "high": 0.43}})
     assert not _has_interval({"ci": {"low": None, "high": None}})
     assert not _has_interval({"ci": {"auroc": {"low": float("nan"), "high": float("nan")}}})
+
+
+def test_a_cell_whose_value_lies_outside_its_interval_as_printed_is_marked():
+    from confeval.report.terminal import compare_notes, compare_tables, marks_outside, with_interval
+    from confeval.report.verdicts import OUTSIDE_NOTE
+
+    assert with_interval(0.052, 0.053, 0.117) == "0.052 [0.053, 0.117]†"
+    assert with_interval(0.0524, 0.0526, 0.117) == "0.052 [0.053, 0.117]†"   # as printed
+    assert with_interval(0.0527, 0.0528, 0.117) == "0.053 [0.053, 0.117]"    # inside, printed
+    assert with_interval(0.2, 0.1, 0.3) == "0.200 [0.100, 0.300]"
+    # a comparison table: the marked cell, and the footnote once under the tables
+    row = {"rank": 1, "rank_low": 1.0, "rank_high": 2.0, "group": "a", "low": 0.053,
+           "high": 0.117}
+    table = {"higher_is_better": False, "models": {
+        "judge†": {**row, "value": 0.07}, "b": {**row, "rank": 2, "value": 0.052}}}
+    document = {"compare": {"metrics": {"ece": table}, "models": {}, "warnings": [],
+                            "n_items_shared": 10}}
+    (_, rendered), = [t for t in compare_tables(document) if t[1].columns]
+    cells = list(rendered.columns[2].cells)
+    assert cells == ["0.070 [0.053, 0.117]", "0.052 [0.053, 0.117]†"]
+    assert marks_outside(rendered) and compare_notes(document)[-1] == OUTSIDE_NOTE
+    # a name holding the character is no mark
+    table["models"]["b"]["value"] = 0.06
+    assert not any(marks_outside(t) for _, t in compare_tables(document))
+    assert OUTSIDE_NOTE not in compare_notes(document)

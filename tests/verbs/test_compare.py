@@ -135,3 +135,4 @@ def test_metrics_keeps_the_named_metrics_in_its_order_with_the_same_numbers(tmp_
     for text in ("", " , "):
         with pytest.raises(ValueError, match="names no metric; leave --metrics out"):
             CompareOptions(metrics=text)
+    assert CompareOptions(metrics="all").metrics == () == CompareOptions().metrics

@@ -126,6 +126,7 @@ def print_table(kind: str, results: Mapping[str, Any], *, title: str | None = No
     """A section on the terminal: its title, the verdict of every input (one or two sentences
     with the numbers behind it, wrapped at words), then its table (``TERMINAL_TABLES[kind]``),
     whose first column, when it is the inputs' "file", is headed ``name_header``."""
+    from ..report.terminal import marks_outside
     from ..report.verdicts import OUTSIDE_NOTE, marked_outside
 
     table = TERMINAL_TABLES[kind](results)
@@ -137,7 +138,7 @@ def print_table(kind: str, results: Mapping[str, Any], *, title: str | None = No
     lines = verdict_lines(kind, results)
     for line in lines:
         out.print(Text(line), soft_wrap=False)
-    if any(marked_outside(line) for line in lines):
+    if any(marked_outside(line) for line in lines) or marks_outside(table):
         out.print(Text(OUTSIDE_NOTE, style="dim"), soft_wrap=False)
     out.print(table)
 

@@ -16,10 +16,11 @@ from rich.table import Table
 from .._text import display_name, display_names
 from .labels import Labels, longest_part, short_labels, wrap_label
 from .registries import TERMINAL_TABLES
+from .verdicts import OUTSIDE, OUTSIDE_NOTE
 
 __all__ = ["TERMINAL_TABLES", "blank", "cell", "compare_notes", "compare_tables", "file_labels",
-           "file_names", "file_table", "fit_lead_column", "fits", "number", "register_table",
-           "results_table", "simple_table"]
+           "file_names", "file_table", "fit_lead_column", "fits", "marks_outside", "number",
+           "register_table", "results_table", "simple_table", "with_interval"]
 
 register_table = TERMINAL_TABLES.register
 
@@ -57,10 +58,25 @@ def cell(res: dict, key: str, with_ci: bool) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     ci = (res.get("ci") or {}).get(key)
-    text = f"{value:.3f}"
     if with_ci and ci and isinstance(ci.get("low"), float) and not math.isnan(ci["low"]):
-        text += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
-    return text
+        return with_interval(value, ci["low"], ci["high"])
+    return f"{value:.3f}"
+
+
+def with_interval(value: float, low: float, high: float) -> str:
+    """"0.052 [0.053, 0.117]†": a value and its 95% interval at three decimals, marked
+    :data:`~confeval.report.verdicts.OUTSIDE` when the value lies outside the interval as
+    printed (the verdicts' rule; :func:`marks_outside` finds the mark for the footnote)."""
+    shown = [f"{x:.3f}" for x in (value, low, high)]
+    outside = not float(shown[1]) <= float(shown[0]) <= float(shown[2])
+    return f"{shown[0]} [{shown[1]}, {shown[2]}]{OUTSIDE if outside else ''}"
+
+
+def marks_outside(table: Table) -> bool:
+    """Whether a cell of ``table`` holds an interval marked by :func:`with_interval` (a
+    name holding the character is no mark): then :data:`OUTSIDE_NOTE` goes under it."""
+    return any(isinstance(c, str) and f"]{OUTSIDE}" in c
+               for column in table.columns for c in column.cells)
 
 
 def simple_table(title: str, caption: str | None = None, *, tight: bool = False) -> Table:
@@ -277,6 +293,8 @@ def compare_notes(document: dict) -> list[str]:
                   f"{sub['n_items_shared']:,} every model has)"
                   for name, count in (sub.get("not_shared") or {}).items() if count]
     notes += [f"warning: {w}" for w in doc.get("warnings") or []]
+    if any(marks_outside(table) for _, table in compare_tables(document)):
+        notes.append(OUTSIDE_NOTE)
     return notes
 
 
@@ -327,7 +345,10 @@ def _ranked_table(title: str, table: dict, what: str) -> Table:
         span = (f" [{row['rank_low']:g}-{row['rank_high']:g}]"
                 if row["rank_low"] == row["rank_low"] else "")
         value = number(row["value"])
-        if row["low"] == row["low"]:
+        if row["low"] == row["low"] and isinstance(row["value"], float) and \
+                row["value"] == row["value"]:
+            value = with_interval(row["value"], row["low"], row["high"])
+        elif row["low"] == row["low"]:
             value += f" [{number(row['low'])}, {number(row['high'])}]"
         t.add_row(f"{row['rank']}{span}", shown[name], value, row["group"] or "–")
     return t

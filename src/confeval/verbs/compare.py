@@ -55,13 +55,19 @@ def comparable() -> dict[str, Suite]:
 
 
 def _metric_names(text: str) -> tuple[str, ...]:
-    """``--metrics``' text: an empty list is refused rather than read as "every metric",
-    which is what leaving the option out means."""
+    """``--metrics``' text: ``all`` (the default) is every metric, ``()``; an empty list is
+    refused rather than read as every metric."""
+    if str(text).strip() == "all":
+        return ()
     names = comma_list(text)
     if not names:
-        raise ValueError(f"--metrics {text!r} names no metric; leave --metrics out to compare "
-                         "every metric")
+        raise ValueError(f"--metrics {text!r} names no metric; leave --metrics out (or say "
+                         "all) to compare every metric")
     return names
+
+
+def _show_metric_names(names: tuple[str, ...]) -> str:
+    return ",".join(names) or "all"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,10 +93,10 @@ class CompareOptions(Options):
     significance: float = option(0.05, "Significance level of the Holm-adjusted pairwise "
                                  "tests (the group letters).", stages=_SCORE)
     metrics: tuple[str, ...] = option((), "Comma list of the metrics to compare (the names "
-                                      "--json uses, e.g. accuracy,ece,lac_coverage; default "
-                                      "every metric of the suite). Not with --suite auto, "
+                                      "--json uses, e.g. accuracy,ece,lac_coverage), or all: "
+                                      "every metric of the suite. Not with --suite auto, "
                                       "whose trust cards need every metric.", stages=_SCORE,
-                                      parse=_metric_names, show=",".join)
+                                      parse=_metric_names, show=_show_metric_names)
 
     def __post_init__(self) -> None:
         super().__post_init__()
