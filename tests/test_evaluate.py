@@ -45,3 +45,19 @@ def test_evaluate_agreement():
     assert np.array(res["confusion"]["matrix"]).sum() == 2000
     with pytest.raises(ValueError, match="levels has 3 values"):
         evaluate_agreement(df.parsed_score, df.gt_score, probs, levels=[1, 2, 3])
+
+
+def test_one_class_gives_an_undefined_auroc_and_interval_without_a_warning_per_resample():
+    """The NaN says it (as ``score`` prints "–"); a live ``judge reruns`` printed the
+    warning twice above its verdict, which said it already."""
+    import warnings
+
+    conf = np.array([0.2, 0.5, 0.9, 0.4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for correct in (np.zeros(4), np.ones(4)):
+            res = evaluate_confidence(conf, correct, n_resamples=200, seed=0)
+            assert np.isnan(res["auroc"]) and np.isnan(res["ci"]["auroc"]["low"])
+            assert res["ci"]["auarc"]["low"] <= res["auarc"] <= res["ci"]["auarc"]["high"]
+    with pytest.warns(M.UndefinedMetricWarning):   # the metric itself still warns
+        M.auroc(conf, np.zeros(4))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,7 +29,7 @@ __all__ = ["compare_confidence", "confidence_metrics", "evaluate_agreement",
            "evaluate_confidence", "read_confidence_records", "score_confidence_records"]
 
 
-def _quiet(fn: Callable, *args, **kwargs) -> float:
+def _quiet(fn: Callable, *args, **kwargs) -> Any:
     """Run a metric whose undefined case returns NaN; the NaN itself is the report."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", M.UndefinedMetricWarning)
@@ -153,7 +154,9 @@ def evaluate_confidence(confidence: ArrayLike, correct: ArrayLike, *, n_bins: in
         if binary:
             specs["auroc"] = (M.auroc, (conf, target), {})
         specs["auarc"] = (M.auarc, (conf, target), {})
-        result["ci"] = _intervals(specs, n_resamples, seed)
+        # an undefined metric (AUROC of one class) is NaN with its interval: said by the
+        # NaN, as the estimate above, not by a warning per resample
+        result["ci"] = _quiet(_intervals, specs, n_resamples, seed)
     if probability_scale:
         result["reliability"] = C.reliability_of_bins(conf, target, C.bin_edges(conf, n_bins),
                                                       bins, n_bins).to_dict()

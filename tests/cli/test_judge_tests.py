@@ -138,3 +138,23 @@ def test_reruns_live_on_the_embedded_model(tmp_path, capsys):
     assert greedy["items_flipping"]["count"] == 0 and greedy["flip_rate"]["estimate"] == 0
     code, out, err = _run(["rerun", tmp_path / "t1"], capsys)
     assert code == 0 and "metrics identical" in out, err
+
+
+def test_reruns_of_three_items_say_why_an_estimate_has_no_interval_once_each(tmp_path, capsys,
+                                                                             monkeypatch):
+    """Three items: the flip rate and pairwise disagreement share one reason, alpha has its
+    own; the terminal says both (it said neither), the report each once (it said one twice)."""
+    import pandas as pd
+
+    monkeypatch.setenv("COLUMNS", "200")
+    pd.DataFrame({"r1": [3, 4, 2], "r2": [3, 5, 1], "r3": [3, 5, 3]}).to_csv(
+        tmp_path / "three.csv", index=False)
+    code, out, _ = _run(["judge", "reruns", tmp_path / "three.csv", "--score-cols", "r*",
+                         "--out", tmp_path / "run"], capsys)
+    assert code == 0
+    said = [line for line in out.splitlines() if "too few" in line or "only 10" in line]
+    assert len(said) == 2, out
+    assert said[0].startswith("flip rate, pairwise disagreement: 3 items are too few")
+    assert said[1].startswith("alpha: 3 units allow only 10 distinct resamples")
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert html.count("3 items are too few") == 1 and "flip rate, pairwise disagreement: " in html

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from ..runs import RunFolder, check_output_folder
 from ..suites.options import RunFlags
@@ -99,7 +100,11 @@ def _live(command: str, values: dict, flags: RunFlags, as_json: bool,
 
 
 def _say(command: str, results: dict, as_json: bool) -> None:
-    from ..report.sections.judge_tests import confidence_table, unstable_items_table
+    from ..report.sections.judge_tests import (
+        confidence_table,
+        reruns_notes,
+        unstable_items_table,
+    )
     from ..verbs.judge_tests import KINDS
 
     if as_json:
@@ -108,6 +113,8 @@ def _say(command: str, results: dict, as_json: bool) -> None:
     print_table(KINDS[command][0], results)
     for res in results.values():
         if command == "judge reruns":
+            for note in reruns_notes(res):   # why an estimate has no interval
+                out.print(Text(note, style="dim"), soft_wrap=False)
             for table in (unstable_items_table(res), confidence_table(res)):
                 if table is not None:
                     out.print(table)

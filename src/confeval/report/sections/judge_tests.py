@@ -18,7 +18,7 @@ from ..verdicts import p_cell
 
 __all__ = ["confidence_table", "judge_length_table", "judge_position_table", "judge_reruns_table",
            "render_judge_length", "render_judge_position", "render_judge_reruns",
-           "unstable_items_table"]
+           "reruns_notes", "unstable_items_table"]
 
 _MEASURES = {"rerun_agreement": "rerun agreement", "score_token": "score token"}
 
@@ -73,8 +73,7 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
              f"same. {_counts(res)}. Intervals: 95%, exact (Clopper–Pearson) for the share of "
              "items, bootstrap over items for the means and alpha.</p>",
              _table(["count", "estimate [95% interval]"], rows, "")]
-    notes = [esc(b["note"]) for b in (res["flip_rate"], res["pairwise_disagreement"],
-                                       res["alpha"]) if b.get("note")]
+    notes = [esc(note) for note in reruns_notes(res)]
     if notes:
         parts.append("<p class='muted'>" + "<br>".join(notes) + "</p>")
     unstable = _least_stable(res, 20)
@@ -104,6 +103,22 @@ def _reruns(name: str, res: Mapping[str, Any]) -> str:
     elif conf and conf.get("skipped"):
         parts.append(f"<p class='muted'>Not scored as a confidence: {esc(conf['skipped'])}</p>")
     return "".join(parts)
+
+
+_ESTIMATES = {"flip_rate": "flip rate", "pairwise_disagreement": "pairwise disagreement",
+              "alpha": "alpha"}
+
+
+def reruns_notes(result: Mapping[str, Any]) -> list[str]:
+    """Why an estimate of the reruns has no interval (or says more), once per distinct
+    sentence, naming the estimates it is about: "flip rate, pairwise disagreement: 3 items
+    are too few ..." rather than the same sentence twice."""
+    said: dict[str, list[str]] = {}
+    for key, label in _ESTIMATES.items():
+        note = (result.get(key) or {}).get("note")
+        if note:
+            said.setdefault(note, []).append(label)
+    return [f"{', '.join(labels)}: {note}" for note, labels in said.items()]
 
 
 def _reruns_text(k: Any) -> str:
