@@ -190,12 +190,15 @@ class Comparison:
     ``metrics(aligned, options)`` turns every model's arrays, aligned on the shared items, into
     ``{metric: PairedMetric}``. ``across``, when given, returns ``(key, {metric:
     PairedMetric})`` of a second comparison whose entries are not models (the measures,
-    compared over all models at once), reported under ``key``. Which of the suite's options a
+    compared over all models at once), reported under ``key``. ``warnings(aligned,
+    options)``, when given, returns sentences about the aligned models a reader must see
+    beside the numbers (the comparison's ``warnings``). Which of the suite's options a
     comparison does not use is the suite's :attr:`Suite.not_compared`."""
 
     read: Callable[[RecordSet, Any], dict[str, Any]]
     metrics: Callable[[dict[str, dict[str, Any]], Any], dict]
     across: Callable[[dict[str, dict[str, Any]], Any], tuple[str, dict]] | None = None
+    warnings: Callable[[dict[str, dict[str, Any]], Any], list[str]] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

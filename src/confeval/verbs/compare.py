@@ -226,7 +226,11 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
     shared_fields = {f.name for f in dataclasses.fields(used)} & {"bootstrap", "seed"}
     used = dataclasses.replace(used, **{k: getattr(options, k) for k in shared_fields})
     out["options"] = {**to_json(used), **to_json(options)}
-    out["warnings"] = []
+    # what reading each model's file said (another tool's file, tied top options), then
+    # what the statistics say
+    out["warnings"] = [f"{name}: {w}" for name, rs in sets.items() for w in rs.warnings]
+    if comp.warnings is not None:
+        out["warnings"] += comp.warnings(aligned, used)
     out["models"], out["metrics"] = _tables(_chosen(comp.metrics(aligned, used), options),
                                             options, out["warnings"], "")
     if comp.across is not None:

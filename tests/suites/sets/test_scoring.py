@@ -84,3 +84,21 @@ def test_rows_with_a_tied_top_option_are_counted_and_said(tmp_path):
     simulate("mcq", 300, seed=2, n_options=4).to_json(clean, orient="records", lines=True)
     assert "tied_top_option" not in score_sets_file(clean, SetsOptions(scores=("lac",))).get(
         "notes", {})
+
+
+def test_compare_says_a_models_tied_top_options_as_sets_score_does(tmp_path):
+    from confeval.records import RecordSet
+    from confeval.verbs.compare import CompareOptions, compare_records
+
+    tied = simulate("mcq", 300, seed=2, n_options=4)
+    tied.loc[:4, [f"logit_{x}" for x in "ABCD"]] = 1.5
+    clean = simulate("mcq", 300, seed=3, n_options=4)
+    sets = {}
+    for name, df in (("tied", tied), ("clean", clean)):
+        df.to_json(tmp_path / f"{name}.jsonl", orient="records", lines=True)
+        sets[name] = RecordSet.read(tmp_path / f"{name}.jsonl")
+    out = compare_records(sets, CompareOptions(suite="sets", id_col="item_id", bootstrap=20),
+                          SetsOptions(scores=("lac",)))
+    assert [w for w in out["warnings"] if "tied top option" in w] == [
+        "shared items with a tied top option, whose prediction is the first tied option in "
+        "column order (as argmax takes it), of 300: tied 5"]

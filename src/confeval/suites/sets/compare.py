@@ -17,6 +17,7 @@ from ...records import RecordSet
 from ..base import Comparison
 from .inputs import read_sets
 from .options import SetsOptions
+from .scoring import tied_top_warning
 
 __all__ = ["COMPARISON", "compare_sets_metrics"]
 
@@ -124,5 +125,20 @@ def compare_sets_metrics(aligned: dict[str, dict[str, np.ndarray]], options: Set
     return metrics
 
 
-COMPARISON = Comparison(_read_for_compare, compare_sets_metrics)
+def _tied_top_options(aligned: dict[str, dict[str, np.ndarray]], options: SetsOptions
+                      ) -> list[str]:
+    """One sentence for every model with shared items whose top option is tied (what
+    ``sets score`` says per file, :func:`tied_top_warning`), the most first: 26 VLMs all have
+    some, and one line each would bury the tables."""
+    counts = {name: tied_top_warning(a["probs"])[0] for name, a in aligned.items()}
+    tied = sorted(((c, name) for name, c in counts.items() if c), key=lambda x: -x[0])
+    if not tied:
+        return []
+    n = len(next(iter(aligned.values()))["labels"])
+    return [f"shared items with a tied top option, whose prediction is the first tied option "
+            f"in column order (as argmax takes it), of {n:,}: "
+            + ", ".join(f"{name} {c:,}" for c, name in tied)]
+
+
+COMPARISON = Comparison(_read_for_compare, compare_sets_metrics, warnings=_tied_top_options)
 """``confeval compare --suite sets``."""

@@ -41,17 +41,26 @@ def score_sets_records(rs: RecordSet, options: SetsOptions | None = None) -> dic
 
 
 def _note_tied_top(out: dict, probs: np.ndarray) -> None:
-    """Count the rows whose highest probability two options share (all-equal logits, or equal
-    after the float32 softmax) in ``notes["tied_top_option"]``, with a warning: accuracy and
-    calibration take the first of them as the prediction, as numpy's argmax and the published
-    protocol do, so on such rows the option order decides."""
-    top = probs.max(axis=1, keepdims=True)
-    tied = int(((probs == top).sum(axis=1) > 1).sum())
+    """Count the rows whose highest probability two options share in
+    ``notes["tied_top_option"]``, with :func:`tied_top_warning`'s warning."""
+    tied, warning = tied_top_warning(probs)
     if tied:
         out.setdefault("notes", {})["tied_top_option"] = tied
-        out.setdefault("warnings", []).append(
-            f"{tied:,} of {probs.shape[0]:,} rows have a tied top option: their prediction is "
-            "the first tied option in column order (as argmax takes it)")
+        out.setdefault("warnings", []).append(warning)
+
+
+def tied_top_warning(probs: np.ndarray) -> tuple[int, str | None]:
+    """(the rows whose highest probability two options share — all-equal logits, or equal
+    after the float32 softmax — and a warning saying so, or None): accuracy and calibration
+    take the first of them as the prediction, as numpy's argmax and the published protocol
+    do, so on such rows the option order decides. Counted over every row used (each seed's
+    test half is a share of them)."""
+    top = probs.max(axis=1, keepdims=True)
+    tied = int(((probs == top).sum(axis=1) > 1).sum())
+    if not tied:
+        return 0, None
+    return tied, (f"{tied:,} of {probs.shape[0]:,} rows have a tied top option: their "
+                  "prediction is the first tied option in column order (as argmax takes it)")
 
 
 def score_sets_file(path: str | Path, options: SetsOptions | None = None) -> dict:
