@@ -100,6 +100,13 @@ def test_the_auroc_interval_against_chance(auroc_ci, reading):
 def test_an_undefined_auroc_is_said_and_a_bound_near_zero_keeps_its_third_decimal():
     assert discrimination_clause({"auroc": None}) == \
         "AUROC undefined (every answer right, or every answer wrong)"
+    # the accuracy says which: one class, or a graded correctness (not 0/1)
+    assert discrimination_clause({"auroc": None, "accuracy": 1.0}) == \
+        "AUROC undefined (every answer right)"
+    assert discrimination_clause({"auroc": float("nan"), "accuracy": 0.0}) == \
+        "AUROC undefined (every answer wrong)"
+    assert discrimination_clause({"auroc": None, "accuracy": 0.26}) == \
+        "AUROC undefined (the correctness is graded, not 0/1)"
     # 0.001 printed as 0.00 would read as an interval touching 0
     text = VERDICTS["steps"]({"css": 0.0078, "ci": {"css": {"low": 0.001, "high": 0.022}}})
     assert text == "its confidence drops on wrong steps (CSS 0.01 [0.001, 0.02])"
@@ -550,3 +557,23 @@ def test_a_card_says_plainly_what_it_did_not_measure_and_sums_up_the_rest():
         "position bias")
     assert section_verdicts({"kind": "judge_card", "results": {"j": card}}) == {
         "j": VERDICTS["judge_card"](card)}
+
+
+def test_a_confidence_that_is_no_probability_is_not_called_over_or_underconfident():
+    """--any-confidence (a log-likelihood): no ECE, no Brier, and no calibration verdict;
+    it said "underconfident: states -6.86, right 0.22"."""
+    import numpy as np
+
+    from confeval.evaluate import evaluate_confidence
+
+    rng = np.random.default_rng(0)
+    loglik = -rng.exponential(7.0, 300)
+    correct = (rng.uniform(size=300) < 0.22).astype(float)
+    res = evaluate_confidence(loglik, correct, probability_scale=False, n_resamples=100)
+    text = VERDICTS["confidence"](res)
+    assert text.startswith(f"its confidence is no probability (mean {res['mean_confidence']:.2f}"
+                           "), so calibration is not judged; right ")
+    assert "confident" not in text and "AUROC" in text
+    # a probability keeps its verdict
+    probs = evaluate_confidence(np.full(300, 0.9), correct, n_resamples=100)
+    assert VERDICTS["confidence"](probs).startswith("overconfident: states 0.90")

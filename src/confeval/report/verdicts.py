@@ -163,6 +163,11 @@ def calibration_clause(result: Mapping[str, Any]) -> str | None:
     accuracy, stated = _value(result.get("accuracy")), _value(result.get("mean_confidence"))
     if accuracy is None or stated is None:
         return None
+    if "ece" in result and result["ece"] is None and not 0 <= stated <= 1:
+        # --any-confidence: a log-likelihood or a score, no probability to set against the
+        # accuracy (its ECE and Brier are "–"); only its ranking is judged
+        return (f"its confidence is no probability (mean {_num(stated)}), so calibration is "
+                f"not judged; right {_num(accuracy)}{_span(_ci(result, 'accuracy'))}")
     acc_ci = _ci(result, "accuracy")
     numbers = f"states {_num(stated)}, right {_num(accuracy)}{_span(acc_ci)}"
     ece = _value(result.get("ece"))
@@ -195,8 +200,7 @@ def discrimination_clause(result: Mapping[str, Any], says: tuple[str, str, str] 
     tell"); ``says`` is the reading of above, below and around chance."""
     auroc = _value(result.get("auroc"))
     if auroc is None:
-        return ("AUROC undefined (every answer right, or every answer wrong)"
-                if "auroc" in result else None)
+        return _undefined_auroc(result) if "auroc" in result else None
     ci = _ci(result, "auroc")
     numbers = _with_ci("AUROC", auroc, ci)
     if ci is None:
@@ -204,6 +208,20 @@ def discrimination_clause(result: Mapping[str, Any], says: tuple[str, str, str] 
     above, below, around = says
     reading = {"above": above, "below": below, "within": around}[_against(ci, CHANCE_AUROC)]
     return f"{reading} ({numbers})"
+
+
+def _undefined_auroc(result: Mapping[str, Any]) -> str:
+    """Why the AUROC is undefined, from the accuracy: one class (every answer right, or
+    every one wrong), or a correctness that is graded rather than 0/1 (an accuracy strictly
+    between 0 and 1 with no AUROC)."""
+    accuracy = _value(result.get("accuracy"))
+    if accuracy == 1:
+        return "AUROC undefined (every answer right)"
+    if accuracy == 0:
+        return "AUROC undefined (every answer wrong)"
+    if accuracy is not None:
+        return "AUROC undefined (the correctness is graded, not 0/1)"
+    return "AUROC undefined (every answer right, or every answer wrong)"
 
 
 @register_verdict("confidence")
