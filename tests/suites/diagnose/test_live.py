@@ -105,9 +105,14 @@ def test_generated_mode_parses_replies():
                                    reply=lambda m, p, i: next(replies))
     assert [r.get("pred_type") for r in records] == ["re", "kde", None, "re", None, "kde"]
     assert records[2]["parse_failure"] == "no_answer" and records[1]["parse_rule"] == "whole"
-    result = suite.score(records, options, "m")["sections"][0]["results"]["m"]
+    scored = suite.score(records, options, "m")
+    result = scored["sections"][0]["results"]["m"]
     assert result["parse_rate"] == pytest.approx(4 / 5)
     assert result["accuracy_strict"] == pytest.approx(4 / 5)
+    # replies carry no distribution over the types: no confidence section, and no warning
+    # that a 'confidence' column is missing (there was one)
+    assert [s["kind"] for s in scored["sections"]] == ["diagnose"]
+    assert "warnings" not in scored
 
 
 def test_an_image_item_is_never_sent_to_a_text_only_model(tmp_path):

@@ -350,6 +350,10 @@ class DiagnoseLive(LiveSuite):
             notes.append(str(exc))
             result = {}
         try:
+            if not any(r.get("confidence") is not None for r in records):
+                # generated replies: no distribution over the types was read, so there is no
+                # confidence to score (not a problem to warn about; the section is left out)
+                raise LookupError
             with np.errstate(all="ignore"):
                 confidence = score_confidence_records(
                     RecordSet.from_records(records, RUN_RECORDS), "confidence", "correct",
@@ -358,7 +362,9 @@ class DiagnoseLive(LiveSuite):
                              "description": "Confidence = the model's probability of the type "
                                             "it chose; correct = it is the gold type.",
                              "name_header": "model", "results": {model_name: confidence}})
-        except (ValueError, KeyError) as exc:  # no distribution was read (generated answers)
+        except LookupError:
+            pass
+        except (ValueError, KeyError) as exc:   # a confidence that cannot be scored: say why
             notes.append(str(exc))
         if result.get("conformal_sets"):
             sections.append({
