@@ -173,9 +173,10 @@ def test_sets_without_a_target_or_test_items_get_no_verdict():
 
 # ---------------------------------------------------------------- conformal intervals
 
-def _interval_method(coverage, width, share):
+def _interval_method(coverage, width, share, adjusted=None):
     return {"coverage_raw": {"mean": coverage, "std": 0.0}, "width_raw": {"mean": width},
-            "coverage_adj": {"mean": coverage}, "width_adj": {"mean": width, "std": 0.0},
+            "coverage_adj": {"mean": coverage},
+            "width_adj": {"mean": width if adjusted is None else adjusted, "std": 0.0},
             "diagnostics": {"informativeness_adj": {"uninformative": {
                 "share": {"mean": share, "std": 0.0}}}}}
 
@@ -186,8 +187,9 @@ def test_intervals_that_span_the_scale_cover_and_say_so():
                           "ordinal_aps": _interval_method(1.0, 3.87, 0.87)}}
     assert VERDICTS["intervals"](result) == (
         "every interval method covers 1.00 (target 0.90), but its intervals say little: "
-        "87-100% of them span more than three quarters of the scale, mean width 3.87-4.00; "
-        "the judge's ratings have Pearson -0.31 with the reference")
+        "87-100% of them, adjusted to whole scores, span more than three quarters of the "
+        "scale, mean width 3.87-4.00; the judge's ratings have Pearson -0.31 with the "
+        "reference")
 
 
 def test_half_uninformative_counts_as_uninformative_and_less_does_not():
@@ -202,8 +204,19 @@ def test_half_uninformative_counts_as_uninformative_and_less_does_not():
     assert VERDICTS["intervals"](informative) == (
         "lvd covers below the target 0.90 (0.80 of 100 test items), cqr at it (0.90), naive "
         "above it (0.99); narrowest that covers: cqr, mean width 2.50, 49% of them "
-        "uninformative; naive says little: 50% of its intervals span more than three quarters "
-        "of the scale")
+        "uninformative; naive says little: 50% of its intervals, adjusted to whole scores, "
+        "span more than three quarters of the scale")
+
+
+def test_the_width_beside_a_raw_coverage_is_the_raw_width_the_adjusted_one_in_brackets():
+    """A newcomer read "covers at 0.90 (0.93); narrowest: r2ccp, mean width 2.85": 0.93 was
+    the raw coverage and 2.85 the adjusted width (the raw one 2.18)."""
+    result = {"n": 200, "alpha": 0.1, "methods": {
+        "r2ccp": _interval_method(0.93, 2.18, 0.1, adjusted=2.85),
+        "naive": _interval_method(0.92, 2.5, 0.2, adjusted=2.7)}}
+    # narrowest by the raw width (2.18 against 2.50), as the coverage is the raw one
+    assert "narrowest that covers: r2ccp, mean width 2.18 (2.85 adjusted to whole scores), " \
+        "10% of them uninformative" in VERDICTS["intervals"](result)
 
 
 def test_rating_set_methods_are_placed_against_the_target_with_their_size():

@@ -379,18 +379,22 @@ def _interval_clause(methods: Mapping[str, Mapping], target: float, n_test: int,
     if not coverage:
         return None
     shares = {m: _uninformative_share(methods[m]) for m in coverage}
-    widths = {m: _value(methods[m].get("width_adj")) for m in coverage}
+    # the raw width beside the raw coverage (the interval the guarantee is about); the
+    # adjusted one, when it reads differently, in brackets: the uninformative shares are of
+    # the adjusted intervals, the scores a reader can be told
+    widths = {m: _value(methods[m].get("width_raw")) for m in coverage}
+    adjusted = {m: _value(methods[m].get("width_adj")) for m in coverage}
     if all(s is not None and s >= UNINFORMATIVE_SHARE for s in shares.values()):
         judge = _value(point.get("pearson"))
         tail = "" if judge is None else \
             f"; the judge's ratings have Pearson {_num(judge)} with the reference"
-        known = [w for w in widths.values() if w is not None]
-        width = f", mean width {_range(known)}" if known else ""
+        width = _widths_said([w for w in widths.values() if w is not None],
+                             [w for w in adjusted.values() if w is not None])
         every = "every interval method covers" if len(coverage) > 1 else \
             f"{next(iter(coverage))} covers"
         return (f"{every} {_range(list(coverage.values()))} (target {_num(target)}), but its "
-                f"intervals say little: {_percent(list(shares.values()))} of them span more "
-                f"than three quarters of the scale{width}{tail}")
+                f"intervals say little: {_percent(list(shares.values()))} of them, adjusted "
+                f"to whole scores, span more than three quarters of the scale{width}{tail}")
     sentence = _coverage_groups(coverage, target, n_test)
     covering = [m for m in coverage if widths[m] is not None
                 and _coverage_status(coverage[m], target, n_test) != "below"]
@@ -398,14 +402,26 @@ def _interval_clause(methods: Mapping[str, Mapping], target: float, n_test: int,
         best = min(covering, key=widths.__getitem__)
         share = shares[best]
         said = "" if share is None else f", {share:.0%} of them uninformative"
-        sentence += f"; narrowest that covers: {best}, mean width {_num(widths[best])}{said}"
+        width = _widths_said([widths[best]], [] if adjusted[best] is None else [adjusted[best]])
+        sentence += f"; narrowest that covers: {best}{width}{said}"
     wide = [m for m, s in shares.items() if s is not None and s >= UNINFORMATIVE_SHARE]
     if wide:
         sentence += (f"; {_names(wide)} say{'s' if len(wide) == 1 else ''} little: "
                      f"{_percent([shares[m] for m in wide])} of "
-                     f"{'its' if len(wide) == 1 else 'their'} intervals span more than three "
-                     "quarters of the scale")
+                     f"{'its' if len(wide) == 1 else 'their'} intervals, adjusted to whole "
+                     "scores, span more than three quarters of the scale")
     return sentence
+
+
+def _widths_said(raw: list[float], adjusted: list[float]) -> str:
+    """", mean width 2.18 (2.85 adjusted to whole scores)"; the adjusted part only where it
+    reads differently; "" without a width."""
+    if not raw:
+        return ""
+    text = f", mean width {_range(raw)}"
+    if adjusted and _range(adjusted) != _range(raw):
+        text += f" ({_range(adjusted)} adjusted to whole scores)"
+    return text
 
 
 def _rating_clause(methods: Mapping[str, Mapping], target: float, n_test: int) -> str | None:
