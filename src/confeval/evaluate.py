@@ -221,7 +221,8 @@ def _scale_hint(rs: RecordSet, column: str, rows: np.ndarray, scale: float,
                 any_confidence: bool) -> str:
     """What to change when the confidence's scale is not the one read: a 0-100 column read on
     [0, 1] (every value in [0, 100], more than half above 1: percentages, not a few typos), or
-    a scale given for a column already in [0, 1]; "" when the scale fits."""
+    a scale given for a column already in [0, 1], or a column most of whose values lie outside
+    the scale (no probability: another column, a log-likelihood); "" when the scale fits."""
     if column not in rs.frame.columns:
         return ""   # the read names the missing column
     values = _finite_values(rs, column, rows)
@@ -234,6 +235,12 @@ def _scale_hint(rs: RecordSet, column: str, rows: np.ndarray, scale: float,
             and (values > 1).mean() > 0.5:
         return ("looks like percentages: --confidence-scale 100 reads it as value / 100 "
                 "(--any-confidence ranks by it as it is)")
+    outside = (values < 0) | (values > scale)
+    if not any_confidence and outside.mean() > 0.5:
+        # not a few typos: another column, or a log-likelihood or score (scoring the few
+        # rows inside would answer a question nobody asked)
+        return (f"{outside.sum():,} of {values.size:,} values lie outside [0, {scale:g}]: "
+                "no probability (another column?); --any-confidence ranks by it as it is")
     return ""
 
 

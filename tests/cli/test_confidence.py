@@ -146,6 +146,23 @@ def test_every_problem_of_every_column_in_one_message(capsys, tmp_path):
     assert err.rstrip().endswith("; correct: 300 not numeric (e.g. 'maybe', 'unsure')")
 
 
+def test_a_column_mostly_outside_the_scale_is_refused_not_scored_on_the_rest(capsys,
+                                                                              tmp_path):
+    """-c item_id by mistake: 1,998 of 2,000 ids out of [0, 1], and the score of the two
+    rows left (ids 0 and 1) was printed with exit 0."""
+    df = simulate("confidence", 2000, seed=5)
+    path = tmp_path / "judge.csv"
+    df.to_csv(path, index=False)
+    code, _, err = run(capsys, "score", str(path), "-c", "item_id", "-y", "correct")
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith("item_id: 1,998 out of [0, 1] (e.g. 2, 3) — 1,998 of 2,000 "
+                                 "values lie outside [0, 1]: no probability (another column?);"
+                                 " --any-confidence ranks by it as it is")
+    code, out, _ = run(capsys, "score", str(path), "-c", "item_id", "-y", "correct",
+                       "--any-confidence", "--bootstrap", "0", "--json")
+    assert code == 0 and json.loads(out)["results"][str(path)]["n_used"] == 2000
+
+
 def test_a_few_percentages_among_probabilities_are_counted_not_refused(capsys, tmp_path):
     df = simulate("confidence", 200, seed=5)
     df.loc[:4, "confidence"] = [87, 42.5, 3, 50, 1.2]      # five typos, not a 0-100 column

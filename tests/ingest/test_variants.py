@@ -267,17 +267,23 @@ def test_options_name_the_flag_of_a_bad_epochs():
 
 
 def test_a_metrics_warning_names_its_input():
-    """Every answer wrong under ``choice()``: AUROC is undefined, and the warning says of which
-    input (the terminal prints it as one line)."""
-    from confeval.metrics import UndefinedMetricWarning
+    """More ECE bins than rows: the warning says of which input (the terminal prints it as
+    one line). Every answer is wrong under ``choice()``, so AUROC is undefined: its NaN (and
+    the verdict's "every answer wrong") says so, with no warning, at any bootstrap size (a
+    bootstrap below 50 rows used to warn where one above did not)."""
+    import warnings
+
     from confeval.suites.score import score_confidence_file
 
     log = read_eval_log(str(TWO))
     assert all(s.scores["choice"].value == "I" for s in log.samples)
-    with pytest.warns(UndefinedMetricWarning) as caught:
-        score_confidence_file(TWO, ConfidenceOptions(scorer="choice", bootstrap=20))
-    assert [str(w.message) for w in caught] == \
-        [f"{TWO}: AUROC is undefined when only one class is present; returning NaN"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = score_confidence_file(TWO, ConfidenceOptions(scorer="choice", bootstrap=20,
+                                                           n_bins=1000))
+    n = res["n_used"]
+    assert [str(w.message) for w in caught] == [f"{TWO}: 1000 ECE bins for {n} rows; using {n}"]
+    assert np.isnan(res["auroc"])
 
 
 def test_a_grader_that_graded_counts_partial_credit_and_skips_nan_as_inspect_does(tmp_path):
