@@ -106,3 +106,27 @@ def test_getting_started_reads_the_terminal_it_shows():
     assert "a verdict first, with the numbers and 95% intervals behind it, then the metrics " \
         "table" in prose
     assert shown.index("judge: overconfident") < shown.index(" file n acc ECE")
+
+
+def test_the_score_tutorials_json_intervals_are_what_the_command_gives(tmp_path, monkeypatch,
+                                                                     capsys):
+    """The score tutorial quotes the --json intervals of its calibrated judge; a newcomer
+    found them stale (the bootstrap had changed, the quoted numbers had not)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "confidence", "--behaviour", "calibrated", "--n", "2000",
+                 "--seed", "1", "--out", "calibrated.csv"]) == 0
+    capsys.readouterr()
+    assert main(["score", "calibrated.csv", "-c", "confidence", "-y", "correct",
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["results"]["calibrated.csv"]
+
+    def said(metric: str) -> str:
+        ci = res["ci"][metric]
+        return f"{res[metric]:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]"
+
+    prose = " ".join((ROOT / "docs" / "tutorials" / "score.md").read_text(
+        encoding="utf-8").split())
+    assert (f"For the calibrated judge: accuracy {said('accuracy')}, AUROC {said('auroc')}, "
+            f"ECE {said('ece')}.") in prose
