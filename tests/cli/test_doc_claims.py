@@ -70,8 +70,8 @@ def test_the_formats_table_says_which_files_each_folder_holds(folders):
 
 def test_the_readme_says_what_every_out_folder_holds(folders):
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    said = re.search(r"`--out DIR` \(a run folder with (.*?); live runs also keep their "
-                     r"`records.jsonl`\)", text)
+    said = re.search(r"`--out DIR` \(a run folder with (.*?)\); a live run \(`SUITE run`, "
+                     r"`demo`\) takes `--out DIR`, keeps its `records.jsonl` there too", text)
     assert said, "the README's sentence on --out changed: check it against the folders"
     named = sorted(re.findall(r"`([\w.]+)`", said.group(1)))
     assert named == folders["score"]
