@@ -110,6 +110,18 @@ def test_deeply_nested_or_huge_policies_are_one_error(tmp_path):
         read_policy(digits)
 
 
+def test_a_missing_policy_a_folder_or_bytes_are_one_error_naming_the_path(tmp_path):
+    """`guarantee apply nosuch.json` printed "[Errno 2] No such file or directory"."""
+    with pytest.raises(ValueError, match=r"^.*nosuch.json: no such file$"):
+        read_policy(tmp_path / "nosuch.json")
+    with pytest.raises(ValueError, match=r": a folder, not a policy file$"):
+        read_policy(tmp_path)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"a": "\xe9"}')
+    with pytest.raises(ValueError, match=r"latin.json: not a policy file \(no valid JSON"):
+        read_policy(latin)
+
+
 def test_a_policy_naming_a_field_twice_is_refused_naming_file_and_key(tmp_path):
     """Its digest holds (json keeps the last of the two thresholds, the sealed one): the
     duplicate itself is refused, since another reader may take the first."""

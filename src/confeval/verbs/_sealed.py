@@ -41,12 +41,22 @@ def load_document(path: str | Path, what: str) -> Any:
     """The JSON of ``path`` (at most :data:`MAX_SEALED_BYTES`), else one error saying it is no
     ``what``."""
     path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_SEALED_BYTES:
-        raise ValueError(f"{path}: {size:,} bytes is no {what} (at most "
-                         f"{MAX_SEALED_BYTES:,})")
     try:
-        return loads_unique(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if path.is_dir():
+            raise ValueError(f"{path}: a folder, not a {what} file")
+        if size > MAX_SEALED_BYTES:
+            raise ValueError(f"{path}: {size:,} bytes is no {what} (at most "
+                             f"{MAX_SEALED_BYTES:,})")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as exc:   # permissions, a special file: said as every reader says it
+        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a {what} file (no valid JSON: {exc})") from None
+    try:
+        return loads_unique(text)
     except DuplicateKeyError as exc:   # json keeps the last value, another reader the first
         raise ValueError(f"{path}: not a {what} file: {exc}") from None
     except ValueError as exc:   # not UTF-8, no JSON, a 5,000-digit number
