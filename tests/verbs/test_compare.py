@@ -46,8 +46,10 @@ def test_records_are_aligned_by_id_and_missing_items_counted(tmp_path):
         expected = evaluate_confidence(conf[keep], correct[keep], n_resamples=0)
         assert out["metrics"]["auroc"]["models"][name]["value"] == pytest.approx(
             expected["auroc"], abs=1e-12)
-    with pytest.raises(ValueError, match="no id column 'item'"):
+    with pytest.raises(ValueError, match="no id column 'item'") as caught:
         compare_records(sets, CompareOptions(id_col="item"), SCORE)
+    # the file's own columns, not the row numbers kept beside them
+    assert str(caught.value).endswith(f"(columns: {', '.join(frames['model0'].columns)})")
     twice = pd.concat([frames["model0"], frames["model0"].head(1)])
     twice.to_csv(tmp_path / "twice.csv", index=False)
     with pytest.raises(ValueError, match="twice.csv: id 'q.*' appears 2 times"):

@@ -197,7 +197,7 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
         if id_col is not None:
             if id_col not in rs.frame.columns:
                 raise ValueError(f"{rs.source}: no id column {id_col!r} (columns: "
-                                 f"{', '.join(map(str, rs.frame.columns))})")
+                                 f"{_columns_of(rs.frame)})")
             rs.exclude(rs.frame[id_col].isna().to_numpy() & rs.mask, "missing_id")
         read = dict(comp.read(rs, per_model[name]))
         keep = np.flatnonzero(rs.mask)
@@ -240,6 +240,14 @@ def compare_records(sets: Mapping[str, RecordSet], options: CompareOptions,
                                      key.replace("_", " ") + ": ")
             out[key] = {"ranked": ranked, "metrics": tables}
     return out
+
+
+def _columns_of(frame) -> str:
+    """The file's own columns for a message: not the row numbers confeval keeps beside
+    them (``_row``)."""
+    from ..records import ROW_COLUMN
+
+    return ", ".join(str(c) for c in frame.columns if c != ROW_COLUMN)
 
 
 def _chosen(metrics: dict, options: CompareOptions) -> dict:
@@ -488,7 +496,7 @@ def split_by_model(rs: RecordSet, model_col: str) -> dict[str, RecordSet]:
     frame = rs.frame
     if model_col not in frame.columns:
         raise ValueError(f"{rs.source}: no model column {model_col!r} (columns: "
-                         f"{', '.join(map(str, frame.columns))})")
+                         f"{_columns_of(frame)})")
     missing = int(frame[model_col].isna().sum())
     if missing:
         raise ValueError(f"{rs.source}: {missing:,} rows have no model in {model_col!r}")
