@@ -454,8 +454,8 @@ def sentence(result: dict) -> str:
             return (f"No threshold is certified: at {at}, the lowest conformal bound on the "
                     f"{what} is {_small(best)}, above the target {result['target']:g}.")
         return f"No threshold is certified: at {at}, " + _why_none(result, what, best) + "."
-    answered = (f"{result['calibration']['answered']} of {result['n_calibration']} "
-                "calibration items answered" + (f", {result['n_clusters']} chains"
+    answered = (f"{result['calibration']['answered']:,} of {result['n_calibration']:,} "
+                "calibration items answered" + (f", {result['n_clusters']:,} chains"
                                                 if result.get("n_clusters") else ""))
     if joint:
         return (f"{d['act']} when the confidence is at least {result['threshold']:.6g}: on "
