@@ -174,3 +174,19 @@ def test_a_cell_whose_value_lies_outside_its_interval_as_printed_is_marked():
     table["models"]["b"]["value"] = 0.06
     assert not any(marks_outside(t) for _, t in compare_tables(document))
     assert OUTSIDE_NOTE not in compare_notes(document)
+
+
+def test_the_intervals_table_says_where_the_per_group_numbers_are():
+    """--group-col and --separately printed the same table as without them."""
+    from confeval.report.sections.intervals import intervals_table
+
+    method = {"coverage_raw": {"mean": 0.9}, "width_raw": {"mean": 3.0},
+              "coverage_adj": {"mean": 0.99}, "width_adj": {"mean": 3.8}}
+    plain = {"j.csv": {"source": "j.csv", "methods": {"naive": dict(method)}}}
+    assert intervals_table(plain).caption is None
+    grouped = {"j.csv": {"source": "j.csv", "methods": {"naive": {
+        **method, "groups": {"a": method, "b": method, "c": method}}},
+        "separately": {"a": {}, "b": {}}}}
+    assert intervals_table(grouped).caption == (
+        "all items above; by group (3 groups): --json methods.NAME.groups; each group on its "
+        "own (--separately): --json separately and separately_pooled; both in the report")

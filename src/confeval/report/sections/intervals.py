@@ -137,4 +137,24 @@ def intervals_table(results: dict) -> Table:
             table.add_row(*(first if i == 0 else blank(first)), name, cov, v(m, "width_raw"),
                           v(m, "coverage_adj") if interval else cov,
                           v(m, "width_adj" if interval else "set_size"))
+    said = _groups_said(results)
+    if said:
+        table.caption = "\n".join(c for c in (table.caption, said) if c)
     return fit_lead_column(table)
+
+
+def _groups_said(results: dict) -> str | None:
+    """Where the per-group numbers are (--group-col, --separately): the table is the whole
+    data's, and a reader who asked for groups must not take it for the answer."""
+    groups = max((len(m.get("groups") or {}) for res in results.values()
+                  for m in res["methods"].values()), default=0)
+    separately = any(res.get("separately") for res in results.values())
+    if not groups and not separately:
+        return None
+    parts = []
+    if groups:
+        parts.append(f"by group ({groups} groups): --json methods.NAME.groups")
+    if separately:
+        parts.append("each group on its own (--separately): --json separately and "
+                     "separately_pooled")
+    return "all items above; " + "; ".join(parts) + "; both in the report"
