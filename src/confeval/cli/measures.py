@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
         "Threshold sensitivity: the ranking of the measures (by AUROC) at each correctness "
         "threshold, and Kendall's tau between the rankings of every pair of thresholds."))
     add_scoring_command(app, "noise", studies["measures noise"], (
-        "Label noise (MCQA-Eval Eq. 7): Kendall's tau between the clean ranking of the "
+        "Label noise (MCQA-Eval, equation 7): Kendall's tau between the clean ranking of the "
         "measures and the ranking under logit-normal noise on the correctness score, per "
         "sigma."))
     app.command("compare")(with_options(CompareOptions, "score")(compare))

@@ -23,8 +23,9 @@ inequality a false alarm has probability at most alpha however long the stream i
 selective error among answered items, with an alarm when its lower bound reaches the target.
 
 :func:`summarise_calibration` (:mod:`.summary`) — the bounded, JSON-ready calibration summary a
-``policy.json`` stores (the sorted values, or a seeded subsample of at most ``cap`` of them: the
-tests stay exact with it).
+``policy.json`` stores (the sorted values, or a seeded subsample of at most ``cap`` of them: a
+random subsample of exchangeable values is still exchangeable with new items, so the tests stay
+valid, with the power of ``cap`` values).
 
 A p-value here is the probability, were the new items exchangeable with the calibration items,
 of a discrepancy at least as large as the one seen. A small one is evidence that they are not

@@ -124,9 +124,10 @@ def calibration_values(summary: Mapping | ArrayLike) -> np.ndarray:
 
 def _subsample_note(summary: Mapping | ArrayLike) -> str | None:
     if isinstance(summary, Mapping) and summary.get("subsampled"):
-        return (f"calibration summarised by a seeded subsample of {summary['stored']} of "
-                f"{summary['n']} values (the test is exact with it; power as for "
-                f"{summary['stored']})")
+        return (f"calibration summarised by a seeded subsample of {summary['stored']:,} of "
+                f"{summary['n']:,} values (a random subsample of exchangeable values is "
+                f"exchangeable with new items too, so the test stays valid; its power is that "
+                f"of {summary['stored']:,} values)")
     return None
 
 
