@@ -75,6 +75,17 @@ def test_the_sets_decision_is_the_top_option(tmp_path, capsys):
                              delta=0.1)
     assert g["threshold"] == pytest.approx(expected.threshold, rel=1e-6)
     assert g["calibration"]["answered"] == int(expected.to_dict()["calibration"]["answered"])
+    assert "warnings" not in g
+    # tied top options: said in --json and on the terminal, as `sets score` says them
+    frame.loc[:2, [c for c in frame.columns if c.startswith("logit_")]] = 0.5
+    frame.to_csv(path, index=False)
+    assert main(["guarantee", str(path), "--suite", "sets", "--target", "0.2",
+                 "--json"]) == 0
+    tied = ("3 of 2,000 rows have a tied top option: their prediction is the first tied "
+            "option in column order (as argmax takes it)")
+    assert json.loads(capsys.readouterr().out)["guarantee"]["warnings"] == [tied]
+    assert main(["guarantee", str(path), "--suite", "sets", "--target", "0.2"]) == 0
+    assert capsys.readouterr().err == f"warning: {path}: {tied}\n"
 
 
 @pytest.mark.parametrize(("method", "target"), [("crc", 0.05), ("sgr", 0.15)])

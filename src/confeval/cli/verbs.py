@@ -146,6 +146,8 @@ def guarantee(given: Given, files: Files, as_json: JsonOpt = False, out_dir: Out
                       f"on {sp['share_exceeding_target']:.0%} (± {sp['share_se']:.0%}), "
                       f"a threshold certified on {sp['n_certified']}, mean answer rate "
                       f"{sp['mean_coverage']:.1%}")
+        for warning in result.get("warnings") or ():   # what reading the file said
+            err.print(f"warning: {path}: {warning}", soft_wrap=True)
 
 
 def _help(name: str) -> str:

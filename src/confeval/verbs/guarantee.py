@@ -292,7 +292,8 @@ def certify_input(path: str | Path, options: GuaranteeOptions, values: Mapping[s
            "target": options.target, "delta": None if options.method == "crc" else options.delta,
            "n_calibration": int(cal.size), "test": None,
            **({"n_clusters": int(np.unique(groups[cal]).size)} if groups is not None else {}),
-           **{k: v for k, v in rs.summary().items() if k in ("n_read", "n_used", "excluded")}}
+           **{k: v for k, v in rs.summary().items()
+              if k in ("n_read", "n_used", "excluded", "warnings")}}
     if conf[cal].size:
         out["confidence_range"] = [float(np.min(conf[cal])), float(np.max(conf[cal]))]
     if options.split_seed is not None:

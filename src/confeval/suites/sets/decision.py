@@ -16,7 +16,12 @@ __all__ = ["DECISION"]
 
 
 def calibrate(rs: RecordSet, options: SetsOptions, choice: Options) -> Decided:
+    from .scoring import tied_top_warning
+
     data = read_sets(rs, options)
+    _, tied = tied_top_warning(data.probs)   # the answer is argmax's pick: said as sets score
+    if tied:
+        rs.warnings.append(tied)
     conf = data.probs.max(axis=1).astype(np.float64)
     correct = (data.probs.argmax(axis=1) == data.labels).astype(np.float64)
     return Decided(rs, conf, correct)
