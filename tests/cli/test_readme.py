@@ -68,7 +68,7 @@ def test_the_examples_that_need_no_data_or_model_run(tmp_path, monkeypatch, caps
     policy = json.loads((tmp_path / "runs" / "policy" / "policy.json").read_text())
     assert round(policy["threshold"], 3) == 0.988 and policy["bound"] <= 0.15
     answered = policy["guarantee"].split("; ")[-1]
-    n, total = (int(x) for x in re.findall(r"\d+", answered)[:2])
+    n, total = (int(x.replace(",", "")) for x in re.findall(r"\d[\d,]*", answered)[:2])
     assert total == 2000 and 0.24 <= n / total <= 0.26
     line = next(x for x in _examples() if x.startswith("confeval guarantee"))
     assert "at least 0.988 (a quarter of the items): at most 15%" in line
